@@ -1,0 +1,21 @@
+"""simcore: a fast simulator of optimistic commits to a catalog held in one object.
+
+Public API (everything else is internal):
+
+- ``SimConfig``: the frozen, validated description of one experiment point.
+- ``ConfigError``: raised for any out-of-range value; names field, value, allowed.
+- ``simulate(config, seeds)``: one summary dict per seed.
+- ``simulate_transactions(config, seed)``: the per-transaction Arrow table.
+- ``usable_throughput(points)``: highest throughput with success above 95%.
+- ``PROVIDERS``: the object-store latency profiles.
+"""
+
+from simcore.config import ConfigError, SimConfig
+from simcore.metrics import usable_throughput
+from simcore.providers import PROVIDERS
+from simcore.simulate import simulate, simulate_transactions
+
+__version__ = "0.1.0"
+
+__all__ = ["ConfigError", "PROVIDERS", "SimConfig", "simulate", "simulate_transactions",
+           "usable_throughput", "__version__"]

@@ -1,0 +1,187 @@
+"""The simulation config: one frozen, validated value per experiment point.
+
+A ``SimConfig`` names everything that changes a simulation's outcome. It is
+checked when built, so a bad value fails at once with a ``ConfigError`` that
+names the field, the value and what is allowed, long before any work is
+scheduled. ``config_hash`` is derived from the content only, so the same
+point has the same hash whichever grid or process produced it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from simcore.providers import PROVIDERS
+
+CATALOG_BACKENDS = ("storage", "service")
+TABLE_DISTRIBUTIONS = ("uniform", "zipf")
+ARRIVAL_DISTRIBUTIONS = ("lognormal", "exponential")
+
+DEFAULT_ZIPF_ALPHA = 1.5
+DEFAULT_CATALOG_LATENCY_MS = 10.0
+
+# Steady-state window bounds: W = clamp(5 x runtime median, 5 min, 15 min).
+WARMUP_RUNTIME_MULTIPLE = 5
+WARMUP_MIN_S = 300.0
+WARMUP_MAX_S = 900.0
+
+
+class ConfigError(ValueError):
+    """A config value is out of range. ``field`` names the offending field."""
+
+    def __init__(self, field: str, value: Any, allowed: str):
+        self.field = field
+        self.value = value
+        self.allowed = allowed
+        super().__init__(f"{field}: {value!r} is not allowed; expected {allowed}")
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """One simulated experiment point. Times are ms unless the name says ``_s``.
+
+    Args:
+        provider: object-store tier (``s3x, s3, azurex, azure, gcp, instant``).
+        catalog: ``storage`` (the catalog is an object of ``provider``; its read
+            and CAS are storage operations) or ``service`` (a catalog service
+            whose read and CAS each take exactly ``catalog_latency_ms``).
+        catalog_latency_ms: the service's fixed latency; only for ``service``.
+        num_tables: tables in the one catalog object; every commit to any of
+            them advances the shared sequence number.
+        table_distribution: ``uniform`` or ``zipf`` (P(rank k) ~ 1/k^alpha,
+            table 0 is rank 1).
+        zipf_alpha: the Zipf exponent; only for ``zipf``.
+        fast_append_ratio: share of FastAppend transactions.
+        merge_append_ratio: share of MergeAppend; the rest are ValidatedOverwrite.
+        inter_arrival_scale_ms: median gap between arrivals (lognormal) or its
+            mean (exponential).
+        arrivals: ``lognormal`` (the reference's sigma-0.5 lognormal, floored
+            at 1 ms, which it calls "exponential") or ``exponential``.
+        duration_s: simulated time; transactions unfinished at its end are
+            not recorded.
+        retry: retries after the first attempt (at most ``retry + 1`` CAS).
+        real_conflict_probability: chance a VO aborts on a same-table conflict.
+    """
+
+    provider: str = "s3"
+    catalog: str = "storage"
+    catalog_latency_ms: Optional[float] = None
+    num_tables: int = 1
+    table_distribution: str = "uniform"
+    zipf_alpha: Optional[float] = None
+    fast_append_ratio: float = 1.0
+    merge_append_ratio: float = 0.0
+    inter_arrival_scale_ms: float = 100.0
+    arrivals: str = "lognormal"
+    inter_arrival_sigma: float = 0.5
+    runtime_median_ms: float = 180_000.0
+    runtime_sigma: float = 1.5
+    runtime_min_ms: float = 30_000.0
+    duration_s: float = 3600.0
+    retry: int = 10
+    real_conflict_probability: float = 0.0
+    merge_manifests_per_commit: float = 1.5
+
+    def __post_init__(self) -> None:
+        # Normalise the fields that only apply to one mode, so that two configs
+        # that simulate the same thing are equal and hash the same.
+        if self.catalog == "service" and self.catalog_latency_ms is None:
+            object.__setattr__(self, "catalog_latency_ms", DEFAULT_CATALOG_LATENCY_MS)
+        if self.table_distribution == "zipf" and self.zipf_alpha is None:
+            object.__setattr__(self, "zipf_alpha", DEFAULT_ZIPF_ALPHA)
+        for name in ("catalog_latency_ms", "zipf_alpha", "fast_append_ratio", "merge_append_ratio",
+                     "inter_arrival_scale_ms", "inter_arrival_sigma", "runtime_median_ms",
+                     "runtime_sigma", "runtime_min_ms", "duration_s", "real_conflict_probability",
+                     "merge_manifests_per_commit"):
+            value = getattr(self, name)
+            if value is not None and _is_real(value):
+                object.__setattr__(self, name, float(value))
+        _validate(self)
+
+    # -- derived values ---------------------------------------------------
+
+    @property
+    def duration_ms(self) -> float:
+        return self.duration_s * 1000.0
+
+    @property
+    def warmup_s(self) -> float:
+        """W: transactions submitted in [W, D - W) form the steady-state window."""
+        return min(WARMUP_MAX_S, max(WARMUP_MIN_S, WARMUP_RUNTIME_MULTIPLE * self.runtime_median_ms / 1000.0))
+
+    @property
+    def validated_overwrite_ratio(self) -> float:
+        return max(0.0, 1.0 - self.fast_append_ratio - self.merge_append_ratio)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> "SimConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(unknown[0], values[unknown[0]], f"one of the config fields {sorted(known)}")
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> "SimConfig":
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def config_hash(self) -> str:
+        """A stable 16-hex-digit digest of the config's content."""
+        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _require_real(config: SimConfig, field: str, allowed: str, ok) -> None:
+    value = getattr(config, field)
+    if not _is_real(value) or not math.isfinite(value) or not ok(value):
+        raise ConfigError(field, value, allowed)
+
+
+def _require_choice(config: SimConfig, field: str, choices) -> None:
+    value = getattr(config, field)
+    if value not in choices:
+        raise ConfigError(field, value, "one of " + ", ".join(choices))
+
+
+def _validate(c: SimConfig) -> None:
+    _require_choice(c, "provider", tuple(PROVIDERS))
+    _require_choice(c, "catalog", CATALOG_BACKENDS)
+    if c.catalog == "service":
+        _require_real(c, "catalog_latency_ms", "a number > 0 (ms)", lambda v: v > 0)
+    elif c.catalog_latency_ms is not None:
+        raise ConfigError("catalog_latency_ms", c.catalog_latency_ms,
+                          "no value with catalog=storage (the provider's CAS latency applies)")
+    if not isinstance(c.num_tables, int) or isinstance(c.num_tables, bool) or c.num_tables < 1:
+        raise ConfigError("num_tables", c.num_tables, "an integer >= 1")
+    _require_choice(c, "table_distribution", TABLE_DISTRIBUTIONS)
+    if c.table_distribution == "zipf":
+        _require_real(c, "zipf_alpha", "a number > 0", lambda v: v > 0)
+    elif c.zipf_alpha is not None:
+        raise ConfigError("zipf_alpha", c.zipf_alpha, "no value with table_distribution=uniform")
+    _require_real(c, "fast_append_ratio", "a fraction in [0, 1]", lambda v: 0 <= v <= 1)
+    _require_real(c, "merge_append_ratio", "a fraction in [0, 1 - fast_append_ratio]",
+                  lambda v: 0 <= v <= 1 - c.fast_append_ratio + 1e-12)
+    _require_real(c, "inter_arrival_scale_ms", "a number > 0 (ms)", lambda v: v > 0)
+    _require_choice(c, "arrivals", ARRIVAL_DISTRIBUTIONS)
+    _require_real(c, "inter_arrival_sigma", "a number >= 0", lambda v: v >= 0)
+    _require_real(c, "runtime_median_ms", "a number > 0 (ms)", lambda v: v > 0)
+    _require_real(c, "runtime_sigma", "a number >= 0", lambda v: v >= 0)
+    _require_real(c, "runtime_min_ms", "a number >= 0 (ms)", lambda v: v >= 0)
+    _require_real(c, "duration_s", f"a number of seconds > 2 x the warm-up ({2 * c.warmup_s:g} s)",
+                  lambda v: v > 2 * c.warmup_s)
+    if not isinstance(c.retry, int) or isinstance(c.retry, bool) or not 0 <= c.retry <= 1000:
+        raise ConfigError("retry", c.retry, "an integer in [0, 1000]")
+    _require_real(c, "real_conflict_probability", "a probability in [0, 1]", lambda v: 0 <= v <= 1)
+    _require_real(c, "merge_manifests_per_commit", "a number >= 0", lambda v: v >= 0)

@@ -1,0 +1,279 @@
+"""The commit-protocol event loop, compiled with Numba.
+
+Transactions only interact at two kinds of instants: a CAS decision (which
+reads the catalog sequence number and may advance it and a table version)
+and the completion of a catalog read (which observes them). Everything
+between two such instants is a chain of independent storage latencies, so
+the loop keeps one pending instant per transaction in a binary heap and
+collapses each chain (per-attempt manifest I/O, a VO's convoy of historical
+manifest-list reads) into one sum drawn on the spot.
+
+Why a compiled loop rather than array-at-a-time NumPy: the CAS outcome of
+each attempt depends on every commit decided before it, so the work is a
+strict sequence of tiny steps. See docs/design.md for the measurements
+behind the choice. This module is the only one that knows about Numba.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from simcore.config import SimConfig
+from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, PROVIDERS, Lognormal
+from simcore.workload import MERGE_APPEND, VALIDATED_OVERWRITE, Workload
+
+# Latency slots, in the order of the arrays handed to the kernel.
+CATALOG_READ, CATALOG_CAS, ML_READ, MF_WRITE, ML_WRITE, MF_READ = range(6)
+
+# Transaction outcomes.
+UNFINISHED, COMMITTED, ABORTED_MAX_RETRIES, ABORTED_VALIDATION = range(4)
+STATUS_NAMES = ("unfinished", "committed", "aborted", "aborted")
+ABORT_REASONS = ("", "", "max_retries_exceeded", "validation_exception")
+
+_READ_DONE = 0
+_CAS_DECIDED = 1
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to each transaction (arrays aligned with the Workload)."""
+
+    status: np.ndarray  # int8, one of UNFINISHED .. ABORTED_VALIDATION
+    end_ms: np.ndarray  # commit or abort instant; NaN when unfinished
+    commit_start_ms: np.ndarray  # end of the initial read + runtime
+    retries: np.ndarray  # int32
+    conflicts_same_table: np.ndarray  # failed CAS where our table had changed
+    conflicts_catalog_only: np.ndarray  # failed CAS where only other tables had
+    manifest_list_reads: np.ndarray
+    manifest_list_writes: np.ndarray
+    manifest_file_reads: np.ndarray
+    manifest_file_writes: np.ndarray
+    snapshot_ms: np.ndarray  # when the snapshot used by the last CAS was read
+    snapshot_seq: np.ndarray  # the catalog seq that snapshot saw
+    commit_seq: np.ndarray  # catalog seq after our commit; -1 when none
+    final_seq: int  # catalog seq at the end of the simulated time
+
+
+def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(median, sigma, floor) per latency slot for this config."""
+    provider = PROVIDERS[config.provider]
+    if config.catalog == "service":
+        catalog_read = catalog_cas = Lognormal.fixed(config.catalog_latency_ms)
+    else:
+        catalog_read, catalog_cas = provider.read(), provider.cas()
+    slots = [None] * 6
+    slots[CATALOG_READ] = catalog_read
+    slots[CATALOG_CAS] = catalog_cas
+    slots[ML_READ] = provider.read()
+    slots[MF_WRITE] = provider.write(MANIFEST_FILE_BYTES)
+    slots[ML_WRITE] = provider.write(MANIFEST_LIST_BYTES)
+    slots[MF_READ] = provider.read()
+    return (np.array([s.median_ms for s in slots]),
+            np.array([s.sigma for s in slots]),
+            np.array([s.floor_ms for s in slots]))
+
+
+def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outcome:
+    """Run the commit protocol for every transaction of ``workload``."""
+    median, sigma, floor = latency_table(config)
+    n = len(workload)
+    out_i32 = np.zeros((8, n), dtype=np.int32)
+    out_f64 = np.zeros((4, n), dtype=np.float64)
+    status = np.zeros(n, dtype=np.int8)
+    commit_seq = np.full(n, -1, dtype=np.int64)
+    snapshot_seq = np.zeros(n, dtype=np.int64)
+    final_seq = _event_loop(
+        workload.submit_ms, workload.runtime_ms, workload.op, workload.table,
+        config.num_tables, np.log(median), sigma, floor, config.retry,
+        config.real_conflict_probability, config.merge_manifests_per_commit,
+        config.duration_ms, rng, status, out_f64, out_i32, snapshot_seq, commit_seq)
+    end = out_f64[0]
+    end[status == UNFINISHED] = np.nan
+    return Outcome(status=status, end_ms=end, commit_start_ms=out_f64[1], retries=out_i32[0],
+                   conflicts_same_table=out_i32[1], conflicts_catalog_only=out_i32[2],
+                   manifest_list_reads=out_i32[3], manifest_list_writes=out_i32[4],
+                   manifest_file_reads=out_i32[5], manifest_file_writes=out_i32[6],
+                   snapshot_ms=out_f64[2], snapshot_seq=snapshot_seq, commit_seq=commit_seq,
+                   final_seq=int(final_seq))
+
+
+# ---------------------------------------------------------------------------
+# Compiled core
+# ---------------------------------------------------------------------------
+
+@numba.njit(cache=True, inline="always")
+def _draw(rng, slot, mu, sigma, floor):
+    if sigma[slot] == 0.0:
+        return np.exp(mu[slot])
+    value = np.exp(mu[slot] + sigma[slot] * rng.standard_normal())
+    return value if value > floor[slot] else floor[slot]
+
+
+@numba.njit(cache=True)
+def _draw_sum(rng, slot, count, mu, sigma, floor):
+    total = 0.0
+    for _ in range(count):
+        total += _draw(rng, slot, mu, sigma, floor)
+    return total
+
+
+@numba.njit(cache=True)
+def _heap_push(times, codes, size, t, code):
+    i = size
+    times[i] = t
+    codes[i] = code
+    while i > 0:
+        parent = (i - 1) >> 1
+        if times[parent] <= times[i]:
+            break
+        times[parent], times[i] = times[i], times[parent]
+        codes[parent], codes[i] = codes[i], codes[parent]
+        i = parent
+    return size + 1
+
+
+@numba.njit(cache=True)
+def _heap_pop(times, codes, size):
+    """Remove the root; the caller has read times[0] and codes[0] already."""
+    size -= 1
+    times[0] = times[size]
+    codes[0] = codes[size]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            break
+        child = left
+        if left + 1 < size and times[left + 1] < times[left]:
+            child = left + 1
+        if times[i] <= times[child]:
+            break
+        times[child], times[i] = times[i], times[child]
+        codes[child], codes[i] = codes[i], codes[child]
+        i = child
+    return size
+
+
+@numba.njit(cache=True)
+def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, max_retries,
+                real_conflict_probability, merge_manifests_per_commit, duration_ms, rng,
+                status, out_f64, out_i32, snapshot_seq, commit_seq):
+    n = submit.shape[0]
+    end_ms = out_f64[0]
+    commit_start = out_f64[1]
+    snapshot_ms = out_f64[2]
+    retries = out_i32[0]
+    same_table = out_i32[1]
+    catalog_only = out_i32[2]
+    ml_reads = out_i32[3]
+    ml_writes = out_i32[4]
+    mf_reads = out_i32[5]
+    mf_writes = out_i32[6]
+
+    table_version = np.zeros(num_tables, dtype=np.int64)
+    snapshot_version = np.zeros(n, dtype=np.int64)
+    started = np.zeros(n, dtype=np.bool_)  # its initial catalog read has completed
+    seq = 0
+
+    heap_t = np.empty(n + 1, dtype=np.float64)
+    heap_c = np.empty(n + 1, dtype=np.int64)
+    size = 0
+    next_arrival = 0
+
+    while True:
+        # Admit arrivals up to the next pending instant: each starts with a
+        # catalog read, whose completion is its first instant of interest.
+        while next_arrival < n and (size == 0 or submit[next_arrival] <= heap_t[0]):
+            k = next_arrival
+            t_read = submit[k] + _draw(rng, CATALOG_READ, mu, sigma, floor)
+            size = _heap_push(heap_t, heap_c, size, t_read, 2 * k + _READ_DONE)
+            next_arrival += 1
+        if size == 0:
+            break
+        t = heap_t[0]
+        code = heap_c[0]
+        if t >= duration_ms:
+            break  # everything still pending ends after the simulated time
+        size = _heap_pop(heap_t, heap_c, size)
+        k = code >> 1
+        tbl = table[k]
+
+        if code & 1 == _CAS_DECIDED:
+            if seq == snapshot_seq[k]:
+                seq += 1
+                table_version[tbl] += 1
+                status[k] = COMMITTED
+                end_ms[k] = t
+                commit_seq[k] = seq
+            else:
+                # Failed: re-read the catalog to learn what changed.
+                t_read = t + _draw(rng, CATALOG_READ, mu, sigma, floor)
+                size = _heap_push(heap_t, heap_c, size, t_read, 2 * k + _READ_DONE)
+            continue
+
+        # A catalog read completed at t: it observes the state now.
+        if not started[k]:
+            started[k] = True
+            snapshot_seq[k] = seq
+            snapshot_version[k] = table_version[tbl]
+            snapshot_ms[k] = t
+            commit_start[k] = t + runtime[k]
+            t_next = commit_start[k] + _attempt_io(rng, mu, sigma, floor)
+            ml_reads[k] += 1
+            mf_writes[k] += 1
+            ml_writes[k] += 1
+            t_next += _draw(rng, CATALOG_CAS, mu, sigma, floor)
+            size = _heap_push(heap_t, heap_c, size, t_next, 2 * k + _CAS_DECIDED)
+            continue
+
+        overlap = table_version[tbl] != snapshot_version[k]
+        behind = seq - snapshot_seq[k]
+        t_next = t
+        if overlap:
+            same_table[k] += 1
+            if op[k] == VALIDATED_OVERWRITE:  # the I/O convoy, then validation
+                t_next += _draw_sum(rng, ML_READ, behind, mu, sigma, floor)
+                ml_reads[k] += behind
+                if real_conflict_probability > 0.0 and rng.random() < real_conflict_probability:
+                    _finish(status, end_ms, k, ABORTED_VALIDATION, t_next, duration_ms)
+                    continue
+            elif op[k] == MERGE_APPEND:  # re-merge the manifests it missed
+                m = np.int64(behind * merge_manifests_per_commit)
+                t_next += _draw_sum(rng, MF_READ, m, mu, sigma, floor) + _draw_sum(rng, MF_WRITE, m, mu, sigma, floor)
+                mf_reads[k] += m
+                mf_writes[k] += m
+        else:
+            catalog_only[k] += 1
+        if retries[k] >= max_retries:
+            _finish(status, end_ms, k, ABORTED_MAX_RETRIES, t_next, duration_ms)
+            continue
+        retries[k] += 1
+        snapshot_seq[k] = seq
+        snapshot_version[k] = table_version[tbl]
+        snapshot_ms[k] = t
+        if overlap:  # only a same-table conflict forces the manifests to be rewritten
+            t_next += _attempt_io(rng, mu, sigma, floor)
+            ml_reads[k] += 1
+            mf_writes[k] += 1
+            ml_writes[k] += 1
+        t_next += _draw(rng, CATALOG_CAS, mu, sigma, floor)
+        size = _heap_push(heap_t, heap_c, size, t_next, 2 * k + _CAS_DECIDED)
+    return seq
+
+
+@numba.njit(cache=True, inline="always")
+def _attempt_io(rng, mu, sigma, floor):
+    """One commit attempt's manifest I/O: read the ML, write an MF, write the ML."""
+    return (_draw(rng, ML_READ, mu, sigma, floor) + _draw(rng, MF_WRITE, mu, sigma, floor)
+            + _draw(rng, ML_WRITE, mu, sigma, floor))
+
+
+@numba.njit(cache=True, inline="always")
+def _finish(status, end_ms, k, outcome, t, duration_ms):
+    """Record an abort, unless it lands after the simulated time (then it never happened)."""
+    if t < duration_ms:
+        status[k] = outcome
+        end_ms[k] = t

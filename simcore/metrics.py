@@ -1,0 +1,150 @@
+"""From per-transaction outcomes to the one summary row per (config, seed).
+
+All metrics are taken over the steady-state window: transactions *submitted*
+in [W, D - W) that finished (committed or aborted) before the simulated time
+ran out. Transactions still running at the end are never recorded, as in
+the reference, so they count nowhere.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+import pyarrow as pa
+
+from simcore.config import SimConfig
+from simcore.engine import (ABORT_REASONS, ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED,
+                            STATUS_NAMES, UNFINISHED, Outcome)
+from simcore.workload import FAST_APPEND, MERGE_APPEND, OP_NAMES, VALIDATED_OVERWRITE, Workload
+
+NAN = float("nan")
+
+# Prefix and op code of the per-type metric groups.
+OP_PREFIXES = (("fa", FAST_APPEND), ("vo", VALIDATED_OVERWRITE), ("ma", MERGE_APPEND))
+
+
+def window_mask(config: SimConfig, workload: Workload, outcome: Outcome) -> np.ndarray:
+    """Recorded transactions submitted inside the steady-state window."""
+    warmup_ms = config.warmup_s * 1000.0
+    submit = workload.submit_ms
+    return (outcome.status != UNFINISHED) & (submit >= warmup_ms) & (submit < config.duration_ms - warmup_ms)
+
+
+def _span_s(submit_ms: np.ndarray) -> float:
+    return float(submit_ms.max() - submit_ms.min()) / 1000.0 if len(submit_ms) > 1 else NAN
+
+
+def _rate(count: int, span_s: float) -> float:
+    return count / span_s if span_s and span_s > 0 else NAN
+
+
+def _mean(values: np.ndarray) -> float:
+    return float(values.mean()) if len(values) else NAN
+
+
+def _percentile(values: np.ndarray, q: float) -> float:
+    # Linear interpolation, as numpy's and pandas' defaults (the reference's analysis).
+    return float(np.percentile(values, q)) if len(values) else NAN
+
+
+def summarize(config: SimConfig, workload: Workload, outcome: Outcome) -> dict:
+    """The summary metrics of one run (no config fields, no seed)."""
+    in_window = window_mask(config, workload, outcome)
+    status = outcome.status[in_window]
+    submit = workload.submit_ms[in_window]
+    op = workload.op[in_window]
+    table = workload.table[in_window]
+    committed = status == COMMITTED
+    latency = (outcome.end_ms - outcome.commit_start_ms)[in_window]
+    retries = outcome.retries[in_window]
+    same = outcome.conflicts_same_table[in_window]
+    catalog_only = outcome.conflicts_catalog_only[in_window]
+
+    # Throughput divides by the span of submit times of all recorded window
+    # transactions, as the reference's analysis does.
+    span_s = _span_s(submit)
+    n_txns = int(len(status))
+    n_committed = int(committed.sum())
+    warmup_ms = config.warmup_s * 1000.0
+    arrived = (workload.submit_ms >= warmup_ms) & (workload.submit_ms < config.duration_ms - warmup_ms)
+    committed_latency = latency[committed]
+    row = {
+        "n_arrivals": int(arrived.sum()),
+        "n_unfinished": int((arrived & (outcome.status == UNFINISHED)).sum()),
+        "n_txns": n_txns,
+        "n_committed": n_committed,
+        "n_aborted": n_txns - n_committed,
+        "aborted_max_retries": int((status == ABORTED_MAX_RETRIES).sum()),
+        "aborted_validation": int((status == ABORTED_VALIDATION).sum()),
+        "success_rate": n_committed / n_txns if n_txns else NAN,
+        "throughput_cps": _rate(n_committed, span_s),
+        "commit_latency_mean_ms": _mean(committed_latency),
+        "commit_latency_p50_ms": _percentile(committed_latency, 50),
+        "commit_latency_p95_ms": _percentile(committed_latency, 95),
+        "commit_latency_p99_ms": _percentile(committed_latency, 99),
+        "retries_mean": _mean(retries[committed]),
+        "conflicts_same_table": int(same.sum()),
+        "conflicts_catalog_only": int(catalog_only.sum()),
+    }
+    for prefix, code in OP_PREFIXES:
+        of_type = op == code
+        n_type = int(of_type.sum())
+        type_committed = committed & of_type
+        row[f"{prefix}_n_txns"] = n_type
+        row[f"{prefix}_success_rate"] = int(type_committed.sum()) / n_type if n_type else NAN
+        row[f"{prefix}_throughput_cps"] = _rate(int(type_committed.sum()), span_s) if n_type else NAN
+        row[f"{prefix}_commit_latency_mean_ms"] = _mean(latency[type_committed])
+        row[f"{prefix}_commit_latency_p99_ms"] = _percentile(latency[type_committed], 99)
+
+    tables = config.num_tables
+    per_table_txns = np.bincount(table, minlength=tables)
+    per_table_committed = np.bincount(table[committed], minlength=tables)
+    row["table_n_txns"] = per_table_txns.tolist()
+    row["table_n_committed"] = per_table_committed.tolist()
+    row["table_success_rate"] = [c / n if n else NAN for c, n in zip(per_table_committed, per_table_txns)]
+    row["table_conflicts_same_table"] = np.bincount(table, weights=same, minlength=tables).astype(int).tolist()
+    row["table_conflicts_catalog_only"] = np.bincount(table, weights=catalog_only,
+                                                      minlength=tables).astype(int).tolist()
+    return row
+
+
+def transactions_table(config: SimConfig, workload: Workload, outcome: Outcome) -> pa.Table:
+    """Every transaction of one run, one row each (unfinished ones included)."""
+    status = outcome.status
+    committed = status == COMMITTED
+    in_window = window_mask(config, workload, outcome)
+    commit_latency = np.where(committed, outcome.end_ms - outcome.commit_start_ms, np.nan)
+    return pa.table({
+        "txn_id": np.arange(len(workload), dtype=np.int64),
+        "submit_ms": workload.submit_ms,
+        "runtime_ms": workload.runtime_ms,
+        "operation_type": pa.array(np.asarray(OP_NAMES)[workload.op]).dictionary_encode(),
+        "table": workload.table,
+        "status": pa.array(np.asarray(STATUS_NAMES)[status]).dictionary_encode(),
+        "abort_reason": pa.array(np.asarray(ABORT_REASONS)[status]).dictionary_encode(),
+        "retries": outcome.retries,
+        "commit_latency_ms": pa.array(commit_latency, from_pandas=True),
+        "total_latency_ms": pa.array(outcome.end_ms - workload.submit_ms, from_pandas=True),
+        "end_ms": pa.array(outcome.end_ms, from_pandas=True),
+        "conflicts_same_table": outcome.conflicts_same_table,
+        "conflicts_catalog_only": outcome.conflicts_catalog_only,
+        "manifest_list_reads": outcome.manifest_list_reads,
+        "manifest_list_writes": outcome.manifest_list_writes,
+        "manifest_file_reads": outcome.manifest_file_reads,
+        "manifest_file_writes": outcome.manifest_file_writes,
+        "in_window": in_window,
+    })
+
+
+def usable_throughput(points, threshold: float = 0.95) -> Optional[float]:
+    """Highest throughput among (success_rate, throughput_cps) points whose
+    success rate is above ``threshold``; None when no point qualifies."""
+    best = None
+    for success, throughput in points:
+        if success is None or throughput is None or math.isnan(success) or math.isnan(throughput):
+            continue
+        if success > threshold and (best is None or throughput > best):
+            best = throughput
+    return best

@@ -1,0 +1,90 @@
+"""Object-store latency profiles: the measured numbers every simulation draws from.
+
+Each operation's latency is lognormal with ``mu = ln(median)`` and the given
+sigma, then raised to the provider's floor (its network round-trip minimum).
+Writes are size-based: the median grows linearly with the object's size.
+The figures are those of MODEL.md (and of the reference simulator's provider
+files), themselves fitted to the measurements in seeds 000 and 001.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+MIB = 1024 * 1024
+MANIFEST_LIST_BYTES = 10 * 1024
+MANIFEST_FILE_BYTES = 100 * 1024
+
+
+@dataclass(frozen=True)
+class Lognormal:
+    """A floored lognormal latency, in ms. ``sigma == 0`` means a fixed value."""
+
+    median_ms: float
+    sigma: float
+    floor_ms: float = 0.0
+
+    @property
+    def mu(self) -> float:
+        return math.log(self.median_ms)
+
+    @staticmethod
+    def fixed(value_ms: float) -> "Lognormal":
+        return Lognormal(median_ms=value_ms, sigma=0.0, floor_ms=0.0)
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One object-store tier: read, size-based write, CAS and (optional) append."""
+
+    name: str
+    description: str
+    read_median_ms: float
+    read_sigma: float
+    write_base_ms: float
+    write_ms_per_mib: float
+    write_sigma: float
+    cas_median_ms: float
+    cas_sigma: float
+    append_median_ms: Optional[float]
+    append_sigma: Optional[float]
+    floor_ms: float
+    # The reference models its "instant" tier as a fixed latency for every
+    # operation (its InstantStorageProvider ignores the lognormal figures).
+    all_fixed: bool = False
+
+    def read(self) -> Lognormal:
+        if self.all_fixed:
+            return Lognormal.fixed(self.floor_ms)
+        return Lognormal(self.read_median_ms, self.read_sigma, self.floor_ms)
+
+    def write(self, size_bytes: int) -> Lognormal:
+        if self.all_fixed:
+            return Lognormal.fixed(self.floor_ms)
+        median = self.write_base_ms + self.write_ms_per_mib * size_bytes / MIB
+        return Lognormal(median, self.write_sigma, self.floor_ms)
+
+    def cas(self) -> Lognormal:
+        if self.all_fixed:
+            return Lognormal.fixed(self.floor_ms)
+        return Lognormal(self.cas_median_ms, self.cas_sigma, self.floor_ms)
+
+    @property
+    def supports_append(self) -> bool:
+        return self.append_median_ms is not None
+
+
+PROVIDERS: Mapping[str, Provider] = {
+    p.name: p
+    for p in (
+        Provider("s3x", "AWS S3 Express One Zone", 2.5, 0.57, 6.5, 10, 0.24, 22, 0.22, 21, 0.25, 1),
+        Provider("s3", "AWS S3 Standard", 27, 0.62, 60, 20, 0.29, 61, 0.14, None, None, 10),
+        Provider("azurex", "Azure Blob Premium", 35, 0.08, 41, 15, 0.10, 64, 0.73, 70, 0.23, 20),
+        Provider("azure", "Azure Blob Standard", 38, 0.66, 45, 25, 0.50, 93, 0.82, 87, 0.28, 20),
+        Provider("gcp", "Google Cloud Storage", 200, 0.30, 200, 17, 0.30, 170, 0.91, None, None, 80),
+        Provider("instant", "Idealised 1 ms store (tests, what-ifs)", 1, 0.1, 0.5, 0.1, 0.1, 1, 0.1, 1, 0.1, 1,
+                 all_fixed=True),
+    )
+}
