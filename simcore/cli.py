@@ -1,0 +1,163 @@
+"""Command line: ``python -m simcore run ...`` simulates one config over several seeds.
+
+Bad input exits with status 2 and one line naming the field, the value and
+what is allowed, so scripts can tell a usage error from a crash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Optional, Sequence
+
+from simcore.config import (ARRIVAL_DISTRIBUTIONS, CATALOG_BACKENDS, DEFAULT_CATALOG_LATENCY_MS,
+                            TABLE_DISTRIBUTIONS, ConfigError, SimConfig)
+from simcore.providers import PROVIDERS
+from simcore.simulate import simulate
+
+USAGE_ERROR = 2
+
+# The columns of the readable table, with their headings and formats.
+TABLE_COLUMNS = (
+    ("seed", "seed", "{:d}"),
+    ("n_txns", "txns", "{:d}"),
+    ("success_rate", "success", "{:.2%}"),
+    ("throughput_cps", "c/s", "{:.3f}"),
+    ("commit_latency_mean_ms", "mean ms", "{:.0f}"),
+    ("commit_latency_p50_ms", "p50 ms", "{:.0f}"),
+    ("commit_latency_p99_ms", "p99 ms", "{:.0f}"),
+    ("retries_mean", "retries", "{:.2f}"),
+    ("fa_success_rate", "FA ok", "{:.2%}"),
+    ("vo_success_rate", "VO ok", "{:.2%}"),
+    ("vo_commit_latency_mean_ms", "VO mean ms", "{:.0f}"),
+    ("conflicts_same_table", "same-tbl", "{:d}"),
+    ("conflicts_catalog_only", "cat-only", "{:d}"),
+)
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports errors as one line and exit status 2."""
+
+    def error(self, message: str) -> None:  # noqa: D401 - argparse hook
+        raise _UsageError(message)
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected an integer") from None
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected a number") from None
+
+
+def _parse_seeds(text: str) -> list[int]:
+    try:
+        seeds = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError("seeds", text, "a comma-separated list of integers >= 0, e.g. 1,2,3") from None
+    if not seeds or any(s < 0 for s in seeds):
+        raise ConfigError("seeds", text, "a comma-separated list of integers >= 0, e.g. 1,2,3")
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError("seeds", text, "distinct seeds")
+    return seeds
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m simcore", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    run = commands.add_parser("run", help="simulate one config for each seed and print the summaries")
+    run.add_argument("--provider", required=True, help="object store: " + ", ".join(PROVIDERS))
+    run.add_argument("--catalog", required=True, help="catalog back-end: " + " or ".join(CATALOG_BACKENDS))
+    run.add_argument("--catalog-latency-ms", type=_number, default=None,
+                     help=f"fixed read/CAS latency of the service catalog (default {DEFAULT_CATALOG_LATENCY_MS:g})")
+    run.add_argument("--num-tables", type=_integer, required=True, help="tables sharing the catalog object (>= 1)")
+    run.add_argument("--table-dist", default="uniform", help="table choice: " + " or ".join(TABLE_DISTRIBUTIONS))
+    run.add_argument("--zipf-alpha", type=_number, default=None, help="Zipf exponent (default 1.5)")
+    run.add_argument("--fast-append-ratio", type=_number, required=True,
+                     help="share of FastAppend transactions; the rest are ValidatedOverwrite")
+    run.add_argument("--merge-append-ratio", type=_number, default=0.0, help="share of MergeAppend (default 0)")
+    run.add_argument("--inter-arrival-scale-ms", type=_number, required=True,
+                     help="median (lognormal) or mean (exponential) gap between arrivals")
+    run.add_argument("--arrivals", default="lognormal", help="gap distribution: " + " or ".join(ARRIVAL_DISTRIBUTIONS))
+    run.add_argument("--duration-s", type=_number, default=3600.0, help="simulated seconds (default 3600)")
+    run.add_argument("--retry", type=_integer, default=10, help="retries after the first attempt (default 10)")
+    run.add_argument("--real-conflict-probability", type=_number, default=0.0,
+                     help="chance a VO aborts on a same-table conflict (default 0)")
+    run.add_argument("--seeds", required=True, help="comma-separated seeds, e.g. 1,2,3")
+    run.add_argument("--json", action="store_true", help="one JSON object per seed per line")
+    return parser
+
+
+def _config_from_args(args: argparse.Namespace) -> SimConfig:
+    latency = args.catalog_latency_ms
+    if latency is None and args.catalog == "service":
+        latency = DEFAULT_CATALOG_LATENCY_MS
+    alpha = args.zipf_alpha
+    if alpha is not None and args.table_dist != "zipf":
+        raise ConfigError("zipf_alpha", alpha, "no value unless --table-dist zipf")
+    return SimConfig(
+        provider=args.provider, catalog=args.catalog, catalog_latency_ms=latency,
+        num_tables=args.num_tables, table_distribution=args.table_dist, zipf_alpha=alpha,
+        fast_append_ratio=args.fast_append_ratio, merge_append_ratio=args.merge_append_ratio,
+        inter_arrival_scale_ms=args.inter_arrival_scale_ms, arrivals=args.arrivals,
+        duration_s=args.duration_s, retry=args.retry,
+        real_conflict_probability=args.real_conflict_probability)
+
+
+def _json_value(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_json_value(v) for v in value]
+    return value
+
+
+def _format(value, fmt: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return fmt.format(value)
+
+
+def render_table(config: SimConfig, rows: list[dict]) -> str:
+    heading = (f"{config.provider} / {config.catalog} catalog"
+               + (f" ({config.catalog_latency_ms:g} ms)" if config.catalog == "service" else "")
+               + f", {config.num_tables} table(s) {config.table_distribution}"
+               + f", FA {config.fast_append_ratio:g}, inter-arrival {config.inter_arrival_scale_ms:g} ms"
+               + f" {config.arrivals}, {config.duration_s:g} s, window [{config.warmup_s:g}, "
+               + f"{config.duration_s - config.warmup_s:g}) s, config {config.config_hash}")
+    cells = [[title for _, title, _ in TABLE_COLUMNS]]
+    cells += [[_format(row[key], fmt) for key, _, fmt in TABLE_COLUMNS] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(TABLE_COLUMNS))]
+    lines = ["  ".join(cell.rjust(w) for cell, w in zip(line, widths)) for line in cells]
+    return "\n".join([heading, *lines])
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        seeds = _parse_seeds(args.seeds)
+        config = _config_from_args(args)
+    except (_UsageError, ConfigError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    rows = simulate(config, seeds)
+    if args.json:
+        fields = config.to_dict()
+        for row in rows:
+            record = {"config_hash": config.config_hash, **fields, **row}
+            print(json.dumps({k: _json_value(v) for k, v in record.items()}, allow_nan=False))
+    else:
+        print(render_table(config, rows))
+    return 0

@@ -1,0 +1,156 @@
+"""A scalar, event-by-event oracle of the commit model, written for clarity.
+
+Each transaction is a Python generator that yields one latency per storage
+or catalog operation; a heap of (time, tiebreak, transaction) drives them.
+Every single I/O is its own event (the engine collapses chains of them into
+sums), randomness comes from Python's ``random`` module (the engine uses
+NumPy streams), and nothing is shared with the engine but the provider
+figures and the metric code. Agreement between the two is therefore evidence
+that the engine's shortcuts do not change the model.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+
+import numpy as np
+
+from simcore.config import SimConfig
+from simcore.engine import (ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED, UNFINISHED, Outcome)
+from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, PROVIDERS, Lognormal
+from simcore.workload import FAST_APPEND, MERGE_APPEND, VALIDATED_OVERWRITE, Workload
+
+
+class Oracle:
+    def __init__(self, config: SimConfig, seed: int):
+        self.config = config
+        self.random = random.Random(seed * 7919 + 17)
+        provider = PROVIDERS[config.provider]
+        if config.catalog == "service":
+            self.catalog_read = self.catalog_cas = Lognormal.fixed(config.catalog_latency_ms)
+        else:
+            self.catalog_read, self.catalog_cas = provider.read(), provider.cas()
+        self.storage_read = provider.read()
+        self.mf_write = provider.write(MANIFEST_FILE_BYTES)
+        self.ml_write = provider.write(MANIFEST_LIST_BYTES)
+        # The catalog: a global sequence number and one version per table.
+        self.seq = 0
+        self.table_version = [0] * config.num_tables
+
+    def latency(self, dist: Lognormal) -> float:
+        if dist.sigma == 0:
+            return dist.median_ms
+        return max(dist.floor_ms, self.random.lognormvariate(math.log(dist.median_ms), dist.sigma))
+
+    # -- the workload ---------------------------------------------------------
+
+    def arrivals(self):
+        c = self.config
+        t = 0.0
+        weights = [1.0 / (k + 1) ** c.zipf_alpha for k in range(c.num_tables)] \
+            if c.table_distribution == "zipf" else [1.0] * c.num_tables
+        while True:
+            if c.arrivals == "exponential":
+                gap = self.random.expovariate(1.0 / c.inter_arrival_scale_ms)
+            else:
+                gap = max(1.0, self.random.lognormvariate(math.log(c.inter_arrival_scale_ms), c.inter_arrival_sigma))
+            t += gap
+            if t >= c.duration_ms:
+                return
+            runtime = max(c.runtime_min_ms, self.random.lognormvariate(math.log(c.runtime_median_ms), c.runtime_sigma))
+            u = self.random.random()
+            op = FAST_APPEND if u < c.fast_append_ratio else (
+                MERGE_APPEND if u < c.fast_append_ratio + c.merge_append_ratio else VALIDATED_OVERWRITE)
+            table = self.random.choices(range(c.num_tables), weights)[0]
+            yield t, runtime, op, table
+
+    # -- one transaction --------------------------------------------------------
+
+    def transaction(self, record: dict):
+        c = self.config
+        table = record["table"]
+        yield self.latency(self.catalog_read)
+        snapshot = (self.seq, self.table_version[table])
+        yield record["runtime"]
+        record["commit_start"] = record["now"]
+        rewrite_manifests = True
+        for attempt in range(c.retry + 1):
+            if rewrite_manifests:
+                yield self.latency(self.storage_read)   # read the manifest list
+                yield self.latency(self.mf_write)       # write a new manifest file
+                yield self.latency(self.ml_write)       # write the new manifest list
+            yield self.latency(self.catalog_cas)
+            if self.seq == snapshot[0]:                 # the CAS is decided now
+                self.seq += 1
+                self.table_version[table] += 1
+                record["status"] = COMMITTED
+                return
+            yield self.latency(self.catalog_read)       # learn what changed
+            new_snapshot = (self.seq, self.table_version[table])
+            same_table = new_snapshot[1] != snapshot[1]
+            record["same" if same_table else "catalog_only"] += 1
+            if same_table and record["op"] == VALIDATED_OVERWRITE:
+                for _ in range(new_snapshot[0] - snapshot[0]):   # the I/O convoy
+                    yield self.latency(self.storage_read)
+                if self.random.random() < c.real_conflict_probability:
+                    record["status"] = ABORTED_VALIDATION
+                    return
+            if same_table and record["op"] == MERGE_APPEND:
+                for _ in range(int((new_snapshot[0] - snapshot[0]) * c.merge_manifests_per_commit)):
+                    yield self.latency(self.storage_read)
+                    yield self.latency(self.mf_write)
+            if attempt == c.retry:
+                break
+            record["retries"] += 1
+            snapshot = new_snapshot
+            rewrite_manifests = same_table
+        record["status"] = ABORTED_MAX_RETRIES
+
+    # -- the event loop -----------------------------------------------------------
+
+    def run(self) -> tuple[Workload, Outcome]:
+        records = []
+        heap = []
+        tiebreak = 0
+        for submit, runtime, op, table in self.arrivals():
+            record = dict(submit=submit, runtime=runtime, op=op, table=table, status=UNFINISHED,
+                          retries=0, same=0, catalog_only=0, end=math.nan, now=submit, commit_start=math.nan)
+            records.append(record)
+            process = self.transaction(record)
+            heapq.heappush(heap, (submit, tiebreak, record, process))
+            tiebreak += 1
+        while heap:
+            now, _, record, process = heapq.heappop(heap)
+            if now >= self.config.duration_ms:
+                break
+            record["now"] = now
+            try:
+                delay = next(process)
+            except StopIteration:
+                record["end"] = now
+                continue
+            heapq.heappush(heap, (now + delay, tiebreak, record, process))
+            tiebreak += 1
+        for record in records:
+            if math.isnan(record["end"]):
+                record["status"] = UNFINISHED
+        return self._arrays(records)
+
+    def _arrays(self, records) -> tuple[Workload, Outcome]:
+        def column(name, dtype):
+            return np.array([r[name] for r in records], dtype=dtype)
+
+        n = len(records)
+        workload = Workload(submit_ms=column("submit", float), runtime_ms=column("runtime", float),
+                            op=column("op", np.int8), table=column("table", np.int32))
+        zeros = np.zeros(n, dtype=np.int32)
+        outcome = Outcome(status=column("status", np.int8), end_ms=column("end", float),
+                          commit_start_ms=column("commit_start", float), retries=column("retries", np.int32),
+                          conflicts_same_table=column("same", np.int32),
+                          conflicts_catalog_only=column("catalog_only", np.int32),
+                          manifest_list_reads=zeros, manifest_list_writes=zeros, manifest_file_reads=zeros,
+                          manifest_file_writes=zeros, snapshot_ms=np.zeros(n), snapshot_seq=np.zeros(n, np.int64),
+                          commit_seq=np.full(n, -1, np.int64), final_seq=self.seq)
+        return workload, outcome
