@@ -1,0 +1,126 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from simcore import ConfigError, SimConfig
+from simcore.cli import main
+
+BASE = ["run", "--provider", "s3", "--catalog", "storage", "--num-tables", "2", "--fast-append-ratio", "0.9",
+        "--inter-arrival-scale-ms", "500", "--duration-s", "1900", "--seeds", "1"]
+
+
+def _with(flag, value):
+    args = list(BASE)
+    if flag in args:
+        args[args.index(flag) + 1] = value
+    else:
+        args += [flag, value]
+    return args
+
+
+@pytest.mark.parametrize("flag, value, field, allowed", [
+    ("--provider", "s4", "provider", "one of s3x, s3, azurex, azure, gcp, instant"),
+    ("--catalog", "rest", "catalog", "one of storage, service"),
+    ("--num-tables", "0", "num_tables", "an integer >= 1"),
+    ("--num-tables", "x", "--num-tables", "an integer"),
+    ("--inter-arrival-scale-ms", "0", "inter_arrival_scale_ms", "a number > 0"),
+    ("--inter-arrival-scale-ms", "-5", "inter_arrival_scale_ms", "a number > 0"),
+    ("--inter-arrival-scale-ms", "nan", "inter_arrival_scale_ms", "a number > 0"),
+    ("--fast-append-ratio", "1.5", "fast_append_ratio", "a fraction in [0, 1]"),
+    ("--fast-append-ratio", "-0.1", "fast_append_ratio", "a fraction in [0, 1]"),
+    ("--table-dist", "pareto", "table_distribution", "one of uniform, zipf"),
+    ("--arrivals", "poisson", "arrivals", "one of lognormal, exponential"),
+    ("--duration-s", "600", "duration_s", "> 2 x the warm-up"),
+    ("--retry", "-1", "retry", "an integer in [0, 1000]"),
+    ("--real-conflict-probability", "2", "real_conflict_probability", "a probability in [0, 1]"),
+    ("--seeds", "1,a", "seeds", "comma-separated list of integers"),
+    ("--seeds", "-3", "seeds", "integers >= 0"),
+    ("--catalog-latency-ms", "5", "catalog_latency_ms", "no value with catalog=storage"),
+    ("--zipf-alpha", "2", "zipf_alpha", "no value unless --table-dist zipf"),
+])
+def test_bad_input_exits_2_with_one_line_naming_field_value_and_allowed(capsys, flag, value, field, allowed):
+    assert main(_with(flag, value)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1
+    assert field in lines[0] and allowed in lines[0]
+    assert value.lstrip("-") in lines[0]
+
+
+def test_service_catalog_needs_positive_latency(capsys):
+    args = _with("--catalog", "service") + ["--catalog-latency-ms", "0"]
+    assert main(args) == 2
+    assert "catalog_latency_ms" in capsys.readouterr().err
+
+
+def test_missing_required_flag_exits_2(capsys):
+    assert main(["run", "--provider", "s3"]) == 2
+    assert "--num-tables" in capsys.readouterr().err
+
+
+def test_json_output_one_object_per_seed_with_config_and_metrics(capsys):
+    assert main(_with("--seeds", "3,4") + ["--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["seed"] for r in rows] == [3, 4]
+    for row in rows:
+        assert row["provider"] == "s3" and row["num_tables"] == 2 and row["fast_append_ratio"] == 0.9
+        assert 0 <= row["success_rate"] <= 1
+        for key in ("n_txns", "n_committed", "n_aborted", "aborted_max_retries", "aborted_validation",
+                    "throughput_cps", "commit_latency_mean_ms", "commit_latency_p50_ms", "commit_latency_p95_ms",
+                    "commit_latency_p99_ms", "retries_mean", "fa_success_rate", "fa_throughput_cps",
+                    "fa_commit_latency_mean_ms", "fa_commit_latency_p99_ms", "vo_success_rate",
+                    "vo_throughput_cps", "vo_commit_latency_mean_ms", "vo_commit_latency_p99_ms",
+                    "conflicts_same_table", "conflicts_catalog_only", "config_hash"):
+            assert key in row
+        assert row["ma_success_rate"] is None  # absent type: null, not NaN (valid JSON)
+
+
+def test_readable_table_has_a_row_per_seed(capsys):
+    assert main(_with("--seeds", "1,2")) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "window [900, 1000) s" in out[0]
+    assert len(out) == 4 and out[2].split()[0] == "1" and out[3].split()[0] == "2"
+
+
+def test_module_entry_point_runs():
+    result = subprocess.run([sys.executable, "-m", "simcore", "run", *BASE[1:], "--json"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["seed"] == 1
+
+
+def test_config_hash_depends_on_content_only():
+    a = SimConfig(provider="gcp", num_tables=5, inter_arrival_scale_ms=100)
+    b = SimConfig(inter_arrival_scale_ms=100.0, num_tables=5, provider="gcp")
+    assert a == b and a.config_hash == b.config_hash
+    assert a.config_hash != a.replace(num_tables=6).config_hash
+    assert SimConfig.from_dict(a.to_dict()) == a
+
+
+def test_mode_specific_fields_are_normalised():
+    assert SimConfig(catalog="service").catalog_latency_ms == 10.0
+    assert SimConfig(table_distribution="zipf").zipf_alpha == 1.5
+    assert SimConfig(num_tables=2).zipf_alpha is None
+
+
+@pytest.mark.parametrize("changes, field", [
+    (dict(num_tables=2.5), "num_tables"),
+    (dict(num_tables=True), "num_tables"),
+    (dict(inter_arrival_scale_ms="100"), "inter_arrival_scale_ms"),
+    (dict(fast_append_ratio=0.8, merge_append_ratio=0.3), "merge_append_ratio"),
+    (dict(table_distribution="zipf", zipf_alpha=0), "zipf_alpha"),
+    (dict(runtime_median_ms=0), "runtime_median_ms"),
+])
+def test_config_rejects_bad_values(changes, field):
+    with pytest.raises(ConfigError) as error:
+        SimConfig(**changes)
+    assert error.value.field == field
+
+
+def test_unknown_field_is_rejected():
+    with pytest.raises(ConfigError) as error:
+        SimConfig.from_dict({"provider": "s3", "tables": 3})
+    assert error.value.field == "tables"
