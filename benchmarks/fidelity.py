@@ -142,7 +142,7 @@ def main() -> int:
     args = parser.parse_args()
 
     singles = list(SINGLE[args.set])
-    curves = [c.replace(inter_arrival_scale_ms=float(s)) for base in CURVES[args.set] for s in SCALES]
+    curves = [base.replace(inter_arrival_scale_ms=float(s)) for base in CURVES[args.set] for s in SCALES]
     configs = list(dict.fromkeys(singles + curves))
     ref_seeds = list(range(1, args.seeds + 1))
     our_seeds = list(range(101, 101 + args.simcore_seeds))

@@ -18,6 +18,10 @@ MANIFEST_LIST_BYTES = 10 * 1024
 MANIFEST_FILE_BYTES = 100 * 1024
 
 
+def _normal_cdf(x: float) -> float:
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
 @dataclass(frozen=True)
 class Lognormal:
     """A floored lognormal latency, in ms. ``sigma == 0`` means a fixed value."""
@@ -29,6 +33,17 @@ class Lognormal:
     @property
     def mu(self) -> float:
         return math.log(self.median_ms)
+
+    def moments(self) -> tuple[float, float, float]:
+        """Mean, variance and third central moment of max(X, floor)."""
+        if self.sigma == 0:
+            return max(self.median_ms, self.floor_ms), 0.0, 0.0
+        below = (math.log(self.floor_ms) - self.mu) / self.sigma if self.floor_ms > 0 else -math.inf
+        raw = [self.floor_ms ** k * _normal_cdf(below)
+               + math.exp(k * self.mu + (k * self.sigma) ** 2 / 2) * _normal_cdf(k * self.sigma - below)
+               for k in (1, 2, 3)]
+        mean = raw[0]
+        return mean, raw[1] - mean ** 2, raw[2] - 3 * mean * raw[1] + 2 * mean ** 3
 
     @staticmethod
     def fixed(value_ms: float) -> "Lognormal":

@@ -1,0 +1,167 @@
+"""The dashboard in a real headless Chromium: it loads, draws, filters and stays quiet.
+
+The store is small but real: rows made by ``simcore.simulate``. The page is
+served by ``dashboards.server`` and driven over the DevTools pipe
+(``dashboards.headless``). Screenshots land in ``artifacts/`` for CI to keep.
+
+Without /usr/bin/chromium these tests skip with the reason, unless CI is
+set: in CI a missing browser is a failure (install Debian's ``chromium``).
+"""
+
+import os
+import threading
+
+import pytest
+
+from dashboards.headless import Browser, find_chromium
+from dashboards.server import make_server
+from dashboards.site import build_site
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ARTIFACTS = os.path.join(ROOT, "artifacts")
+THRESHOLD = 0.95
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    path = find_chromium()
+    if path is None:
+        if _in_ci():
+            pytest.fail("CI is set but no Chromium was found: install Debian's chromium (apt-get install -y chromium)")
+        pytest.skip("no Chromium at /usr/bin/chromium (apt-get install -y chromium); under CI this fails instead")
+    return path
+
+
+@pytest.fixture(scope="module")
+def real_store(tmp_path_factory):
+    from simcore import SimConfig
+
+    from dashboards.testing import simulated_rows, write_store_file
+
+    store = tmp_path_factory.mktemp("store")
+    short = {"duration_s": 1200, "runtime_median_ms": 20_000}  # warm-up 300 s: a short but real run
+    storage = [SimConfig(provider=provider, num_tables=tables, fast_append_ratio=mix, inter_arrival_scale_ms=scale,
+                         **short)
+               for provider in ("s3x", "s3") for tables in (1, 10) for mix in (1.0, 0.9) for scale in (50, 200, 1000)]
+    write_store_file(str(store), "exp4c", simulated_rows("exp4c", storage, seeds=[1, 2]))
+    zipf = [SimConfig(provider="s3", catalog="service", catalog_latency_ms=50, table_distribution="zipf",
+                      num_tables=tables, fast_append_ratio=0.9, inter_arrival_scale_ms=scale, **short)
+            for tables in (1, 10) for scale in (100, 1000)]
+    write_store_file(str(store), "exp4b_zipf", simulated_rows("exp4b_zipf", zipf, seeds=[1, 2]))
+    return store
+
+
+def _serve(store):
+    server = make_server(str(store), port=0, refresh_s=-1, quiet=True, log=lambda message: None)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return server
+
+
+@pytest.fixture(scope="module")
+def page_url(real_store):
+    server = _serve(real_store)
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    with Browser(executable=chromium, width=1400, height=1000) as browser:
+        yield browser
+
+
+def open_page(browser, url):
+    browser.console_errors.clear()
+    browser.navigate(url)
+    browser.wait_for("document.body.dataset.ready === '1'")
+
+
+def count(browser, selector):
+    return browser.evaluate(f"document.querySelectorAll({selector!r}).length")
+
+
+def marks(browser, selector):
+    return browser.evaluate(
+        f"[...document.querySelectorAll({selector!r})].map((svg) => Number(svg.getAttribute('data-marks')))")
+
+
+def test_the_served_page_draws_every_view_without_console_errors(browser, page_url):
+    open_page(browser, page_url)
+    assert browser.console_errors == []
+    assert browser.evaluate("location.search") == "?experiment=exp4c"
+    # 1. one frontier panel per mix, a dot (or cross) per provider and table count
+    assert marks(browser, "svg.frontier-chart") == [4, 4]
+    # 2. per provider and mix, FA success, plus VO success for the 90/10 mix; 2 x 3 cells each
+    assert count(browser, "svg.heatmap") == 2 * (1 + 2)
+    assert all(n == 6 for n in marks(browser, "svg.heatmap"))
+    # 3. latency vs throughput, 4. provider tables, 6. published figures, 8. provenance
+    assert count(browser, "svg.curve-chart") >= 2 and min(marks(browser, "svg.curve-chart")) > 0
+    assert count(browser, "table.provider-table") == 2
+    assert marks(browser, "svg.published-chart")[0] > 0
+    assert count(browser, "table.provenance-table tbody tr") == 2
+    # 5. seed counts are stated
+    assert "2 seeds per point" in browser.evaluate("document.getElementById('spread-body').textContent")
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    browser.screenshot(os.path.join(ARTIFACTS, "dashboard.png"))
+
+
+def test_hatched_cells_are_exactly_those_at_or_below_95_percent(browser, page_url):
+    open_page(browser, page_url)
+    cells = browser.evaluate("[...document.querySelectorAll('svg.heatmap g.cell')]"
+                             ".map((g) => [Number(g.dataset.value), g.classList.contains('hatched')])")
+    assert len(cells) == 36
+    assert any(hatched for _, hatched in cells) and not all(hatched for _, hatched in cells)
+    for value, hatched in cells:  # the success family: each cell is hatched by its own rate
+        assert hatched == (value <= THRESHOLD), (value, hatched)
+
+
+def test_a_filter_click_changes_the_views_in_place(browser, page_url):
+    open_page(browser, page_url)
+    browser.evaluate("window.notReloaded = true")
+    before = browser.evaluate("Number(document.body.dataset.renders)")
+    browser.click('button.chip[data-filter="mix"][data-value="0.9"]')
+    browser.wait_for(f"Number(document.body.dataset.renders) > {before}")
+    assert browser.evaluate("window.notReloaded") is True
+    assert browser.evaluate("[...document.querySelectorAll('svg.frontier-chart')].map((s) => s.dataset.mix)") == ["0.9"]
+    assert count(browser, "svg.heatmap") == 2 * 2
+    assert "mix=0.9" in browser.evaluate("location.search")
+    browser.click('button.chip[data-filter="provider"][data-value="s3x"]')
+    browser.wait_for("document.querySelectorAll('svg.heatmap').length === 2")
+    assert marks(browser, "svg.frontier-chart") == [2]
+    assert browser.evaluate("location.search") == "?experiment=exp4c&provider=s3x&mix=0.9"
+    assert browser.console_errors == []
+    browser.screenshot(os.path.join(ARTIFACTS, "dashboard-filtered.png"), full_page=False)
+
+
+def test_a_deep_link_opens_the_zipf_views(browser, page_url):
+    open_page(browser, page_url + "?experiment=exp4b_zipf&tables=10")
+    assert browser.console_errors == []
+    zipf_marks = marks(browser, "svg.zipf-chart")
+    assert len(zipf_marks) == 3 and min(zipf_marks) >= 10  # one dot per table rank
+    assert count(browser, "svg.heatmap") == 2  # FA and VO success at one CAS latency
+    assert browser.evaluate("document.querySelector('#filters select').value") == "exp4b_zipf"
+
+
+def test_the_built_site_works_opened_from_disk(browser, real_store, tmp_path):
+    build_site(str(real_store), str(tmp_path / "site"))
+    open_page(browser, "file://" + str(tmp_path / "site" / "index.html"))
+    assert browser.console_errors == []
+    assert marks(browser, "svg.frontier-chart") == [4, 4]
+
+
+def test_an_empty_store_says_so_without_errors(browser, tmp_path):
+    (tmp_path / "empty").mkdir()
+    server = _serve(tmp_path / "empty")
+    try:
+        open_page(browser, f"http://127.0.0.1:{server.server_address[1]}/")
+        assert browser.console_errors == []
+        assert "holds no results yet" in browser.evaluate("document.getElementById('empty-store').textContent")
+        assert count(browser, "svg.chart") == 0
+    finally:
+        server.shutdown()
+        server.server_close()
