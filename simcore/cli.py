@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 from simcore.config import (ARRIVAL_DISTRIBUTIONS, CATALOG_BACKENDS, DEFAULT_CATALOG_LATENCY_MS,
                             TABLE_DISTRIBUTIONS, ConfigError, SimConfig)
 from simcore.providers import PROVIDERS
-from simcore.simulate import simulate
+from simcore.simulate import simulate, simulate_transactions
 
 USAGE_ERROR = 2
 
@@ -97,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="chance a VO aborts on a same-table conflict (default 0)")
     run.add_argument("--seeds", required=True, help="comma-separated seeds, e.g. 1,2,3")
     run.add_argument("--json", action="store_true", help="one JSON object per seed per line")
+    run.add_argument("--transactions-dir", default=None,
+                     help="also write every transaction of each seed to DIR/<config_hash>-seed<seed>.parquet")
     return parser
 
 
@@ -144,6 +146,20 @@ def render_table(config: SimConfig, rows: list[dict]) -> str:
     return "\n".join([heading, *lines])
 
 
+def _write_transactions(config: SimConfig, seeds: list[int], directory: str) -> None:
+    import os
+
+    import pyarrow.parquet as pq
+
+    os.makedirs(directory, exist_ok=True)
+    for seed in seeds:
+        path = os.path.join(directory, f"{config.config_hash}-seed{seed}.parquet")
+        partial = path + ".partial"
+        pq.write_table(simulate_transactions(config, seed), partial)
+        os.replace(partial, path)  # never leave a torn file under the final name
+        print(f"wrote {path}", file=sys.stderr)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -153,6 +169,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
     rows = simulate(config, seeds)
+    if args.transactions_dir:
+        _write_transactions(config, seeds, args.transactions_dir)
     if args.json:
         fields = config.to_dict()
         for row in rows:

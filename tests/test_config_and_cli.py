@@ -124,3 +124,15 @@ def test_unknown_field_is_rejected():
     with pytest.raises(ConfigError) as error:
         SimConfig.from_dict({"provider": "s3", "tables": 3})
     assert error.value.field == "tables"
+
+
+def test_transactions_dir_writes_one_parquet_per_seed(tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    assert main(_with("--seeds", "1,2") + ["--transactions-dir", str(tmp_path)]) == 0
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert len(files) == 2 and files[0].endswith("-seed1.parquet")
+    table = pq.read_table(tmp_path / files[0])
+    summary = capsys.readouterr().out.splitlines()[2].split()
+    in_window = table.filter(table.column("in_window"))
+    assert str(in_window.num_rows) == summary[1]  # the txns column of seed 1

@@ -2,6 +2,7 @@
 
 import datetime as dt
 import os
+import struct
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -129,14 +130,14 @@ def test_the_signature_changes_when_a_file_lands(tmp_path):
 
 
 def test_a_damaged_page_is_caught_by_its_checksum(tmp_path):
-    rows = [row(seed=seed, throughput_cps=float(seed)) for seed in range(1, 200)]
+    # Plain, uncompressed pages: a flipped byte still decodes, as a wrong number.
+    # Only the page checksum (which the sweeps write) can tell.
+    rows = [row(seed=seed, throughput_cps=seed + 0.123456789) for seed in range(1, 50)]
     path = write_store_file(str(tmp_path), "exp4c", rows, name="damaged")
-    table = pq.read_table(path)
-    pq.write_table(table, path, write_page_checksum=True, compression="none")
+    pq.write_table(pq.read_table(path), path, write_page_checksum=True, compression="none", use_dictionary=False)
     data = bytearray(open(path, "rb").read())
-    # Flip bytes inside the data pages (past the 4-byte magic, well before the footer).
-    for offset in range(200, 260):
-        data[offset] ^= 0xFF
+    offset = data.index(struct.pack("<d", 7.123456789))
+    data[offset + 7] ^= 0x01
     open(path, "wb").write(bytes(data))
     write_store_file(str(tmp_path), "exp4c", [row(seed=500)], name="good")
     snapshot = read_store(str(tmp_path))
