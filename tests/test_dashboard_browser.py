@@ -48,9 +48,9 @@ def real_store(tmp_path_factory):
                          **short)
                for provider in ("s3x", "s3") for tables in (1, 10) for mix in (1.0, 0.9) for scale in (50, 200, 1000)]
     write_store_file(str(store), "exp4c", simulated_rows("exp4c", storage, seeds=[1, 2]))
-    zipf = [SimConfig(provider="s3", catalog="service", catalog_latency_ms=50, table_distribution="zipf",
+    zipf = [SimConfig(provider="s3", catalog="service", catalog_latency_ms=latency, table_distribution="zipf",
                       num_tables=tables, fast_append_ratio=0.9, inter_arrival_scale_ms=scale, **short)
-            for tables in (1, 10) for scale in (100, 1000)]
+            for latency in (10, 50) for tables in (1, 10) for scale in (100, 1000)]
     write_store_file(str(store), "exp4b_zipf", simulated_rows("exp4b_zipf", zipf, seeds=[1, 2]))
     return store
 
@@ -139,11 +139,11 @@ def test_a_filter_click_changes_the_views_in_place(browser, page_url):
 
 
 def test_a_deep_link_opens_the_zipf_views(browser, page_url):
-    open_page(browser, page_url + "?experiment=exp4b_zipf&tables=10")
+    open_page(browser, page_url + "?experiment=exp4b_zipf&tables=10&provider=s3@50ms")
     assert browser.console_errors == []
     zipf_marks = marks(browser, "svg.zipf-chart")
     assert len(zipf_marks) == 3 and min(zipf_marks) >= 10  # one dot per table rank
-    assert count(browser, "svg.heatmap") == 2  # FA and VO success at one CAS latency
+    assert count(browser, "svg.heatmap") == 2  # FA and VO success at the one CAS latency chosen
     assert browser.evaluate("document.querySelector('#filters select').value") == "exp4b_zipf"
 
 
@@ -165,3 +165,32 @@ def test_an_empty_store_says_so_without_errors(browser, tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_every_view_control_redraws_without_errors(browser, page_url):
+    for experiment in ("exp4c", "exp4b_zipf"):
+        open_page(browser, f"{page_url}?experiment={experiment}")
+        controls = browser.evaluate("[...document.querySelectorAll('main select')].map((s) => s.id)")
+        assert {"heat-metric", "curve-group", "curve-latency"} <= set(controls)
+        if experiment == "exp4b_zipf":  # two CAS latencies: the frontier can also run against latency
+            assert {"frontier-axis", "zipf-series", "zipf-scale"} <= set(controls)
+        for control in controls:
+            options = browser.evaluate(f"[...document.getElementById({control!r}).options].map((o) => o.value)")
+            for value in options:
+                # Controls are re-created on redraw: look each one up again.
+                browser.evaluate(f"(() => {{ const s = document.getElementById({control!r}); s.value = {value!r};"
+                                 " s.dispatchEvent(new Event('change')); })()")
+                assert browser.console_errors == [], (experiment, control, value)
+        assert count(browser, "svg.chart") > 0
+
+
+def test_heatmap_values_read_as_a_table_with_seed_spread(browser, page_url):
+    open_page(browser, page_url + "?experiment=exp4c&provider=s3&mix=0.9")
+    browser.click("svg.heatmap + details.values > summary")
+    browser.wait_for("!!document.querySelector('details.values[open] table')")
+    cells = browser.evaluate("[...document.querySelectorAll('details.values[open] td')].map((td) => td.textContent)")
+    assert len(cells) == 2 * 3  # tables x inter-arrival scales
+    assert all(cell.endswith("%") or "±" in cell for cell in cells)
+    hover = browser.evaluate("document.querySelector('svg.heatmap g.cell title').textContent")
+    assert "mean of 2 seeds" in hover
+    assert browser.console_errors == []

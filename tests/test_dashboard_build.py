@@ -140,3 +140,11 @@ def test_build_site_returns_the_payload_it_wrote(tmp_path):
     assert load_data_script(tmp_path / "site") == json.loads(json.dumps(site.payload))
     assert site.filters["experiment"] == frozenset({"exp4c"})
     assert site.filters["tables"] == frozenset({"1"})
+
+
+def test_an_unwritable_output_is_one_clear_line(tmp_path):
+    write_store_file(str(tmp_path / "store"), "exp4c", [row()])
+    (tmp_path / "a-file").write_text("not a directory")
+    result = run_cli("build", "--store", str(tmp_path / "store"), "--out", str(tmp_path / "a-file"))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and result.stderr.startswith("error: --out: cannot write the site")

@@ -100,7 +100,7 @@ def test_a_store_with_only_unreadable_files_is_an_error(tmp_path):
 def test_a_parquet_dataset_that_is_not_a_results_store_is_an_error(tmp_path):
     os.makedirs(tmp_path / "exp4c")
     pq.write_table(pa.table({"a": [1, 2]}), str(tmp_path / "exp4c" / "x.parquet"))
-    with pytest.raises(StoreError, match="lack the columns"):
+    with pytest.raises(StoreError, match="not results-store rows: no columns"):
         read_store(str(tmp_path))
 
 
@@ -143,3 +143,12 @@ def test_a_damaged_page_is_caught_by_its_checksum(tmp_path):
     snapshot = read_store(str(tmp_path))
     assert [r["seed"] for r in snapshot.rows] == [500]
     assert [os.path.basename(item.path) for item in snapshot.skipped_files] == ["damaged.parquet"]
+
+
+def test_rows_without_a_grid_value_are_dropped_and_counted(tmp_path):
+    write_store_file(str(tmp_path), "exp4c", [row(seed=1)], name="full")
+    partial = pa.Table.from_pylist([{key: value for key, value in row(seed=2).items() if key != "provider"}])
+    pq.write_table(partial, str(tmp_path / "exp4c" / "older.parquet"))
+    snapshot = read_store(str(tmp_path))
+    assert [r["seed"] for r in snapshot.rows] == [1]
+    assert snapshot.incomplete_rows_dropped == 1

@@ -1,0 +1,103 @@
+"""Command line: ``python -m dashboards build|serve``.
+
+    python -m dashboards build --store ./results --out ./site
+    python -m dashboards serve --store ./results [--host 127.0.0.1] [--port 8080]
+
+``--store`` defaults to ``$SWEEPS_STORE``, else ``./results``. A store that
+cannot be read, or an output folder that cannot be written, ends the command
+with a one-line reason (exit status 2), not a traceback; an empty store
+builds a page that says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Optional, Sequence
+
+from dashboards.site import build_site
+from dashboards.store import STORE_ENV_VAR, StoreError, default_store_uri
+
+EXIT_STORE_ERROR = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m dashboards",
+                                     description="Build or serve the results dashboard of a results store.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    store_help = f"results store: a directory or a pyarrow URI such as s3://bucket/prefix " \
+                 f"(default: ${STORE_ENV_VAR}, else ./results; now {default_store_uri()!r})"
+
+    build = commands.add_parser("build", help="write a self-contained static site")
+    build.add_argument("--store", default=None, help=store_help)
+    build.add_argument("--out", default="./site", help="directory to write the site into (default ./site)")
+
+    serve = commands.add_parser("serve", help="serve the dashboard over HTTP (read-only)")
+    serve.add_argument("--store", default=None, help=store_help)
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8080, help="TCP port (default 8080; 0 picks a free one)")
+    serve.add_argument("--refresh-s", type=float, default=5.0,
+                       help="look for store changes at most this often, in seconds; -1 never (default 5)")
+    serve.add_argument("--quiet", action="store_true", help="do not log each request")
+    return parser
+
+
+def _summary(site) -> str:
+    store = site.payload["store"]
+    studies = site.payload["studies"]
+    text = (f"{store['rows']} rows in {len(studies)} "
+            f"{'study' if len(studies) == 1 else 'studies'} ({', '.join(s['label'] for s in studies) or 'none'})")
+    if store["skipped_files"]:
+        text += f"; skipped {len(store['skipped_files'])} unreadable file(s)"
+    return text
+
+
+def _build(args) -> int:
+    store = args.store or default_store_uri()
+    try:
+        site = build_site(store, args.out)
+    except OSError as error:  # the store's problems are StoreError; this is the output side
+        print(f"error: --out: cannot write the site to {args.out!r}: {error}", file=sys.stderr)
+        return EXIT_STORE_ERROR
+    print(f"Built the dashboard of {store}: {_summary(site)}, in {site.build_s:.2f} s.")
+    if not site.payload["studies"]:
+        print(f"note: the store {store} holds no results yet; the page says so.", file=sys.stderr)
+    print(f"Open {os.path.abspath(os.path.join(args.out, 'index.html'))}")
+    return 0
+
+
+def _serve(args) -> int:
+    from dashboards.server import make_server  # only serving needs http.server
+
+    if not 0 <= args.port <= 65535:
+        print(f"error: --port: {args.port} is not allowed; expected 0..65535", file=sys.stderr)
+        return EXIT_STORE_ERROR
+    store = args.store or default_store_uri()
+    try:
+        server = make_server(store, host=args.host, port=args.port, refresh_s=args.refresh_s, quiet=args.quiet,
+                             log=lambda message: print(message, file=sys.stderr, flush=True))
+    except OSError as error:
+        print(f"error: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
+        return EXIT_STORE_ERROR
+    host, port = server.server_address[:2]
+    shown_host = f"[{host}]" if ":" in host else host
+    print(f"Serving the dashboard of {store} ({_summary(server.dashboard_state.site)}) "
+          f"at http://{shown_host}:{port}/ (Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _build(args) if args.command == "build" else _serve(args)
+    except StoreError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_STORE_ERROR

@@ -1,0 +1,273 @@
+"""The page's data: everything the views draw, computed once at build time.
+
+``build_payload(snapshot)`` turns a store snapshot into one JSON-ready dict:
+per study its axes, every point's seed spread of the metrics the views use,
+every curve's usable throughput and knee, the gaps in its grid, the Zipf
+per-rank breakdowns, and provenance; then the published-vs-simulated table.
+The page only filters and draws, so every number it shows is computed here,
+where tests can check it. Numbers are rounded to 4 significant digits to keep
+the page small.
+
+Points, curves and Zipf entries are keyed compactly, as the page indexes
+thousands of them: ``s`` series id (``s3``, ``s3@10ms``), ``t`` table count,
+``m`` mix id (``fast_append_ratio`` as text: ``1``, ``0.9``), ``x``
+inter-arrival scale in ms, ``n`` seeds, ``v`` metric -> [mean, sample std,
+min, max, seeds with a value].
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Optional
+
+from dashboards import __version__
+from dashboards.frontier import USABLE_SUCCESS_THRESHOLD, CurveFrontier, curve_frontier
+from dashboards.points import Spread, elementwise_mean, group_points, is_number
+from dashboards.published import compare, describe, load_published
+from dashboards.store import TABLE_METRIC_COLUMNS, StoreSnapshot
+from dashboards.studies import Study, group_studies, mix_id, number_key, series_id
+
+PAYLOAD_SCHEMA_VERSION = 1
+
+# What the heatmaps and curves can show. ``hatch_by`` names the success rate
+# that marks a cell when it is at or below the threshold (the cell is not
+# usable); "usable" means the rate the frontier reads for that mix.
+METRICS = {
+    "success_rate": {"label": "Success rate, all transactions", "unit": "%", "kind": "success",
+                     "hatch_by": "success_rate"},
+    "fa_success_rate": {"label": "FA success rate", "unit": "%", "kind": "success",
+                        "hatch_by": "fa_success_rate"},
+    "vo_success_rate": {"label": "VO success rate", "unit": "%", "kind": "success",
+                        "hatch_by": "vo_success_rate"},
+    "throughput_cps": {"label": "Throughput", "unit": "c/s", "kind": "throughput", "hatch_by": "usable"},
+    "commit_latency_mean_ms": {"label": "Mean commit latency, all", "unit": "ms", "kind": "latency",
+                               "hatch_by": "usable"},
+    "commit_latency_p99_ms": {"label": "p99 commit latency, all", "unit": "ms", "kind": "latency",
+                              "hatch_by": "usable"},
+    "fa_commit_latency_mean_ms": {"label": "FA mean commit latency", "unit": "ms", "kind": "latency",
+                                  "hatch_by": "fa_success_rate"},
+    "fa_commit_latency_p99_ms": {"label": "FA p99 commit latency", "unit": "ms", "kind": "latency",
+                                 "hatch_by": "fa_success_rate"},
+    "vo_commit_latency_mean_ms": {"label": "VO mean commit latency", "unit": "ms", "kind": "latency",
+                                  "hatch_by": "vo_success_rate"},
+    "vo_commit_latency_p99_ms": {"label": "VO p99 commit latency", "unit": "ms", "kind": "latency",
+                                 "hatch_by": "vo_success_rate"},
+    "retries_mean": {"label": "Mean retries per commit", "unit": "", "kind": "count", "hatch_by": "usable"},
+}
+
+
+def rounded(value, digits: int = 4):
+    """JSON-safe number: None for missing or NaN, floats to ``digits`` significant digits."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        return float(f"{value:.{digits}g}")
+    return value
+
+
+def _spread_json(spread: Optional[Spread]):
+    if spread is None:
+        return None
+    return [rounded(spread.mean), rounded(spread.std), rounded(spread.low), rounded(spread.high), spread.n]
+
+
+def _point_json(point) -> dict:
+    config = point.config
+    return {
+        "s": series_id(config), "t": config["num_tables"], "m": mix_id(config),
+        "x": rounded(point.scale_ms), "n": len(point.seeds),
+        "v": {name: _spread_json(point.metrics.get(name)) for name in METRICS if name in point.metrics},
+    }
+
+
+def _curve_json(study: Study, curve, frontier: CurveFrontier) -> dict:
+    knee = frontier.knee
+    present = {point.scale_ms for point in curve.points}
+    missing_scales = [scale for scale in study.scales if scale not in present]
+    knee_scale = knee.scale_ms if knee else None
+    seed_values = [value for _, value in frontier.seed_usable_cps if value is not None]
+
+    def knee_seconds(metric: str):
+        spread = knee.metrics.get(metric) if knee else None
+        return _spread_json(Spread(spread.mean / 1000, spread.std / 1000 if spread.std is not None else None,
+                                   spread.low / 1000, spread.high / 1000, spread.n)) if spread else None
+
+    return {
+        "s": curve.series, "t": curve.num_tables, "m": curve.mix,
+        "usable": rounded(frontier.usable_cps),
+        "knee_x": rounded(knee_scale),
+        "knee_tp": _spread_json(frontier.knee_throughput),
+        "knee_success": _spread_json(knee.metrics.get(frontier.success_metric)) if knee else None,
+        "success_metric": frontier.success_metric,
+        "fa_lat_s": knee_seconds("fa_commit_latency_mean_ms"),
+        "vo_lat_s": knee_seconds("vo_commit_latency_mean_ms"),
+        "vo_p99_s": knee_seconds("vo_commit_latency_p99_ms"),
+        "seed_usable": [[seed, rounded(value)] for seed, value in frontier.seed_usable_cps],
+        "seed_usable_range": [rounded(min(seed_values)), rounded(max(seed_values))] if seed_values else None,
+        "n_seeds": len(frontier.seed_usable_cps),
+        "n_points": frontier.n_points,
+        "missing_x": [rounded(scale) for scale in missing_scales],
+        # The true frontier may be higher when heavier loads than the knee are
+        # absent, or when the knee is the heaviest load the grid tried.
+        "heavier_missing": bool(knee_scale is not None and any(scale < knee_scale for scale in missing_scales)),
+        "at_grid_edge": bool(knee_scale is not None and knee_scale == min(present)),
+    }
+
+
+def _zipf_json(point) -> Optional[dict]:
+    if point.config["num_tables"] < 2:
+        return None
+    means = {name: elementwise_mean([row[name] for row in point.rows]) for name in TABLE_METRIC_COLUMNS}
+    txns = means["table_n_txns"]
+    if not txns:
+        return None
+    total = sum(value for value in txns if value is not None)
+
+    def per_txn(name):
+        values = means[name]
+        return [rounded(value / count, 3) if is_number(value) and is_number(count) and count else None
+                for value, count in zip(values, txns)]
+
+    config = point.config
+    return {
+        "s": series_id(config), "t": config["num_tables"], "m": mix_id(config), "x": rounded(point.scale_ms),
+        "n": len(point.seeds),
+        "share": [rounded(value / total, 3) if is_number(value) and total else None for value in txns],
+        "success": [rounded(value, 3) for value in means["table_success_rate"]],
+        "same": per_txn("table_conflicts_same_table"),
+        "catalog": per_txn("table_conflicts_catalog_only"),
+    }
+
+
+def _provenance_json(study: Study) -> dict:
+    rows = [row for point in study.points for row in point.rows]
+    seeds_per_point = [len(point.seeds) for point in study.points]
+    finished = sorted(row["finished_at"] for row in rows if row["finished_at"])
+    wall = [row["wall_s"] for row in rows if is_number(row["wall_s"])]
+    return {
+        "rows": len(rows),
+        "points": len(study.points),
+        "grid_points": len(study.points) + len(study.missing),
+        "seeds": sorted({row["seed"] for row in rows if row["seed"] is not None}),
+        "seeds_per_point": [min(seeds_per_point), max(seeds_per_point)] if seeds_per_point else None,
+        "package_versions": dict(Counter(str(row["package_version"]) for row in rows).most_common()),
+        "git_revisions": dict(Counter(str(row["git_revision"] or "unknown") for row in rows).most_common()),
+        "finished_first": finished[0] if finished else None,
+        "finished_last": finished[-1] if finished else None,
+        "wall_s_total": rounded(sum(wall)) if wall else None,
+        "fixed": {name: rounded(value) if isinstance(value, float) else value
+                  for name, value in study.fixed.items()},
+    }
+
+
+def _missing_json(study: Study) -> dict:
+    by_curve: dict = {}
+    for series, tables, mix, scale in study.missing:
+        by_curve.setdefault((series, tables, mix), []).append(rounded(scale))
+    return {
+        "count": len(study.missing),
+        "of": len(study.points) + len(study.missing),
+        "by_curve": [{"s": key[0], "t": key[1], "m": key[2], "x": scales} for key, scales in by_curve.items()],
+    }
+
+
+def _study_json(study: Study, frontiers: dict) -> dict:
+    zipf = [entry for entry in (_zipf_json(point) for point in study.points) if entry] if study.is_zipf else []
+    return {
+        "id": study.id, "experiment": study.experiment, "label": study.label, "catalog": study.catalog,
+        "zipf": study.is_zipf,
+        "series": [{"id": s.id, "label": s.label, "provider": s.provider,
+                    "catalog_latency_ms": rounded(s.catalog_latency_ms)} for s in study.series],
+        "mixes": [{"id": mix, "label": label, "fast_append_ratio": rounded(fast), "success_metric": metric,
+                   "has_vo": metric == "vo_success_rate"}
+                  for mix, label, fast, metric in study.mixes],
+        "tables": list(study.tables),
+        "scales": [rounded(scale) for scale in study.scales],
+        "points": [_point_json(point) for point in study.points],
+        "curves": [_curve_json(study, curve, frontiers[(study.id, (curve.series, curve.num_tables, curve.mix))])
+                   for curve in study.curves],
+        "missing": _missing_json(study),
+        "zipf_points": zipf,
+        "provenance": _provenance_json(study),
+    }
+
+
+def _published_json(comparisons) -> list:
+    entries = []
+    for item in comparisons:
+        figure = item.figure
+        config = {"provider": figure.provider, "catalog_latency_ms": figure.catalog_latency_ms,
+                  "fast_append_ratio": figure.fast_append_ratio, "merge_append_ratio": 0.0}
+        entries.append({
+            "experiment": figure.experiment + ("" if figure.table_distribution == "uniform" else "_zipf"),
+            "metric": figure.metric, "quantity": item.quantity, "where": describe(figure),
+            "provider": figure.provider, "t": figure.num_tables, "m": mix_id(config), "s": series_id(config),
+            "x": rounded(figure.inter_arrival_scale_ms),
+            "published": rounded(figure.value), "unit": figure.unit,
+            "simulated": rounded(item.simulated), "low": rounded(item.low), "high": rounded(item.high),
+            "n_seeds": item.n_seeds, "status": item.status, "study": item.study_id,
+        })
+    return entries
+
+
+def _warnings(snapshot: StoreSnapshot, studies: list[Study]) -> list:
+    warnings = []
+    for skipped in snapshot.skipped_files:
+        warnings.append(f"Skipped unreadable file {skipped.path}: {skipped.reason}")
+    if snapshot.incomplete_rows_dropped:
+        warnings.append(f"Dropped {snapshot.incomplete_rows_dropped} rows with no value in a key or grid column "
+                        "(config_hash, seed, provider, num_tables, fast_append_ratio, inter_arrival_scale_ms).")
+    if snapshot.missing_columns:
+        warnings.append("The store lacks the columns " + ", ".join(snapshot.missing_columns)
+                        + "; the views that need them are empty.")
+    for study in studies:
+        if study.missing:
+            warnings.append(f"{study.label}: {len(study.missing)} of {len(study.points) + len(study.missing)} "
+                            "grid points are missing (partial sweep?); see Provenance for which.")
+        seeds = [len(point.seeds) for point in study.points]
+        if seeds and min(seeds) != max(seeds):
+            warnings.append(f"{study.label}: points have between {min(seeds)} and {max(seeds)} seeds.")
+    return warnings
+
+
+def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
+    """The page's data for ``snapshot``; ``published`` defaults to seed 001's figures."""
+    points = group_points(snapshot.rows)
+    studies = group_studies(points)
+    frontiers = {(study.id, (curve.series, curve.num_tables, curve.mix)): curve_frontier(curve.points)
+                 for study in studies for curve in study.curves}
+    figures = load_published() if published is None else published
+    comparisons = compare(figures, studies, lambda study_id, key: frontiers.get((study_id, key)))
+    return {
+        "schema": PAYLOAD_SCHEMA_VERSION,
+        "dashboards_version": __version__,
+        "generated_at": snapshot.read_at,
+        "threshold": USABLE_SUCCESS_THRESHOLD,
+        "store": {
+            "uri": snapshot.uri, "rows": len(snapshot.rows), "files_read": snapshot.files_read,
+            "skipped_files": [{"path": item.path, "reason": item.reason} for item in snapshot.skipped_files],
+            "duplicates_dropped": snapshot.duplicates_dropped,
+            "missing_columns": list(snapshot.missing_columns),
+        },
+        "metrics": METRICS,
+        "studies": [_study_json(study, frontiers) for study in studies],
+        "published": _published_json(comparisons),
+        "warnings": _warnings(snapshot, studies),
+    }
+
+
+def filter_values(payload: dict) -> dict:
+    """Every value each URL filter may take in this payload (the server checks queries against it)."""
+    studies = payload["studies"]
+    return {
+        "experiment": {study["id"] for study in studies},
+        "provider": {series["id"] for study in studies for series in study["series"]}
+        | {series["provider"] for study in studies for series in study["series"]},
+        "mix": {mix["id"] for study in studies for mix in study["mixes"]},
+        "tables": {number_key(count) for study in studies for count in study["tables"]},
+    }

@@ -1,0 +1,187 @@
+"""Group config points into studies, series, mixes and curves, and find gaps.
+
+A *study* is what one chart compares: the points of one experiment that
+share every config field except the swept axes (provider, catalog latency,
+table count, mix, inter-arrival scale). An experiment normally is one study;
+if it mixes, say, two simulated durations, it becomes one study per
+duration, labelled by what differs, so no chart silently averages unlike runs.
+
+Within a study a *series* is one line of the frontier chart: a provider
+(storage catalog) or a catalog CAS latency (service catalog), or both when
+both vary. A *curve* is (series, table count, mix) across scales.
+
+Gaps are reported against the study's own grid: the cross product of the
+axis values it holds. A sweep that has run part of its grid shows what is
+present and lists the rest. Pure functions; no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+from dashboards.frontier import usable_success_metric
+from dashboards.points import Point
+from dashboards.store import CONFIG_COLUMNS
+
+SWEPT_AXES = ("provider", "catalog_latency_ms", "num_tables", "fast_append_ratio", "merge_append_ratio",
+              "inter_arrival_scale_ms")
+FIXED_FIELDS = tuple(name for name in CONFIG_COLUMNS if name not in SWEPT_AXES)
+
+
+def number_key(value) -> str:
+    """A short, stable text form of a number for ids and URL values (0.9, 10, 1.5)."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return f"{value:g}"
+
+
+def series_id(config: Mapping) -> str:
+    latency = config.get("catalog_latency_ms")
+    return config["provider"] if latency is None else f"{config['provider']}@{number_key(latency)}ms"
+
+
+def mix_id(config: Mapping) -> str:
+    merge = config.get("merge_append_ratio") or 0.0
+    fast = number_key(config["fast_append_ratio"])
+    return fast if not merge else f"{fast}+ma{number_key(merge)}"
+
+
+def mix_label(config: Mapping) -> str:
+    fast = config["fast_append_ratio"]
+    merge = config.get("merge_append_ratio") or 0.0
+    validated = max(0.0, 1.0 - fast - merge)
+    parts = [f"FA {fast * 100:.0f}%"]
+    if merge:
+        parts.append(f"MA {merge * 100:.0f}%")
+    if validated > 1e-9:
+        parts.append(f"VO {validated * 100:.0f}%")
+    return " / ".join(parts)
+
+
+@dataclass(frozen=True)
+class Series:
+    id: str
+    label: str
+    provider: str
+    catalog_latency_ms: Optional[float]
+
+
+@dataclass(frozen=True)
+class Curve:
+    series: str
+    num_tables: int
+    mix: str
+    points: tuple  # Points ordered by inter-arrival scale, heaviest load first
+
+
+@dataclass(frozen=True)
+class Study:
+    """Points of one experiment that differ only along the swept axes.
+
+    Attributes:
+        id: unique across the store: the experiment name, with ``~2``, ``~3``
+            appended for further variants of one experiment.
+        label: the experiment name, plus the fixed fields that tell its
+            variants apart.
+        fixed: the fixed config fields' values.
+        series, mixes, tables, scales: the axis values present, sorted.
+        curves: every (series, tables, mix) present.
+        missing: (series, tables, mix, scale) grid cells with no point.
+    """
+
+    id: str
+    experiment: str
+    label: str
+    fixed: Mapping
+    points: tuple
+    series: tuple
+    mixes: tuple  # (mix id, label, fast_append_ratio, success column the frontier reads)
+    tables: tuple
+    scales: tuple
+    curves: tuple
+    missing: tuple
+
+    @property
+    def is_zipf(self) -> bool:
+        return self.fixed.get("table_distribution") == "zipf"
+
+    @property
+    def catalog(self) -> str:
+        return self.fixed.get("catalog") or ""
+
+
+def _series_label(provider: str, latency: Optional[float], providers: set, latencies: set) -> str:
+    latency_text = f"CAS {number_key(latency)} ms" if latency is not None else ""
+    if latency is None:
+        return provider
+    if len(providers) == 1 and len(latencies) > 0:
+        return latency_text
+    return f"{provider} · {latency_text}"
+
+
+def _make_study(study_id: str, experiment: str, label: str, fixed: Mapping, points: list[Point]) -> Study:
+    providers = {point.config["provider"] for point in points}
+    latencies = {point.config["catalog_latency_ms"] for point in points}
+    series_by_id = {}
+    for point in points:
+        config = point.config
+        sid = series_id(config)
+        if sid not in series_by_id:
+            series_by_id[sid] = Series(sid, _series_label(config["provider"], config["catalog_latency_ms"],
+                                                          providers, latencies),
+                                       config["provider"], config["catalog_latency_ms"])
+    series = tuple(sorted(series_by_id.values(),
+                          key=lambda s: (s.provider, -1 if s.catalog_latency_ms is None else s.catalog_latency_ms)))
+    mixes_by_id = {mix_id(point.config): (mix_id(point.config), mix_label(point.config),
+                                          point.config["fast_append_ratio"], usable_success_metric(point.config))
+                   for point in points}
+    mixes = tuple(sorted(mixes_by_id.values(), key=lambda mix: (-mix[2], mix[0])))
+    tables = tuple(sorted({point.config["num_tables"] for point in points}))
+    scales = tuple(sorted({point.scale_ms for point in points}))
+
+    by_curve: dict = {}
+    for point in points:
+        key = (series_id(point.config), point.config["num_tables"], mix_id(point.config))
+        by_curve.setdefault(key, []).append(point)
+    curves = tuple(Curve(series=key[0], num_tables=key[1], mix=key[2],
+                         points=tuple(sorted(curve_points, key=lambda point: point.scale_ms)))
+                   for key, curve_points in sorted(by_curve.items(), key=lambda item: item[0]))
+    present = {(series_id(point.config), point.config["num_tables"], mix_id(point.config), point.scale_ms)
+               for point in points}
+    missing = tuple((s.id, table_count, mix[0], scale)
+                    for s in series for table_count in tables for mix in mixes for scale in scales
+                    if (s.id, table_count, mix[0], scale) not in present)
+    return Study(id=study_id, experiment=experiment, label=label, fixed=dict(fixed), points=tuple(points),
+                 series=series, mixes=mixes, tables=tables, scales=scales, curves=curves, missing=missing)
+
+
+def group_studies(points: list[Point]) -> list[Study]:
+    """Split points into studies: by experiment, then by the fixed config fields."""
+    by_experiment: dict = {}
+    for point in points:
+        by_experiment.setdefault(point.experiment, []).append(point)
+    studies = []
+    for experiment in sorted(by_experiment):
+        variants: dict = {}
+        for point in by_experiment[experiment]:
+            fixed = tuple((name, point.config[name]) for name in FIXED_FIELDS)
+            variants.setdefault(fixed, []).append(point)
+        # Biggest variant first, so the plain experiment id names the main sweep.
+        ordered = sorted(variants.items(), key=lambda item: (-len(item[1]), repr(item[0])))
+        differing = [name for index, name in enumerate(FIXED_FIELDS)
+                     if len({fixed[index][1] for fixed, _ in ordered}) > 1]
+        for position, (fixed, variant_points) in enumerate(ordered):
+            fixed_map = dict(fixed)
+            label = experiment
+            if differing:
+                label += " (" + ", ".join(f"{name}={_plain(fixed_map[name])}" for name in differing) + ")"
+            study_id = experiment if position == 0 else f"{experiment}~{position + 1}"
+            studies.append(_make_study(study_id, experiment, label, fixed_map, variant_points))
+    return studies
+
+
+def _plain(value) -> str:
+    return number_key(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
