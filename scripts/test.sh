@@ -11,4 +11,15 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
 
+# The dashboard's browser tests drive Debian's Chromium (they fail under CI=true without it).
+if ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null
+    else
+        echo "warning: chromium is not installed and cannot be installed here; browser tests will not run" >&2
+    fi
+fi
+
 exec .venv/bin/python -m pytest "$@"
