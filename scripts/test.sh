@@ -22,4 +22,8 @@ if ! command -v chromium >/dev/null 2>&1; then
     fi
 fi
 
+# helm for the chart tests, built from its Go module and cached between runs.
+HELM=$(scripts/install-helm.sh)
+export HELM
+
 exec .venv/bin/python -m pytest "$@"

@@ -29,7 +29,7 @@ KUBERNETES_VERSIONS = sorted({OLDEST_KUBERNETES, kubernetes_validate.latest_vers
 # sizing flags between them, but these appear in this order.
 DOCUMENTED_HEAD_COMMAND = ["ray", "start", "--head", "--num-cpus=0", "--port=6379", "--dashboard-host=0.0.0.0",
                            "--dashboard-port=8265", "--ray-client-server-port=10001", "--block"]
-SECRET_FREE_LABEL = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -149,7 +149,7 @@ def test_names_and_labels_are_valid_and_selectors_are_stable(values_file):
         for key in ("helm.sh/chart", "app.kubernetes.io/name", "app.kubernetes.io/instance",
                     "app.kubernetes.io/component", "app.kubernetes.io/version", "app.kubernetes.io/managed-by"):
             assert key in labels, f"{obj['kind']}/{name} lacks label {key}"
-        assert all(len(v) <= 63 and SECRET_FREE_LABEL.match(v) for v in labels.values()), labels
+        assert all(len(v) <= 63 and LABEL_VALUE.match(v) for v in labels.values()), labels
     for deployment in by_kind(objects, "Deployment"):
         selector = deployment["spec"]["selector"]["matchLabels"]
         pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
@@ -251,6 +251,7 @@ def test_every_container_is_sized_and_locked_down(values_file):
         pod_security = template["spec"]["securityContext"]
         assert pod_security["runAsNonRoot"] is True and pod_security["runAsUser"] != 0, owner
         assert pod_security["seccompProfile"] == {"type": "RuntimeDefault"}, owner
+        assert template["spec"]["enableServiceLinks"] is False, owner
         for container in all_containers(template):
             where = f"{owner} {container['name']}"
             resources = container["resources"]
@@ -283,6 +284,19 @@ def test_long_names_are_cut_to_63_characters_and_stay_distinct():
     head_service = next(obj for obj in by_kind(objects, "Service") if obj["metadata"]["name"].endswith("-head"))
     assert f"--address={head_service['metadata']['name']}:6379" in command_of(
         worker["spec"]["template"]["spec"]["containers"][0])
+
+
+def test_long_names_in_kuberay_mode_leave_room_for_the_names_kuberay_derives():
+    long_name = "a" * 30 + "-" + "b" * 32
+    objects = render(set_values=[f"fullnameOverride={long_name}", "mode=kuberay", "jobApi.serviceType=NodePort",
+                                 "jobApi.exposeOutsideCluster=true"])
+    (raycluster,) = by_kind(objects, "RayCluster")
+    name = raycluster["metadata"]["name"]
+    # KubeRay names the head Service <name>-head-svc, which must stay a 63-character DNS label.
+    assert len(name) <= 40 and long_name.startswith(name)
+    assert len(f"{name}-head-svc") <= 63
+    jobs = next(obj for obj in by_kind(objects, "Service") if obj["metadata"]["name"].endswith("-head-jobs"))
+    assert jobs["spec"]["selector"]["ray.io/cluster"] == name
 
 
 # ---------------------------------------------------------------------------------------------

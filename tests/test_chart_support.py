@@ -26,8 +26,8 @@ CI_VALUES_FILES = sorted(CI_VALUES_DIR.glob("*-values.yaml"))
 # The KubeRay RayCluster CRD, kept beside the repository (see ../shared/crds/README.md).
 RAYCLUSTER_CRD = REPO_ROOT.parent / "shared" / "crds" / "ray.io_rayclusters.yaml"
 HELM_VERSION = "v3.22.0"
-# helm built with `go install` defaults to Kubernetes 1.20 for `helm template`; the chart needs
-# 1.25 or newer, so every render names the version it renders for.
+# Every render names the Kubernetes version it renders for: a helm built with a plain `go install`
+# assumes 1.20, which the chart (1.25 or newer) refuses, and results should not depend on the build.
 RENDER_KUBE_VERSION = "1.33.0"
 RELEASE = "sweeps"
 
