@@ -111,7 +111,7 @@ def summarize_reference(config: SimConfig, table) -> dict:
     outcome = Outcome(status=status.astype(np.int8), end_ms=end, commit_start_ms=commit_start,
                       retries=col("n_retries", np.int32), conflicts_same_table=zeros,
                       conflicts_catalog_only=zeros, manifest_list_reads=zeros, manifest_list_writes=zeros,
-                      manifest_file_reads=zeros, manifest_file_writes=zeros, snapshot_ms=np.zeros(n),
+                      manifest_file_reads=zeros, manifest_file_writes=zeros, cas_throttled=zeros, snapshot_ms=np.zeros(n), commit_ms=np.full(n, np.nan),
                       snapshot_seq=np.zeros(n, np.int64), commit_seq=np.full(n, -1, np.int64), final_seq=0)
     return summarize(config, workload, outcome)
 

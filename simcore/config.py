@@ -18,12 +18,16 @@ from typing import Any, Mapping, Optional
 
 from simcore.providers import PROVIDERS
 
-CATALOG_BACKENDS = ("storage", "service")
+CATALOG_BACKENDS = ("storage", "service", "append")
+RETRY_POLICIES = ("immediate", "backoff", "split")
 TABLE_DISTRIBUTIONS = ("uniform", "zipf")
 ARRIVAL_DISTRIBUTIONS = ("lognormal", "exponential")
 
 DEFAULT_ZIPF_ALPHA = 1.5
 DEFAULT_CATALOG_LATENCY_MS = 10.0
+
+DEFAULT_BACKOFF = {"backoff_base_ms": 10.0, "backoff_multiplier": 2.0, "backoff_cap_ms": 5000.0,
+                   "backoff_jitter": 0.1}
 
 # Steady-state window bounds: W = clamp(5 x runtime median, 5 min, 15 min).
 WARMUP_RUNTIME_MULTIPLE = 5
@@ -50,6 +54,9 @@ class SimConfig:
         catalog: ``storage`` (the catalog is an object of ``provider``; its read
             and CAS are storage operations) or ``service`` (a catalog service
             whose read and CAS each take exactly ``catalog_latency_ms``).
+            ``append`` is a catalog log object of ``provider`` committed to by a
+            position-conditional append plus a discovery read (S3 Express and
+            Azure only), as the reference's append catalog.
         catalog_latency_ms: the service's fixed latency; only for ``service``.
         num_tables: tables in the one catalog object; every commit to any of
             them advances the shared sequence number.
@@ -66,6 +73,24 @@ class SimConfig:
             not recorded.
         retry: retries after the first attempt (at most ``retry + 1`` CAS).
         real_conflict_probability: chance a VO aborts on a same-table conflict.
+        retry_policy: when a failed attempt retries. None or ``immediate`` (at
+            once, the reference's behaviour), ``backoff`` (wait
+            min(cap, base x multiplier^(n-1)) x (1 +/- jitter) before the n-th
+            retry) or ``split`` (catalog-only conflicts at once, same-table
+            conflicts back off, n counting same-table conflicts), as seed 001
+            recommends.
+        backoff_base_ms, backoff_multiplier, backoff_cap_ms, backoff_jitter: the
+            backoff; only with ``backoff`` or ``split`` (defaults 10 ms, 2,
+            5000 ms, 0.1).
+        cas_throttle_per_s: a per-object write rate limit on the catalog
+            object: a token bucket of ``cas_throttle_burst`` tokens refilled at
+            this rate; a CAS request that finds a token takes it, one that
+            finds none is refused after its round trip (a failed attempt, as a
+            429 from GCS). None: unlimited. GCS documents about 1 write/s.
+        cas_throttle_burst: the bucket's size (default 1); only with a throttle.
+
+    Fields that are None do not enter ``config_hash``, so adding an optional
+    behaviour later leaves the hash of every existing config unchanged.
     """
 
     provider: str = "s3"
@@ -86,6 +111,13 @@ class SimConfig:
     retry: int = 10
     real_conflict_probability: float = 0.0
     merge_manifests_per_commit: float = 1.5
+    retry_policy: Optional[str] = None
+    backoff_base_ms: Optional[float] = None
+    backoff_multiplier: Optional[float] = None
+    backoff_cap_ms: Optional[float] = None
+    backoff_jitter: Optional[float] = None
+    cas_throttle_per_s: Optional[float] = None
+    cas_throttle_burst: Optional[float] = None
 
     def __post_init__(self) -> None:
         # Normalise the fields that only apply to one mode, so that two configs
@@ -94,10 +126,18 @@ class SimConfig:
             object.__setattr__(self, "catalog_latency_ms", DEFAULT_CATALOG_LATENCY_MS)
         if self.table_distribution == "zipf" and self.zipf_alpha is None:
             object.__setattr__(self, "zipf_alpha", DEFAULT_ZIPF_ALPHA)
+        if self.retry_policy == "immediate":
+            object.__setattr__(self, "retry_policy", None)
+        if self.retry_policy in ("backoff", "split"):
+            for name, default in DEFAULT_BACKOFF.items():
+                if getattr(self, name) is None:
+                    object.__setattr__(self, name, default)
+        if self.cas_throttle_per_s is not None and self.cas_throttle_burst is None:
+            object.__setattr__(self, "cas_throttle_burst", 1.0)
         for name in ("catalog_latency_ms", "zipf_alpha", "fast_append_ratio", "merge_append_ratio",
                      "inter_arrival_scale_ms", "inter_arrival_sigma", "runtime_median_ms",
                      "runtime_sigma", "runtime_min_ms", "duration_s", "real_conflict_probability",
-                     "merge_manifests_per_commit"):
+                     "merge_manifests_per_commit", *DEFAULT_BACKOFF, "cas_throttle_per_s", "cas_throttle_burst"):
             value = getattr(self, name)
             if value is not None and _is_real(value):
                 object.__setattr__(self, name, float(value))
@@ -135,7 +175,8 @@ class SimConfig:
     @property
     def config_hash(self) -> str:
         """A stable 16-hex-digit digest of the config's content."""
-        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        content = {k: v for k, v in self.to_dict().items() if v is not None}
+        canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
@@ -185,3 +226,24 @@ def _validate(c: SimConfig) -> None:
         raise ConfigError("retry", c.retry, "an integer in [0, 1000]")
     _require_real(c, "real_conflict_probability", "a probability in [0, 1]", lambda v: 0 <= v <= 1)
     _require_real(c, "merge_manifests_per_commit", "a number >= 0", lambda v: v >= 0)
+    if c.catalog == "append" and not PROVIDERS[c.provider].supports_append:
+        raise ConfigError("provider", c.provider, "a provider with conditional append ("
+                          + ", ".join(p for p in PROVIDERS if PROVIDERS[p].supports_append) + ") for catalog=append")
+    if c.retry_policy is not None:
+        _require_choice(c, "retry_policy", RETRY_POLICIES)
+        _require_real(c, "backoff_base_ms", "a number >= 0 (ms)", lambda v: v >= 0)
+        _require_real(c, "backoff_multiplier", "a number >= 1", lambda v: v >= 1)
+        _require_real(c, "backoff_cap_ms", "a number >= 0 (ms)", lambda v: v >= 0)
+        _require_real(c, "backoff_jitter", "a fraction in [0, 1]", lambda v: 0 <= v <= 1)
+    else:
+        for name in DEFAULT_BACKOFF:
+            if getattr(c, name) is not None:
+                raise ConfigError(name, getattr(c, name), "no value unless retry_policy is backoff or split")
+    if c.cas_throttle_per_s is not None:
+        if c.catalog == "service":
+            raise ConfigError("cas_throttle_per_s", c.cas_throttle_per_s,
+                              "no value with catalog=service (the throttle limits writes to a storage object)")
+        _require_real(c, "cas_throttle_per_s", "a rate > 0 (writes per second)", lambda v: v > 0)
+        _require_real(c, "cas_throttle_burst", "a number of tokens >= 1", lambda v: v >= 1)
+    elif c.cas_throttle_burst is not None:
+        raise ConfigError("cas_throttle_burst", c.cas_throttle_burst, "no value unless cas_throttle_per_s is set")

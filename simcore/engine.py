@@ -33,8 +33,20 @@ UNFINISHED, COMMITTED, ABORTED_MAX_RETRIES, ABORTED_VALIDATION = range(4)
 STATUS_NAMES = ("unfinished", "committed", "aborted", "aborted")
 ABORT_REASONS = ("", "", "max_retries_exceeded", "validation_exception")
 
-_READ_DONE = 0
-_CAS_DECIDED = 1
+# Event kinds; an event's code is 4 x transaction + kind.
+_READ_DONE = 0  # a catalog read completed: it observes the catalog now
+_CAS_DECIDED = 1  # a CAS (or conditional append) is decided now
+_CAS_ISSUED = 2  # a CAS request reaches a throttled object: it needs a token
+_CAS_REFUSED = 3  # a throttled CAS found no token: it fails now, whatever the catalog holds
+
+# Retry policies (SimConfig.retry_policy).
+IMMEDIATE, BACKOFF, SPLIT = range(3)
+_POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
+
+# Slots of the protocol-parameter array handed to the kernel.
+(P_MAX_RETRIES, P_REAL_CONFLICT, P_MERGE_MANIFESTS, P_DURATION_MS, P_POLICY, P_BACKOFF_BASE_MS,
+ P_BACKOFF_MULTIPLIER, P_BACKOFF_CAP_MS, P_BACKOFF_JITTER, P_THROTTLE_PER_MS, P_THROTTLE_BURST,
+ P_DISCOVERY_READ) = range(12)
 
 
 @dataclass(frozen=True)
@@ -51,7 +63,9 @@ class Outcome:
     manifest_list_writes: np.ndarray
     manifest_file_reads: np.ndarray
     manifest_file_writes: np.ndarray
+    cas_throttled: np.ndarray  # CAS attempts refused by the object-write throttle
     snapshot_ms: np.ndarray  # when the snapshot used by the last CAS was read
+    commit_ms: np.ndarray  # when the successful CAS was decided (NaN: none)
     snapshot_seq: np.ndarray  # the catalog seq that snapshot saw
     commit_seq: np.ndarray  # catalog seq after our commit; -1 when none
     final_seq: int  # catalog seq at the end of the simulated time
@@ -69,6 +83,8 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
     provider = PROVIDERS[config.provider]
     if config.catalog == "service":
         catalog_read = catalog_cas = Lognormal.fixed(config.catalog_latency_ms)
+    elif config.catalog == "append":
+        catalog_read, catalog_cas = provider.read(), provider.append()
     else:
         catalog_read, catalog_cas = provider.read(), provider.cas()
     slots = [None] * 6
@@ -84,6 +100,26 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
             np.array([s.moments() for s in slots]))
 
 
+def protocol_parameters(config: SimConfig) -> np.ndarray:
+    params = np.zeros(12)
+    params[P_MAX_RETRIES] = config.retry
+    params[P_REAL_CONFLICT] = config.real_conflict_probability
+    params[P_MERGE_MANIFESTS] = config.merge_manifests_per_commit
+    params[P_DURATION_MS] = config.duration_ms
+    params[P_POLICY] = _POLICY_CODES[config.retry_policy]
+    if config.retry_policy is not None:
+        params[P_BACKOFF_BASE_MS] = config.backoff_base_ms
+        params[P_BACKOFF_MULTIPLIER] = config.backoff_multiplier
+        params[P_BACKOFF_CAP_MS] = config.backoff_cap_ms
+        params[P_BACKOFF_JITTER] = config.backoff_jitter
+    if config.cas_throttle_per_s is not None:
+        params[P_THROTTLE_PER_MS] = config.cas_throttle_per_s / 1000.0
+        params[P_THROTTLE_BURST] = config.cas_throttle_burst
+    # An append catalog learns its commit's outcome by reading the log back.
+    params[P_DISCOVERY_READ] = 1.0 if config.catalog == "append" else 0.0
+    return params
+
+
 def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outcome:
     """Run the commit protocol for every transaction of ``workload``."""
     median, sigma, floor, moments = latency_table(config)
@@ -95,16 +131,16 @@ def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outc
     snapshot_seq = np.zeros(n, dtype=np.int64)
     final_seq = _event_loop(
         workload.submit_ms, workload.runtime_ms, workload.op, workload.table,
-        config.num_tables, np.log(median), sigma, floor, moments, config.retry,
-        config.real_conflict_probability, config.merge_manifests_per_commit,
-        config.duration_ms, rng, status, out_f64, out_i32, snapshot_seq, commit_seq)
+        config.num_tables, np.log(median), sigma, floor, moments, protocol_parameters(config),
+        rng, status, out_f64, out_i32, snapshot_seq, commit_seq)
     end = out_f64[0]
     end[status == UNFINISHED] = np.nan
     return Outcome(status=status, end_ms=end, commit_start_ms=out_f64[1], retries=out_i32[0],
                    conflicts_same_table=out_i32[1], conflicts_catalog_only=out_i32[2],
                    manifest_list_reads=out_i32[3], manifest_list_writes=out_i32[4],
-                   manifest_file_reads=out_i32[5], manifest_file_writes=out_i32[6],
-                   snapshot_ms=out_f64[2], snapshot_seq=snapshot_seq, commit_seq=commit_seq,
+                   manifest_file_reads=out_i32[5], manifest_file_writes=out_i32[6], cas_throttled=out_i32[7],
+                   snapshot_ms=out_f64[2], commit_ms=np.where(commit_seq >= 0, out_f64[3], np.nan),
+                   snapshot_seq=snapshot_seq, commit_seq=commit_seq,
                    final_seq=int(final_seq))
 
 
@@ -184,13 +220,13 @@ def _heap_pop(times, codes, size):
 
 
 @numba.njit(cache=True)
-def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moments, max_retries,
-                real_conflict_probability, merge_manifests_per_commit, duration_ms, rng,
+def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moments, params, rng,
                 status, out_f64, out_i32, snapshot_seq, commit_seq):
     n = submit.shape[0]
     end_ms = out_f64[0]
     commit_start = out_f64[1]
     snapshot_ms = out_f64[2]
+    commit_ms = out_f64[3]
     retries = out_i32[0]
     same_table = out_i32[1]
     catalog_only = out_i32[2]
@@ -198,11 +234,20 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     ml_writes = out_i32[4]
     mf_reads = out_i32[5]
     mf_writes = out_i32[6]
+    throttled = out_i32[7]
+
+    max_retries = np.int64(params[P_MAX_RETRIES])
+    duration_ms = params[P_DURATION_MS]
+    throttle_per_ms = params[P_THROTTLE_PER_MS]
+    throttle_burst = params[P_THROTTLE_BURST]
+    discovery_read = params[P_DISCOVERY_READ] > 0.0
 
     table_version = np.zeros(num_tables, dtype=np.int64)
     snapshot_version = np.zeros(n, dtype=np.int64)
     started = np.zeros(n, dtype=np.bool_)  # its initial catalog read has completed
     seq = 0
+    tokens = throttle_burst  # the throttled object's token bucket ...
+    tokens_at = 0.0  # ... as of this instant
 
     heap_t = np.empty(n + 1, dtype=np.float64)
     heap_c = np.empty(n + 1, dtype=np.int64)
@@ -215,7 +260,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         while next_arrival < n and (size == 0 or submit[next_arrival] <= heap_t[0]):
             k = next_arrival
             t_read = submit[k] + _draw(rng, CATALOG_READ, mu, sigma, floor)
-            size = _heap_push(heap_t, heap_c, size, t_read, 2 * k + _READ_DONE)
+            size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
             next_arrival += 1
         if size == 0:
             break
@@ -224,20 +269,41 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         if t >= duration_ms:
             break  # everything still pending ends after the simulated time
         size = _heap_pop(heap_t, heap_c, size)
-        k = code >> 1
+        k = code >> 2
+        kind = code & 3
         tbl = table[k]
 
-        if code & 1 == _CAS_DECIDED:
-            if seq == snapshot_seq[k]:
+        if kind == _CAS_ISSUED:
+            # Token bucket: a CAS that finds a token proceeds; one that finds
+            # none is refused (GCS answers 429) after the same round trip.
+            tokens = min(throttle_burst, tokens + (t - tokens_at) * throttle_per_ms)
+            tokens_at = t
+            outcome = _CAS_DECIDED
+            if tokens >= 1.0:
+                tokens -= 1.0
+            else:
+                outcome = _CAS_REFUSED
+                throttled[k] += 1
+            t_decided = t + _draw(rng, CATALOG_CAS, mu, sigma, floor)
+            size = _heap_push(heap_t, heap_c, size, t_decided, 4 * k + outcome)
+            continue
+
+        if kind == _CAS_DECIDED or kind == _CAS_REFUSED:
+            t_learned = t
+            if discovery_read:
+                t_learned += _draw(rng, CATALOG_READ, mu, sigma, floor)
+            if kind == _CAS_DECIDED and seq == snapshot_seq[k]:
                 seq += 1
                 table_version[tbl] += 1
-                status[k] = COMMITTED
-                end_ms[k] = t
                 commit_seq[k] = seq
+                commit_ms[k] = t
+                if t_learned < duration_ms:
+                    status[k] = COMMITTED
+                    end_ms[k] = t_learned
             else:
                 # Failed: re-read the catalog to learn what changed.
-                t_read = t + _draw(rng, CATALOG_READ, mu, sigma, floor)
-                size = _heap_push(heap_t, heap_c, size, t_read, 2 * k + _READ_DONE)
+                t_read = t_learned + _draw(rng, CATALOG_READ, mu, sigma, floor)
+                size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
             continue
 
         # A catalog read completed at t: it observes the state now.
@@ -247,12 +313,11 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             snapshot_version[k] = table_version[tbl]
             snapshot_ms[k] = t
             commit_start[k] = t + runtime[k]
-            t_next = commit_start[k] + _attempt_io(rng, mu, sigma, floor)
+            t_ready = commit_start[k] + _attempt_io(rng, mu, sigma, floor)
             ml_reads[k] += 1
             mf_writes[k] += 1
             ml_writes[k] += 1
-            t_next += _draw(rng, CATALOG_CAS, mu, sigma, floor)
-            size = _heap_push(heap_t, heap_c, size, t_next, 2 * k + _CAS_DECIDED)
+            size = _schedule_cas(heap_t, heap_c, size, k, t_ready, throttle_per_ms, rng, mu, sigma, floor)
             continue
 
         overlap = table_version[tbl] != snapshot_version[k]
@@ -263,11 +328,11 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             if op[k] == VALIDATED_OVERWRITE:  # the I/O convoy, then validation
                 t_next += _draw_sum(rng, ML_READ, behind, mu, sigma, floor, moments)
                 ml_reads[k] += behind
-                if real_conflict_probability > 0.0 and rng.random() < real_conflict_probability:
+                if params[P_REAL_CONFLICT] > 0.0 and rng.random() < params[P_REAL_CONFLICT]:
                     _finish(status, end_ms, k, ABORTED_VALIDATION, t_next, duration_ms)
                     continue
             elif op[k] == MERGE_APPEND:  # re-merge the manifests it missed
-                m = np.int64(behind * merge_manifests_per_commit)
+                m = np.int64(behind * params[P_MERGE_MANIFESTS])
                 t_next += (_draw_sum(rng, MF_READ, m, mu, sigma, floor, moments)
                            + _draw_sum(rng, MF_WRITE, m, mu, sigma, floor, moments))
                 mf_reads[k] += m
@@ -281,14 +346,42 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         snapshot_seq[k] = seq
         snapshot_version[k] = table_version[tbl]
         snapshot_ms[k] = t
+        t_next += _backoff_ms(params, rng, overlap, retries[k], same_table[k])
         if overlap:  # only a same-table conflict forces the manifests to be rewritten
             t_next += _attempt_io(rng, mu, sigma, floor)
             ml_reads[k] += 1
             mf_writes[k] += 1
             ml_writes[k] += 1
-        t_next += _draw(rng, CATALOG_CAS, mu, sigma, floor)
-        size = _heap_push(heap_t, heap_c, size, t_next, 2 * k + _CAS_DECIDED)
+        size = _schedule_cas(heap_t, heap_c, size, k, t_next, throttle_per_ms, rng, mu, sigma, floor)
     return seq
+
+
+@numba.njit(cache=True, inline="always")
+def _schedule_cas(heap_t, heap_c, size, k, t_ready, throttle_per_ms, rng, mu, sigma, floor):
+    """Send transaction k's CAS at t_ready: straight to its decision, or into the throttle's queue."""
+    if throttle_per_ms > 0.0:
+        return _heap_push(heap_t, heap_c, size, t_ready, 4 * k + _CAS_ISSUED)
+    t_decided = t_ready + _draw(rng, CATALOG_CAS, mu, sigma, floor)
+    return _heap_push(heap_t, heap_c, size, t_decided, 4 * k + _CAS_DECIDED)
+
+
+@numba.njit(cache=True, inline="always")
+def _backoff_ms(params, rng, same_table_conflict, retry_number, same_table_conflicts):
+    """How long to wait before the next attempt under the configured retry policy."""
+    policy = params[P_POLICY]
+    if policy == IMMEDIATE:
+        return 0.0
+    if policy == SPLIT:
+        if not same_table_conflict:
+            return 0.0  # catalog-only conflicts retry at once
+        exponent = same_table_conflicts - 1
+    else:
+        exponent = retry_number - 1
+    delay = min(params[P_BACKOFF_CAP_MS], params[P_BACKOFF_BASE_MS] * params[P_BACKOFF_MULTIPLIER] ** exponent)
+    jitter = params[P_BACKOFF_JITTER]
+    if jitter > 0.0:
+        delay *= 1.0 + jitter * (2.0 * rng.random() - 1.0)
+    return delay
 
 
 @numba.njit(cache=True, inline="always")

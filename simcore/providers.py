@@ -66,6 +66,8 @@ class Provider:
     append_median_ms: Optional[float]
     append_sigma: Optional[float]
     floor_ms: float
+    # Documented per-object write rate limit (writes/s), None where none is documented.
+    object_writes_per_s: Optional[float] = None
     # The reference models its "instant" tier as a fixed latency for every
     # operation (its InstantStorageProvider ignores the lognormal figures).
     all_fixed: bool = False
@@ -80,6 +82,13 @@ class Provider:
             return Lognormal.fixed(self.floor_ms)
         median = self.write_base_ms + self.write_ms_per_mib * size_bytes / MIB
         return Lognormal(median, self.write_sigma, self.floor_ms)
+
+    def append(self) -> Lognormal:
+        if self.all_fixed:
+            return Lognormal.fixed(self.floor_ms)
+        if self.append_median_ms is None:
+            raise ValueError(f"{self.name} has no conditional append")
+        return Lognormal(self.append_median_ms, self.append_sigma, self.floor_ms)
 
     def cas(self) -> Lognormal:
         if self.all_fixed:
@@ -98,7 +107,8 @@ PROVIDERS: Mapping[str, Provider] = {
         Provider("s3", "AWS S3 Standard", 27, 0.62, 60, 20, 0.29, 61, 0.14, None, None, 10),
         Provider("azurex", "Azure Blob Premium", 35, 0.08, 41, 15, 0.10, 64, 0.73, 70, 0.23, 20),
         Provider("azure", "Azure Blob Standard", 38, 0.66, 45, 25, 0.50, 93, 0.82, 87, 0.28, 20),
-        Provider("gcp", "Google Cloud Storage", 200, 0.30, 200, 17, 0.30, 170, 0.91, None, None, 80),
+        Provider("gcp", "Google Cloud Storage", 200, 0.30, 200, 17, 0.30, 170, 0.91, None, None, 80,
+                 object_writes_per_s=1.0),  # seed 003: "~1 write/s throttling", as GCS documents
         Provider("instant", "Idealised 1 ms store (tests, what-ifs)", 1, 0.1, 0.5, 0.1, 0.1, 1, 0.1, 1, 0.1, 1,
                  all_fixed=True),
     )

@@ -30,8 +30,12 @@ class Oracle:
         provider = PROVIDERS[config.provider]
         if config.catalog == "service":
             self.catalog_read = self.catalog_cas = Lognormal.fixed(config.catalog_latency_ms)
+        elif config.catalog == "append":
+            self.catalog_read, self.catalog_cas = provider.read(), provider.append()
         else:
             self.catalog_read, self.catalog_cas = provider.read(), provider.cas()
+        # The throttled catalog object's token bucket: tokens, as of when.
+        self.tokens, self.tokens_at = config.cas_throttle_burst, 0.0
         self.storage_read = provider.read()
         self.mf_write = provider.write(MANIFEST_FILE_BYTES)
         self.ml_write = provider.write(MANIFEST_LIST_BYTES)
@@ -81,10 +85,15 @@ class Oracle:
                 yield self.latency(self.storage_read)   # read the manifest list
                 yield self.latency(self.mf_write)       # write a new manifest file
                 yield self.latency(self.ml_write)       # write the new manifest list
+            refused = c.cas_throttle_per_s is not None and not self.take_token(record["now"])
             yield self.latency(self.catalog_cas)
-            if self.seq == snapshot[0]:                 # the CAS is decided now
+            committed = not refused and self.seq == snapshot[0]  # the CAS is decided now
+            if committed:
                 self.seq += 1
                 self.table_version[table] += 1
+            if c.catalog == "append":
+                yield self.latency(self.catalog_read)   # read the log back to learn the outcome
+            if committed:
                 record["status"] = COMMITTED
                 return
             yield self.latency(self.catalog_read)       # learn what changed
@@ -106,7 +115,26 @@ class Oracle:
             record["retries"] += 1
             snapshot = new_snapshot
             rewrite_manifests = same_table
+            yield self.backoff(record, same_table)
         record["status"] = ABORTED_MAX_RETRIES
+
+    def take_token(self, now: float) -> bool:
+        """Token bucket of the throttled object: does a CAS sent now get a token?"""
+        refill = (now - self.tokens_at) * self.config.cas_throttle_per_s / 1000.0
+        self.tokens = min(self.config.cas_throttle_burst, self.tokens + refill)
+        self.tokens_at = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+    def backoff(self, record: dict, same_table: bool) -> float:
+        c = self.config
+        if c.retry_policy is None or (c.retry_policy == "split" and not same_table):
+            return 0.0
+        n = record["same"] if c.retry_policy == "split" else record["retries"]
+        delay = min(c.backoff_cap_ms, c.backoff_base_ms * c.backoff_multiplier ** (n - 1))
+        return delay * (1 + c.backoff_jitter * (2 * self.random.random() - 1))
 
     # -- the event loop -----------------------------------------------------------
 
@@ -151,6 +179,6 @@ class Oracle:
                           conflicts_same_table=column("same", np.int32),
                           conflicts_catalog_only=column("catalog_only", np.int32),
                           manifest_list_reads=zeros, manifest_list_writes=zeros, manifest_file_reads=zeros,
-                          manifest_file_writes=zeros, snapshot_ms=np.zeros(n), snapshot_seq=np.zeros(n, np.int64),
+                          manifest_file_writes=zeros, cas_throttled=zeros, snapshot_ms=np.zeros(n), commit_ms=np.full(n, np.nan), snapshot_seq=np.zeros(n, np.int64),
                           commit_seq=np.full(n, -1, np.int64), final_seq=self.seq)
         return workload, outcome

@@ -38,6 +38,13 @@ CONFIGS = {
     "azurex, 3 tables, merge append + real conflicts": SimConfig(
         provider="azurex", num_tables=3, fast_append_ratio=0.4, merge_append_ratio=0.3,
         real_conflict_probability=0.3, inter_arrival_scale_ms=300, **SHORT),
+    "azure append catalog, 2 tables, FA/VO": SimConfig(provider="azure", catalog="append", num_tables=2,
+                                                      fast_append_ratio=0.7, inter_arrival_scale_ms=300, **SHORT),
+    "s3, 5 tables, split retry policy": SimConfig(provider="s3", num_tables=5, fast_append_ratio=0.8,
+                                                  retry_policy="split", inter_arrival_scale_ms=150, **SHORT),
+    "gcp throttled to 1 write/s, backoff": SimConfig(provider="gcp", num_tables=4, cas_throttle_per_s=1.0,
+                                                     retry_policy="backoff", backoff_base_ms=200.0,
+                                                     inter_arrival_scale_ms=1500, **SHORT),
 }
 
 # metric -> absolute slack

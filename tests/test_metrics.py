@@ -38,7 +38,7 @@ def _run():
                       conflicts_same_table=np.array(cols[7], np.int32),
                       conflicts_catalog_only=np.array(cols[8], np.int32),
                       manifest_list_reads=zeros, manifest_list_writes=zeros, manifest_file_reads=zeros,
-                      manifest_file_writes=zeros, snapshot_ms=np.zeros(n), snapshot_seq=np.zeros(n, np.int64),
+                      manifest_file_writes=zeros, cas_throttled=zeros, snapshot_ms=np.zeros(n), commit_ms=np.full(n, np.nan), snapshot_seq=np.zeros(n, np.int64),
                       commit_seq=np.full(n, -1, np.int64), final_seq=5)
     return workload, outcome
 
