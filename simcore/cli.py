@@ -79,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = commands.add_parser("run", help="simulate one config for each seed and print the summaries")
     run.add_argument("--provider", required=True, help="object store: " + ", ".join(PROVIDERS))
-    run.add_argument("--catalog", required=True, help="catalog back-end: " + " or ".join(CATALOG_BACKENDS))
+    run.add_argument("--catalog", required=True, help="catalog back-end: " + ", ".join(CATALOG_BACKENDS)
+                     + " (append: conditional-append log, s3x/azurex/azure)")
     run.add_argument("--catalog-latency-ms", type=_number, default=None,
                      help=f"fixed read/CAS latency of the service catalog (default {DEFAULT_CATALOG_LATENCY_MS:g})")
     run.add_argument("--num-tables", type=_integer, required=True, help="tables sharing the catalog object (>= 1)")
@@ -95,6 +96,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--retry", type=_integer, default=10, help="retries after the first attempt (default 10)")
     run.add_argument("--real-conflict-probability", type=_number, default=0.0,
                      help="chance a VO aborts on a same-table conflict (default 0)")
+    run.add_argument("--retry-policy", default="immediate",
+                     help="immediate (default, as the reference), backoff, or split (catalog-only conflicts at "
+                          "once, same-table conflicts back off)")
+    run.add_argument("--backoff-base-ms", type=_number, default=None, help="first backoff wait (default 10)")
+    run.add_argument("--backoff-multiplier", type=_number, default=None, help="growth per retry (default 2)")
+    run.add_argument("--backoff-cap-ms", type=_number, default=None, help="longest wait (default 5000)")
+    run.add_argument("--backoff-jitter", type=_number, default=None, help="+/- fraction of each wait (default 0.1)")
+    run.add_argument("--cas-throttle-per-s", type=_number, default=None,
+                     help="per-object write limit on the catalog object (token bucket; default: none)")
+    run.add_argument("--throttle-object-writes", action="store_true",
+                     help="apply the provider's documented per-object write limit (GCS: 1/s; others: none)")
     run.add_argument("--seeds", required=True, help="comma-separated seeds, e.g. 1,2,3")
     run.add_argument("--json", action="store_true", help="one JSON object per seed per line")
     run.add_argument("--transactions-dir", default=None,
@@ -109,7 +121,16 @@ def _config_from_args(args: argparse.Namespace) -> SimConfig:
     alpha = args.zipf_alpha
     if alpha is not None and args.table_dist != "zipf":
         raise ConfigError("zipf_alpha", alpha, "no value unless --table-dist zipf")
+    throttle = args.cas_throttle_per_s
+    if args.throttle_object_writes:
+        if throttle is not None:
+            raise ConfigError("cas_throttle_per_s", throttle, "no value with --throttle-object-writes")
+        documented = PROVIDERS[args.provider].object_writes_per_s if args.provider in PROVIDERS else None
+        throttle = documented if args.catalog != "service" else None
     return SimConfig(
+        retry_policy=args.retry_policy, backoff_base_ms=args.backoff_base_ms,
+        backoff_multiplier=args.backoff_multiplier, backoff_cap_ms=args.backoff_cap_ms,
+        backoff_jitter=args.backoff_jitter, cas_throttle_per_s=throttle,
         provider=args.provider, catalog=args.catalog, catalog_latency_ms=latency,
         num_tables=args.num_tables, table_distribution=args.table_dist, zipf_alpha=alpha,
         fast_append_ratio=args.fast_append_ratio, merge_append_ratio=args.merge_append_ratio,

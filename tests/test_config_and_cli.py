@@ -22,7 +22,9 @@ def _with(flag, value):
 
 @pytest.mark.parametrize("flag, value, field, allowed", [
     ("--provider", "s4", "provider", "one of s3x, s3, azurex, azure, gcp, instant"),
-    ("--catalog", "rest", "catalog", "one of storage, service"),
+    ("--catalog", "rest", "catalog", "one of storage, service, append"),
+    ("--retry-policy", "sometimes", "retry_policy", "one of immediate, backoff, split"),
+    ("--cas-throttle-per-s", "-1", "cas_throttle_per_s", "a rate > 0"),
     ("--num-tables", "0", "num_tables", "an integer >= 1"),
     ("--num-tables", "x", "--num-tables", "an integer"),
     ("--inter-arrival-scale-ms", "0", "inter_arrival_scale_ms", "a number > 0"),
@@ -136,3 +138,13 @@ def test_transactions_dir_writes_one_parquet_per_seed(tmp_path, capsys):
     summary = capsys.readouterr().out.splitlines()[2].split()
     in_window = table.filter(table.column("in_window"))
     assert str(in_window.num_rows) == summary[1]  # the txns column of seed 1
+
+
+def test_throttle_flag_applies_the_documented_limit_to_gcs_only(capsys):
+    gcs = ["run", "--provider", "gcp", "--catalog", "storage", "--num-tables", "2", "--fast-append-ratio", "1",
+           "--inter-arrival-scale-ms", "2000", "--duration-s", "1900", "--seeds", "1", "--json"]
+    assert main(gcs + ["--throttle-object-writes"]) == 0
+    assert json.loads(capsys.readouterr().out)["cas_throttle_per_s"] == 1.0
+    s3 = [("s3" if a == "gcp" else a) for a in gcs]
+    assert main(s3 + ["--throttle-object-writes"]) == 0
+    assert json.loads(capsys.readouterr().out)["cas_throttle_per_s"] is None
