@@ -11,8 +11,9 @@ compared at grid resolution.
     python benchmarks/fidelity.py --endive ../endive --endive-python ../endive-venv/bin/python \
         --set standard --jobs 2 --csv fidelity.csv
 
-Reference runs of heavily loaded configs take minutes each; ``--set quick``
-runs a handful of cheap ones.
+Reference runs of heavily loaded configs take minutes to an hour each;
+``--set quick`` runs a handful of cheap ones. Finished reference runs are
+cached (``--cache-dir``), so an interrupted comparison resumes where it was.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -79,15 +79,21 @@ CURVES = {
 }
 
 
-def run_reference(config: SimConfig, seed: int, endive: str, python: str, workdir: str) -> tuple[dict, float]:
-    out = os.path.join(workdir, f"{config.config_hash}-{seed}.parquet")
-    env = {**os.environ, "PYTHONPATH": endive}
-    done = subprocess.run([python, DRIVER, json.dumps(config.to_dict()), str(seed), out], env=env,
-                          capture_output=True, text=True, cwd=workdir)
-    if done.returncode != 0:
-        raise RuntimeError(f"reference failed on {config.to_dict()} seed {seed}:\n{done.stderr[-2000:]}")
-    wall_s = json.loads(done.stdout.strip().splitlines()[-1])["wall_s"]
-    return summarize_reference(config, pq.read_table(out)), wall_s
+def run_reference(config: SimConfig, seed: int, endive: str, python: str, cache_dir: str) -> dict:
+    """The reference's summary of one (config, seed); its per-transaction output is kept in
+    ``cache_dir`` so an interrupted or repeated comparison never reruns a finished reference run."""
+    out = os.path.join(cache_dir, f"{config.config_hash}-{seed}.parquet")
+    if not os.path.exists(out):
+        partial = out + ".partial"
+        env = {**os.environ, "PYTHONPATH": endive}
+        done = subprocess.run([python, DRIVER, json.dumps(config.to_dict()), str(seed), partial], env=env,
+                              capture_output=True, text=True, cwd=cache_dir)
+        if done.returncode != 0:
+            raise RuntimeError(f"reference failed on {config.to_dict()} seed {seed}:\n{done.stderr[-2000:]}")
+        os.replace(partial, out)
+        wall_s = json.loads(done.stdout.strip().splitlines()[-1])["wall_s"]
+        print(f"  reference {describe(config)} seed {seed}: {wall_s:.0f} s", flush=True)
+    return summarize_reference(config, pq.read_table(out))
 
 
 def summarize_reference(config: SimConfig, table) -> dict:
@@ -139,6 +145,8 @@ def main() -> int:
     parser.add_argument("--simcore-seeds", type=int, default=6, help="simcore seeds per config (default 6)")
     parser.add_argument("--jobs", type=int, default=2, help="reference processes at once")
     parser.add_argument("--csv", help="also write every compared metric to this CSV file")
+    parser.add_argument("--cache-dir", default=os.path.expanduser("~/.cache/commit-sweeps/fidelity"),
+                        help="where finished reference runs are kept (default ~/.cache/commit-sweeps/fidelity)")
     args = parser.parse_args()
 
     singles = list(SINGLE[args.set])
@@ -150,12 +158,13 @@ def main() -> int:
     print(f"running the reference on {len(configs)} configs x {len(ref_seeds)} seeds with {args.jobs} jobs ...",
           flush=True)
     started = time.time()
-    with tempfile.TemporaryDirectory() as workdir, ThreadPoolExecutor(args.jobs) as pool:
-        futures = {(c, s): pool.submit(run_reference, c, s, args.endive, args.endive_python, workdir)
+    os.makedirs(args.cache_dir, exist_ok=True)
+    with ThreadPoolExecutor(args.jobs) as pool:
+        futures = {(c, s): pool.submit(run_reference, c, s, args.endive, args.endive_python, args.cache_dir)
                    for c in configs for s in ref_seeds}
         reference = {}
         for (c, s), future in futures.items():
-            reference.setdefault(c, []).append(future.result()[0])
+            reference.setdefault(c, []).append(future.result())
     print(f"reference done in {time.time() - started:.0f} s", flush=True)
     ours = {c: simulate(c, our_seeds) for c in configs}
 
