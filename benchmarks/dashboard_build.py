@@ -1,8 +1,10 @@
-"""How long the dashboard takes to build for a full exp4 store, and to load in a browser.
+"""How long the dashboard takes to build for a full store, and to load in a browser.
 
-Targets (issue 4): building the site for the full exp4 store (~4,000 rows)
-in at most 10 s, and the page loading on loopback in at most 2 s. This
-script prints the figures; it does not assert them.
+Targets: building the site for the full exp4 store (~4,000 rows) plus issue
+6's experiments (gcs_throttle 360 configs, retry_policies 900, append_catalog
+1,080, x 3 seeds, and a knee search over exp4c) in at most 10 s, and the page
+loading on loopback in at most 2 s. This script prints the figures; it does
+not assert them.
 
     python benchmarks/dashboard_build.py                    # synthetic full-size store in a temp dir
     python benchmarks/dashboard_build.py --store ./results  # an existing store (e.g. a real sweep)
@@ -13,6 +15,10 @@ Zipf variants of 4a/4b: 1,860 configs) times ``--seeds`` rows, with the full
 column set and per-table lists, and metrics from a simple saturation curve:
 the same shape and size as a sweep's output, so the build does the same work.
 ``--source simulate`` runs ``simcore.simulate`` at a short duration instead.
+Issue 6's experiments (``--issue6-seeds``, default 3; 0 leaves them out) take
+their grids from sweeps/gcs_throttle.py, retry_policies.py and
+append_catalog.py, and ``exp4c_knee`` is a bisection of each exp4c curve's
+synthetic success curve down to 2% (with its ``_knee/exp4c_knee.json``).
 """
 
 from __future__ import annotations
@@ -69,6 +75,13 @@ def synthetic_metrics(config, seed: int) -> dict:
     else:
         capacity = CAPACITY_CPS[config.provider] * (1 + 0.6 * math.log(config.num_tables))
     capacity *= rng.uniform(0.97, 1.03)
+    # Issue 6's settings, as rough factors: enough to give each view a visible difference.
+    if config.catalog == "append":
+        capacity *= 1.4
+    if config.cas_throttle_per_s is not None:
+        capacity = min(capacity, 0.9 * config.cas_throttle_per_s)
+    policy_factor = {None: 1.0, "backoff": 1.05, "split": 1.12}[config.retry_policy]
+    capacity *= policy_factor
     offered_cps = 1000.0 / config.inter_arrival_scale_ms
     load = offered_cps / capacity
     success = 1.0 / (1.0 + load ** 4)
@@ -95,20 +108,82 @@ def synthetic_metrics(config, seed: int) -> dict:
         metrics.update({"vo_n_txns": int(n_txns * vo_share), "vo_success_rate": success ** 3,
                         "vo_throughput_cps": offered_cps * vo_share * success ** 3,
                         "vo_commit_latency_mean_ms": latency_ms * 10 * (1 + load),
-                        "vo_commit_latency_p99_ms": latency_ms * 40 * (1 + load)})
+                        "vo_commit_latency_p99_ms": latency_ms * 40 * (1 + load) / policy_factor ** 2})
+    if config.cas_throttle_per_s is not None:
+        metrics["cas_throttled"] = int(n_txns * load / 3)
     return metrics
 
 
-def make_store(path: str, source: str, seeds: int, rows_per_file: int, duration_s: float) -> int:
-    """Write a full-size exp4 store at ``path``; returns the number of rows."""
+def _passes(config, seeds: int) -> bool:
+    success_metric = "vo_success_rate" if config.fast_append_ratio < 1 else "success_rate"
+    return statistics.mean(synthetic_metrics(config, seed)[success_metric] for seed in range(1, seeds + 1)) > 0.95
+
+
+def knee_search_rows(seeds: int) -> tuple:
+    """(rows, summary) of a bisection over each exp4c curve's synthetic success, to 2%, as sweeps/knee.py would."""
+    from simcore import SimConfig
+
+    from dashboards.testing import contract_row
+
+    curves = {}
+    for fields in exp4_grid()["exp4c"]:
+        curves.setdefault(tuple(sorted((k, v) for k, v in fields.items() if k != "inter_arrival_scale_ms")), fields)
+    rows, summary = [], []
+    for fields in curves.values():
+        def config_at(scale_ms):
+            return SimConfig.from_dict(dict(fields, inter_arrival_scale_ms=scale_ms))
+
+        tried = []
+        heavy, light = 20.0, 5000.0  # the exp4c grid's span
+        status = "found"
+        if _passes(config_at(heavy), seeds):
+            tried, status, light = [heavy], "above search range", heavy
+        elif not _passes(config_at(light), seeds):
+            tried, status = [heavy, light], "below search range"
+        else:
+            tried = [heavy, light]
+            while light / heavy - 1 > 0.02:
+                middle = math.sqrt(heavy * light)
+                tried.append(middle)
+                if _passes(config_at(middle), seeds):
+                    light = middle
+                else:
+                    heavy = middle
+        for scale in tried:
+            config = config_at(scale)
+            rows += [contract_row("exp4c_knee", config, seed, synthetic_metrics(config, seed))
+                     for seed in range(1, seeds + 1)]
+        summary.append({"fixed": {k: v for k, v in fields.items() if k != "inter_arrival_scale_ms"},
+                        "status": status, "n_simulations": len(tried) * seeds, "seeds": list(range(1, seeds + 1))})
+    return rows, {"experiment": "exp4c_knee", "source": "exp4c", "curves": summary}
+
+
+def issue6_configs() -> dict:
+    """experiment -> SimConfigs of issue 6's comparison sweeps, from the sweep scripts' own grids."""
+    from sweeps.append_catalog import GRID as APPEND_GRID
+    from sweeps.gcs_throttle import GRID as THROTTLE_GRID
+    from sweeps.retry_policies import GRID as RETRY_GRID
+
+    return {grid.experiment: list(grid.configs()) for grid in (THROTTLE_GRID, RETRY_GRID, APPEND_GRID)}
+
+
+def make_store(path: str, source: str, seeds: int, rows_per_file: int, duration_s: float,
+               issue6_seeds: int = 0) -> int:
+    """Write a full-size store at ``path``; returns the number of rows."""
+    import json
+
     from simcore import SimConfig
 
     from dashboards.testing import contract_row, simulated_rows, write_store_file
 
     short = {"duration_s": duration_s, "runtime_median_ms": 20_000.0} if source == "simulate" else {}
     total = 0
-    for experiment, fields in exp4_grid().items():
-        configs = [SimConfig.from_dict(dict(f, **short)) for f in fields]
+    experiments = [(experiment, [SimConfig.from_dict(dict(f, **short)) for f in fields], seeds)
+                   for experiment, fields in exp4_grid().items()]
+    if issue6_seeds:
+        experiments += [(experiment, [config.replace(**short) for config in configs], issue6_seeds)
+                        for experiment, configs in issue6_configs().items()]
+    for experiment, configs, seeds in experiments:
         started = time.perf_counter()
         if source == "simulate":
             rows = simulated_rows(experiment, configs, seeds=range(1, seeds + 1))
@@ -120,6 +195,15 @@ def make_store(path: str, source: str, seeds: int, rows_per_file: int, duration_
         total += len(rows)
         print(f"  wrote {experiment}: {len(rows)} rows ({source}, {time.perf_counter() - started:.1f} s)",
               flush=True)
+    if issue6_seeds and source == "synthetic":
+        rows, summary = knee_search_rows(issue6_seeds)
+        for start in range(0, len(rows), rows_per_file * 3):
+            write_store_file(path, "exp4c_knee", rows[start:start + rows_per_file * 3], name=f"part-{start:06d}")
+        os.makedirs(os.path.join(path, "_knee"), exist_ok=True)
+        with open(os.path.join(path, "_knee", "exp4c_knee.json"), "w") as stream:
+            json.dump(summary, stream)
+        total += len(rows)
+        print(f"  wrote exp4c_knee: {len(rows)} rows (synthetic bisection to 2%)", flush=True)
     return total
 
 
@@ -187,7 +271,10 @@ def main() -> int:
     parser.add_argument("--store", help="store to build from; made (full exp4 grid) if absent or empty")
     parser.add_argument("--source", choices=("synthetic", "simulate"), default="synthetic",
                         help="how to make a missing store (default synthetic; simulate takes minutes)")
-    parser.add_argument("--seeds", type=int, default=2, help="seeds per config when making a store (default 2)")
+    parser.add_argument("--seeds", type=int, default=2, help="seeds per exp4 config when making a store (default 2)")
+    parser.add_argument("--issue6-seeds", type=int, default=3,
+                        help="seeds per config of gcs_throttle, retry_policies, append_catalog and the exp4c knee "
+                             "search when making a store (default 3; 0 leaves them out)")
     parser.add_argument("--rows-per-file", type=int, default=10,
                         help="rows per Parquet file when making a store (default 10: many small files)")
     parser.add_argument("--duration-s", type=float, default=1200.0, help="simulated duration for --source simulate")
@@ -199,7 +286,8 @@ def main() -> int:
         store = args.store or os.path.join(scratch, "store")
         if not os.path.isdir(store) or not os.listdir(store):
             print(f"making a full-size exp4 store at {store} ...", flush=True)
-            rows = make_store(store, args.source, args.seeds, args.rows_per_file, args.duration_s)
+            rows = make_store(store, args.source, args.seeds, args.rows_per_file, args.duration_s,
+                              args.issue6_seeds)
             print(f"  {rows} rows")
         measure_build(store, os.path.join(scratch, "site"), args.repeat)
         if not args.no_browser:

@@ -17,18 +17,19 @@ min, max, seeds with a value].
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from typing import Optional
 
 from dashboards import __version__
+from dashboards.compared_payload import comparisons_json, knee_searches_json
 from dashboards.frontier import USABLE_SUCCESS_THRESHOLD, CurveFrontier, curve_frontier
 from dashboards.points import Spread, elementwise_mean, group_points, is_number
 from dashboards.published import compare, describe, load_published
+from dashboards.rounding import rounded, spread_json
 from dashboards.store import TABLE_METRIC_COLUMNS, StoreSnapshot
 from dashboards.studies import Study, group_studies, mix_id, number_key, series_id
 
-PAYLOAD_SCHEMA_VERSION = 1
+PAYLOAD_SCHEMA_VERSION = 2
 
 # What the heatmaps and curves can show. ``hatch_by`` names the success rate
 # that marks a cell when it is at or below the threshold (the cell is not
@@ -57,23 +58,8 @@ METRICS = {
 }
 
 
-def rounded(value, digits: int = 4):
-    """JSON-safe number: None for missing or NaN, floats to ``digits`` significant digits."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return None
-        return float(f"{value:.{digits}g}")
-    return value
-
-
 def _spread_json(spread: Optional[Spread]):
-    if spread is None:
-        return None
-    return [rounded(spread.mean), rounded(spread.std), rounded(spread.low), rounded(spread.high), spread.n]
+    return spread_json(spread)
 
 
 def _point_json(point) -> dict:
@@ -85,17 +71,27 @@ def _point_json(point) -> dict:
     }
 
 
+def _curve_bounds(study: Study, curve, frontier: CurveFrontier) -> tuple:
+    """(grid scales the curve lacks, heavier loads than the knee missing, knee at the heaviest load tried)."""
+    present = {point.scale_ms for point in curve.points}
+    # A searched study has no grid: each curve's scales are its own.
+    missing_scales = [] if study.is_searched else [scale for scale in study.scales if scale not in present]
+    knee_scale = frontier.knee.scale_ms if frontier.knee else None
+    # The true frontier may be higher when heavier loads than the knee are
+    # absent, or when the knee is the heaviest load the grid tried.
+    heavier_missing = bool(knee_scale is not None and any(scale < knee_scale for scale in missing_scales))
+    at_grid_edge = bool(knee_scale is not None and knee_scale == min(present))
+    return missing_scales, heavier_missing, at_grid_edge
+
+
 def _curve_json(study: Study, curve, frontier: CurveFrontier) -> dict:
     knee = frontier.knee
-    present = {point.scale_ms for point in curve.points}
-    missing_scales = [scale for scale in study.scales if scale not in present]
+    missing_scales, heavier_missing, at_grid_edge = _curve_bounds(study, curve, frontier)
     knee_scale = knee.scale_ms if knee else None
     seed_values = [value for _, value in frontier.seed_usable_cps if value is not None]
 
     def knee_seconds(metric: str):
-        spread = knee.metrics.get(metric) if knee else None
-        return _spread_json(Spread(spread.mean / 1000, spread.std / 1000 if spread.std is not None else None,
-                                   spread.low / 1000, spread.high / 1000, spread.n)) if spread else None
+        return spread_json(knee.metrics.get(metric), 1e-3) if knee else None
 
     return {
         "s": curve.series, "t": curve.num_tables, "m": curve.mix,
@@ -112,10 +108,8 @@ def _curve_json(study: Study, curve, frontier: CurveFrontier) -> dict:
         "n_seeds": len(frontier.seed_usable_cps),
         "n_points": frontier.n_points,
         "missing_x": [rounded(scale) for scale in missing_scales],
-        # The true frontier may be higher when heavier loads than the knee are
-        # absent, or when the knee is the heaviest load the grid tried.
-        "heavier_missing": bool(knee_scale is not None and any(scale < knee_scale for scale in missing_scales)),
-        "at_grid_edge": bool(knee_scale is not None and knee_scale == min(present)),
+        "heavier_missing": heavier_missing,
+        "at_grid_edge": at_grid_edge,
     }
 
 
@@ -180,7 +174,7 @@ def _study_json(study: Study, frontiers: dict) -> dict:
     zipf = [entry for entry in (_zipf_json(point) for point in study.points) if entry] if study.is_zipf else []
     return {
         "id": study.id, "experiment": study.experiment, "label": study.label, "catalog": study.catalog,
-        "zipf": study.is_zipf,
+        "zipf": study.is_zipf, "searched": study.is_searched,
         "series": [{"id": s.id, "label": s.label, "provider": s.provider,
                     "catalog_latency_ms": rounded(s.catalog_latency_ms)} for s in study.series],
         "mixes": [{"id": mix, "label": label, "fast_append_ratio": rounded(fast), "success_metric": metric,
@@ -225,6 +219,10 @@ def _warnings(snapshot: StoreSnapshot, studies: list[Study]) -> list:
     if snapshot.missing_columns:
         warnings.append("The store lacks the columns " + ", ".join(snapshot.missing_columns)
                         + "; the views that need them are empty.")
+    for summary in snapshot.knee_summaries:
+        if summary.problem:
+            warnings.append(f"Could not read the knee search summary {summary.path}: {summary.problem} "
+                            "(the knee view uses the rows alone).")
     for study in studies:
         if study.missing:
             warnings.append(f"{study.label}: {len(study.missing)} of {len(study.points) + len(study.missing)} "
@@ -242,7 +240,11 @@ def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
     frontiers = {(study.id, (curve.series, curve.num_tables, curve.mix)): curve_frontier(curve.points)
                  for study in studies for curve in study.curves}
     figures = load_published() if published is None else published
-    comparisons = compare(figures, studies, lambda study_id, key: frontiers.get((study_id, key)))
+
+    def frontier_of(study_id, key):
+        return frontiers.get((study_id, key))
+
+    comparisons = compare(figures, studies, frontier_of)
     return {
         "schema": PAYLOAD_SCHEMA_VERSION,
         "dashboards_version": __version__,
@@ -257,6 +259,8 @@ def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
         "metrics": METRICS,
         "studies": [_study_json(study, frontiers) for study in studies],
         "published": _published_json(comparisons),
+        "knee_searches": knee_searches_json(studies, frontier_of, _curve_bounds, snapshot),
+        "comparisons": comparisons_json(studies, frontier_of),
         "warnings": _warnings(snapshot, studies),
     }
 

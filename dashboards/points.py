@@ -94,13 +94,13 @@ def make_point(rows: list[dict]) -> Point:
     first = rows[0]
     metrics = {}
     for name in SCALAR_METRIC_COLUMNS:
-        spread = Spread.of(row[name] for row in rows)
+        spread = Spread.of(row.get(name) for row in rows)
         if spread is not None:
             metrics[name] = spread
     return Point(
         experiment=first["experiment"],
         config_hash=first["config_hash"],
-        config={name: first[name] for name in CONFIG_COLUMNS},
+        config={name: first.get(name) for name in CONFIG_COLUMNS},
         seeds=tuple(row["seed"] for row in rows),
         metrics=metrics,
         seed_metrics={row["seed"]: row for row in rows},

@@ -11,19 +11,23 @@ into plain Python rows, applying the reader's side of the contract:
   not hide a whole sweep; a store that cannot be read at all raises
   ``StoreError`` with the reason.
 
+It also reads the one internal file the dashboard uses: the knee search's
+optional JSON summaries, ``<store>/_knee/<experiment>.json``.
+
 It never writes to the store.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import posixpath
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -38,17 +42,18 @@ CONFIG_COLUMNS = (
     "fast_append_ratio", "merge_append_ratio", "inter_arrival_scale_ms", "arrivals",
     "inter_arrival_sigma", "runtime_median_ms", "runtime_sigma", "runtime_min_ms", "duration_s",
     "retry", "real_conflict_probability", "merge_manifests_per_commit",
+    "retry_policy", "backoff_base_ms", "backoff_multiplier", "backoff_cap_ms", "backoff_jitter",
+    "cas_throttle_per_s", "cas_throttle_burst",
 )
 
-# The simulate() metrics the views use (a store may hold more; they are not read).
+# The simulate() metrics the views use (a store holds more; they are not read,
+# which also keeps the read and the seed summaries of a large store quick).
 SCALAR_METRIC_COLUMNS = (
-    "n_txns", "n_committed", "success_rate", "throughput_cps",
-    "commit_latency_mean_ms", "commit_latency_p50_ms", "commit_latency_p99_ms", "retries_mean",
-    "conflicts_same_table", "conflicts_catalog_only",
-    "fa_n_txns", "fa_success_rate", "fa_throughput_cps", "fa_commit_latency_mean_ms",
-    "fa_commit_latency_p99_ms",
-    "vo_n_txns", "vo_success_rate", "vo_throughput_cps", "vo_commit_latency_mean_ms",
-    "vo_commit_latency_p99_ms",
+    "n_txns", "success_rate", "throughput_cps",
+    "commit_latency_mean_ms", "commit_latency_p99_ms", "retries_mean",
+    "fa_success_rate", "fa_commit_latency_mean_ms", "fa_commit_latency_p99_ms",
+    "vo_success_rate", "vo_commit_latency_mean_ms", "vo_commit_latency_p99_ms",
+    "cas_throttled",
 )
 TABLE_METRIC_COLUMNS = (
     "table_n_txns", "table_n_committed", "table_success_rate", "table_conflicts_same_table",
@@ -57,6 +62,10 @@ TABLE_METRIC_COLUMNS = (
 PROVENANCE_COLUMNS = ("package_version", "git_revision", "wall_s", "finished_at")
 
 READ_COLUMNS = KEY_COLUMNS + CONFIG_COLUMNS + SCALAR_METRIC_COLUMNS + TABLE_METRIC_COLUMNS + PROVENANCE_COLUMNS
+# Columns newer than the first stores: absent means null (a config field that
+# did not exist then) or not measured (``cas_throttled``), so no warning.
+OPTIONAL_COLUMNS = ("retry_policy", "backoff_base_ms", "backoff_multiplier", "backoff_cap_ms", "backoff_jitter",
+                    "cas_throttle_per_s", "cas_throttle_burst", "cas_throttled")
 # Rows with a null in these cannot be keyed or placed on a curve: dropped and counted.
 KEYED_COLUMNS = ("config_hash", "seed", "provider", "num_tables", "fast_append_ratio", "inter_arrival_scale_ms")
 # Files without these columns are not results rows at all.
@@ -80,6 +89,20 @@ class SkippedFile:
 
 
 @dataclass(frozen=True)
+class KneeSummaryFile:
+    """One ``_knee/<name>.json`` of the knee search: its parsed content, or why it could not be read.
+
+    ``experiment`` is the knee experiment it describes (``exp4c_knee`` for
+    ``exp4c_knee.json`` and for ``exp4c.json``).
+    """
+
+    experiment: str
+    path: str
+    content: object = None
+    problem: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class StoreSnapshot:
     """What a read of the store found.
 
@@ -95,6 +118,7 @@ class StoreSnapshot:
     duplicates_dropped: int = 0
     incomplete_rows_dropped: int = 0
     missing_columns: tuple = ()
+    knee_summaries: tuple = ()  # KneeSummaryFile, one per _knee/*.json
     read_at: str = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
 
     @property
@@ -157,41 +181,97 @@ def list_data_files(uri: str) -> list[pafs.FileInfo]:
     return files
 
 
-def store_signature(uri: str) -> tuple:
-    """A cheap fingerprint of the store's data files, to notice that it changed."""
-    return tuple((info.path, info.size, info.mtime_ns) for info in list_data_files(uri))
+KNEE_SUMMARY_DIR = "_knee"
+KNEE_SUFFIX = "_knee"
+MAX_KNEE_SUMMARY_BYTES = 20_000_000  # a summary is a few hundred bytes per curve
 
 
-# The sweeps write page checksums: verify them, so a damaged page is reported
-# as an unreadable file instead of being read as numbers.
-_PARQUET_FORMAT = ds.ParquetFileFormat(
-    default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=True))
-
-
-def _read_experiment(filesystem, paths: list[str]) -> tuple[Optional[pa.Table], list[SkippedFile]]:
-    """One experiment's files as one table; files that fail alone are skipped."""
+def list_knee_summaries(uri: str) -> list[pafs.FileInfo]:
+    """The knee search's summaries, ``<store>/_knee/<name>.json`` (temporary names skipped)."""
+    filesystem, root, _is_local = resolve_store(uri)
+    directory = posixpath.join(root.replace(os.sep, "/"), KNEE_SUMMARY_DIR)
     try:
-        factory = ds.FileSystemDatasetFactory(filesystem, paths, _PARQUET_FORMAT)
-        dataset = factory.finish(factory.inspect(promote_options="permissive"))
-        columns = [name for name in READ_COLUMNS if name in dataset.schema.names]
-        return dataset.to_table(columns=columns), []
+        infos = filesystem.get_file_info(pafs.FileSelector(directory, recursive=False, allow_not_found=True))
     except (OSError, pa.ArrowException):
-        pass  # some file is torn or has a clashing schema: find out which, file by file
-    tables, skipped = [], []
-    for path in paths:
+        return []  # the summaries are optional: the rows alone must suffice
+    return sorted((info for info in infos if info.type == pafs.FileType.File
+                   and info.base_name.endswith(".json") and not _is_internal(info.base_name)),
+                  key=lambda info: info.path)
+
+
+def _knee_experiment(file_name: str) -> str:
+    stem = file_name[:-len(".json")]
+    return stem if stem.endswith(KNEE_SUFFIX) else stem + KNEE_SUFFIX
+
+
+def read_knee_summaries(uri: str) -> tuple:
+    """Every knee summary of the store as ``KneeSummaryFile``; unreadable ones carry the reason."""
+
+    filesystem, _root, _is_local = resolve_store(uri)
+    summaries = []
+    for info in list_knee_summaries(uri):
+        experiment = _knee_experiment(info.base_name)
         try:
-            schema = pq.read_schema(path, filesystem=filesystem)
-            columns = [name for name in READ_COLUMNS if name in schema.names]
-            tables.append(pq.read_table(path, filesystem=filesystem, columns=columns,
-                                        page_checksum_verification=True))
+            if info.size is not None and info.size > MAX_KNEE_SUMMARY_BYTES:
+                raise ValueError(f"{info.size} bytes is more than the {MAX_KNEE_SUMMARY_BYTES} read")
+            with filesystem.open_input_stream(info.path) as stream:
+                content = json.loads(stream.read().decode("utf-8"))
+            summaries.append(KneeSummaryFile(experiment, info.path, content=content))
+        except (OSError, pa.ArrowException, ValueError) as error:  # JSONDecodeError is a ValueError
+            summaries.append(KneeSummaryFile(experiment, info.path, problem=f"{type(error).__name__}: {error}"))
+    return tuple(summaries)
+
+
+def store_signature(uri: str) -> tuple:
+    """A cheap fingerprint of the store's data files and knee summaries, to notice that it changed."""
+    return tuple((info.path, info.size, info.mtime_ns) for info in list_data_files(uri) + list_knee_summaries(uri))
+
+
+# Files are read one by one on a few threads (pyarrow decodes without the
+# GIL): a store holds one small file per sweep batch, and a dataset scan pays
+# a per-file setup cost that dominated the build for ~1,000 files.
+READ_THREADS = max(1, min(4, os.cpu_count() or 1))
+
+
+def _read_file(filesystem, path: str) -> pa.Table:
+    """One data file's ``READ_COLUMNS`` that it has.
+
+    The sweeps write page checksums: they are verified, so a damaged page is
+    reported as an unreadable file instead of being read as numbers.
+    """
+    with filesystem.open_input_file(path) as source:
+        parquet = pq.ParquetFile(source, page_checksum_verification=True)
+        names = set(parquet.schema_arrow.names)
+        return parquet.read(columns=[name for name in READ_COLUMNS if name in names], use_threads=False)
+
+
+def _read_files(filesystem, paths: list[str]) -> list:
+    """(path, table or None, error text or None) for each path, in order."""
+    def attempt(path):
+        try:
+            return path, _read_file(filesystem, path), None
         except (OSError, pa.ArrowException) as error:
-            skipped.append(SkippedFile(path, f"{type(error).__name__}: {error}"))
+            return path, None, f"{type(error).__name__}: {error}"
+
+    if len(paths) < 2 or READ_THREADS == 1:
+        return [attempt(path) for path in paths]
+    with ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="store-read") as pool:
+        return list(pool.map(attempt, paths))
+
+
+def _combine(results: list) -> tuple[Optional[pa.Table], list[SkippedFile]]:
+    """One experiment's file tables as one table; files that failed alone are skipped."""
+    skipped = [SkippedFile(path, error) for path, table, error in results if table is None]
+    tables = [table for _, table, _ in results if table is not None]
     if not tables:
         return None, skipped
     try:
+        # Permissive: a column that is all null in one file (a writer that
+        # inferred types) and typed in another still combines.
         return pa.concat_tables(tables, promote_options="permissive"), skipped
     except pa.ArrowException as error:
-        return None, skipped + [SkippedFile(path, f"schema clash: {error}") for path in paths]
+        return None, skipped + [SkippedFile(path, f"schema clash: {error}")
+                                for path, table, _ in results if table is not None]
 
 
 def _iso_utc(value) -> Optional[str]:
@@ -254,8 +334,9 @@ def read_store(uri: str) -> StoreSnapshot:
         by_experiment.setdefault(posixpath.basename(posixpath.dirname(info.path.replace(os.sep, "/"))),
                                  []).append(info.path)
     rows, skipped, seen_columns = [], [], set()
+    results = iter(_read_files(filesystem, [path for _, paths in sorted(by_experiment.items()) for path in paths]))
     for experiment_dir, paths in sorted(by_experiment.items()):
-        table, skipped_here = _read_experiment(filesystem, paths)
+        table, skipped_here = _combine([next(results) for _ in paths])
         skipped.extend(skipped_here)
         absent = [name for name in REQUIRED_COLUMNS if table is not None and name not in table.column_names]
         if absent:
@@ -273,7 +354,9 @@ def read_store(uri: str) -> StoreSnapshot:
     incomplete = len(rows) - len(complete)
     rows, duplicates = drop_duplicates(complete)
     rows.sort(key=lambda row: (row["experiment"], row["config_hash"] or "", row["seed"] or 0))
-    missing = tuple(name for name in READ_COLUMNS if rows and name not in seen_columns and name != "experiment")
+    missing = tuple(name for name in READ_COLUMNS if rows and name not in seen_columns and name != "experiment"
+                    and name not in OPTIONAL_COLUMNS)
     return StoreSnapshot(uri=uri, rows=tuple(rows), files_read=len(files) - len(skipped),
                          skipped_files=tuple(skipped), duplicates_dropped=duplicates,
-                         incomplete_rows_dropped=incomplete, missing_columns=missing)
+                         incomplete_rows_dropped=incomplete, missing_columns=missing,
+                         knee_summaries=read_knee_summaries(uri))

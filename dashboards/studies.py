@@ -12,7 +12,9 @@ both vary. A *curve* is (series, table count, mix) across scales.
 
 Gaps are reported against the study's own grid: the cross product of the
 axis values it holds. A sweep that has run part of its grid shows what is
-present and lists the rest. Pure functions; no I/O.
+present and lists the rest. The knee search's experiments (``<exp>_knee``)
+have no grid: each curve has the inter-arrival scales its search chose, so
+they are *searched* studies and report no gaps. Pure functions; no I/O.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ from dashboards.store import CONFIG_COLUMNS
 SWEPT_AXES = ("provider", "catalog_latency_ms", "num_tables", "fast_append_ratio", "merge_append_ratio",
               "inter_arrival_scale_ms")
 FIXED_FIELDS = tuple(name for name in CONFIG_COLUMNS if name not in SWEPT_AXES)
+# Experiments written by the knee search (sweeps/knee.py): scales are searched, not a grid.
+SEARCHED_SUFFIX = "_knee"
+# How a null reads in a study label, where "none" would mislead.
+_NULL_TEXT = {"retry_policy": "immediate", "cas_throttle_per_s": "unthrottled"}
 
 
 def number_key(value) -> str:
@@ -89,7 +95,8 @@ class Study:
         fixed: the fixed config fields' values.
         series, mixes, tables, scales: the axis values present, sorted.
         curves: every (series, tables, mix) present.
-        missing: (series, tables, mix, scale) grid cells with no point.
+        missing: (series, tables, mix, scale) grid cells with no point
+            (always empty for a searched study).
     """
 
     id: str
@@ -111,6 +118,15 @@ class Study:
     @property
     def catalog(self) -> str:
         return self.fixed.get("catalog") or ""
+
+    @property
+    def is_searched(self) -> bool:
+        """Written by the knee search: its scales are chosen per curve, there is no grid."""
+        return is_searched_experiment(self.experiment)
+
+
+def is_searched_experiment(experiment: str) -> bool:
+    return experiment.endswith(SEARCHED_SUFFIX) and len(experiment) > len(SEARCHED_SUFFIX)
 
 
 def _series_label(provider: str, latency: Optional[float], providers: set, latencies: set) -> str:
@@ -151,9 +167,10 @@ def _make_study(study_id: str, experiment: str, label: str, fixed: Mapping, poin
                    for key, curve_points in sorted(by_curve.items(), key=lambda item: item[0]))
     present = {(series_id(point.config), point.config["num_tables"], mix_id(point.config), point.scale_ms)
                for point in points}
-    missing = tuple((s.id, table_count, mix[0], scale)
-                    for s in series for table_count in tables for mix in mixes for scale in scales
-                    if (s.id, table_count, mix[0], scale) not in present)
+    missing = () if is_searched_experiment(experiment) else tuple(
+        (s.id, table_count, mix[0], scale)
+        for s in series for table_count in tables for mix in mixes for scale in scales
+        if (s.id, table_count, mix[0], scale) not in present)
     return Study(id=study_id, experiment=experiment, label=label, fixed=dict(fixed), points=tuple(points),
                  series=series, mixes=mixes, tables=tables, scales=scales, curves=curves, missing=missing)
 
@@ -169,19 +186,48 @@ def group_studies(points: list[Point]) -> list[Study]:
         for point in by_experiment[experiment]:
             fixed = tuple((name, point.config[name]) for name in FIXED_FIELDS)
             variants.setdefault(fixed, []).append(point)
-        # Biggest variant first, so the plain experiment id names the main sweep.
-        ordered = sorted(variants.items(), key=lambda item: (-len(item[1]), repr(item[0])))
-        differing = [name for index, name in enumerate(FIXED_FIELDS)
-                     if len({fixed[index][1] for fixed, _ in ordered}) > 1]
+        # Biggest variant first, so the plain experiment id names the main sweep;
+        # of equal ones, the plainest (most unset optional fields: immediate
+        # retry, no throttle) first.
+        ordered = sorted(variants.items(), key=lambda item: (-len(item[1]),
+                                                             -sum(value is None for _, value in item[0]),
+                                                             repr(item[0])))
+        differing = telling_fields([dict(fixed) for fixed, _ in ordered])
         for position, (fixed, variant_points) in enumerate(ordered):
             fixed_map = dict(fixed)
             label = experiment
             if differing:
-                label += " (" + ", ".join(f"{name}={_plain(fixed_map[name])}" for name in differing) + ")"
+                label += " (" + ", ".join(f"{name}={_plain(fixed_map[name], name)}" for name in differing) + ")"
             study_id = experiment if position == 0 else f"{experiment}~{position + 1}"
             studies.append(_make_study(study_id, experiment, label, fixed_map, variant_points))
     return studies
 
 
-def _plain(value) -> str:
+def telling_fields(variants: list) -> list:
+    """The fixed fields that tell ``variants`` (dicts of fixed fields) apart, without redundant ones.
+
+    A field that differs between variants is left out when the fields kept
+    before it already determine its value: the backoff settings follow from
+    ``retry_policy``, the throttle's burst from its rate. Fields are taken
+    in ``FIXED_FIELDS`` order.
+    """
+    kept: list = []
+    for name in FIXED_FIELDS:
+        if len({variant.get(name) for variant in variants}) < 2:
+            continue
+        value_by_kept: dict = {}
+        determined = True
+        for variant in variants:
+            key = tuple(variant.get(field) for field in kept)
+            if value_by_kept.setdefault(key, variant.get(name)) != variant.get(name):
+                determined = False
+                break
+        if not kept or not determined:
+            kept.append(name)
+    return kept
+
+
+def _plain(value, name: str = "") -> str:
+    if value is None:
+        return _NULL_TEXT.get(name, "none")
     return number_key(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)

@@ -11,7 +11,9 @@ config_hash, seed) with every SimConfig field, the metrics, and provenance.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
+import typing
 from typing import Iterable, Mapping, Optional
 
 import pyarrow as pa
@@ -33,20 +35,41 @@ _LIST_INT_METRICS = ("table_n_txns", "table_n_committed", "table_conflicts_same_
 _LIST_FLOAT_METRICS = ("table_success_rate",)
 
 
+# Metrics a store may or may not have (newer than the first stores); written only when a row has them.
+_OPTIONAL_INT_METRICS = ("cas_throttled",)
+
+
+@functools.lru_cache(maxsize=1)
+def _config_field_types() -> dict:
+    """SimConfig field -> Arrow type, from its annotations (Optional[X] -> X)."""
+    from simcore import SimConfig  # only tests and benchmarks write stores; keep the import lazy
+
+    arrow = {int: pa.int64(), float: pa.float64(), str: pa.string()}
+    types = {}
+    for name, hint in typing.get_type_hints(SimConfig).items():
+        arguments = [argument for argument in typing.get_args(hint) if argument is not type(None)]
+        types[name] = arrow.get(arguments[0] if arguments else hint, pa.string())
+    return types
+
+
 def _config_type(name: str, value) -> pa.DataType:
-    if name in ("num_tables", "retry"):
-        return pa.int64()
-    if name in ("catalog_latency_ms", "zipf_alpha") or isinstance(value, float):
-        return pa.float64()
-    return pa.string()
+    # From the annotations, so an optional field that is None in the first
+    # row still gets its real type (a float backoff, a string policy).
+    known = _config_field_types()
+    if name in known:
+        return known[name]
+    return pa.float64() if isinstance(value, float) else pa.int64() if isinstance(value, int) else pa.string()
 
 
-def contract_schema(config_fields: Mapping) -> pa.Schema:
-    """The store's Arrow schema, given one config dict (for the config columns' types)."""
+def contract_schema(config_fields: Mapping, optional_metrics: tuple = ()) -> pa.Schema:
+    """The store's Arrow schema, given one config dict (for the config columns' types).
+
+    ``optional_metrics``: the optional metric columns (``cas_throttled``) to include.
+    """
     fields = [pa.field("experiment", pa.string()), pa.field("config_hash", pa.string()),
               pa.field("seed", pa.int64())]
     fields += [pa.field(name, _config_type(name, value)) for name, value in config_fields.items()]
-    fields += [pa.field(name, pa.int64()) for name in _SCALAR_INT_METRICS]
+    fields += [pa.field(name, pa.int64()) for name in _SCALAR_INT_METRICS + tuple(optional_metrics)]
     fields += [pa.field(name, pa.float64()) for name in _SCALAR_FLOAT_METRICS]
     fields += [pa.field(name, pa.list_(pa.int64())) for name in _LIST_INT_METRICS]
     fields += [pa.field(name, pa.list_(pa.float64())) for name in _LIST_FLOAT_METRICS]
@@ -70,7 +93,7 @@ def contract_row(experiment: str, config, seed: int, metrics: Mapping, *,
     row.update({name: 0 for name in _SCALAR_INT_METRICS})
     row.update({name: NAN for name in _SCALAR_FLOAT_METRICS})
     row.update({name: [] for name in _LIST_INT_METRICS + _LIST_FLOAT_METRICS})
-    unknown = sorted(set(metrics) - set(row))
+    unknown = sorted(set(metrics) - set(row) - set(_OPTIONAL_INT_METRICS))
     if unknown:
         raise ValueError(f"metrics: {unknown} are not store metric columns")
     row.update(metrics)
@@ -88,8 +111,11 @@ def write_store_file(store_dir: str, experiment: str, rows: Iterable[dict], name
                      if key not in ("experiment", "config_hash", "seed", "package_version", "git_revision",
                                     "wall_s", "finished_at")
                      and key not in _SCALAR_INT_METRICS + _SCALAR_FLOAT_METRICS + _LIST_INT_METRICS
-                     + _LIST_FLOAT_METRICS}
-    schema = contract_schema(config_fields)
+                     + _LIST_FLOAT_METRICS + _OPTIONAL_INT_METRICS}
+    optional = tuple(name for name in _OPTIONAL_INT_METRICS if any(name in row for row in rows))
+    if optional:
+        rows = [{name: None for name in optional} | row for row in rows]
+    schema = contract_schema(config_fields, optional)
     table = pa.Table.from_pylist(rows, schema=schema)
     directory = os.path.join(store_dir, experiment)
     os.makedirs(directory, exist_ok=True)

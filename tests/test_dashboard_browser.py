@@ -9,6 +9,7 @@ set: in CI a missing browser is a failure (install Debian's ``chromium``).
 """
 
 import os
+import shutil
 import threading
 
 import pytest
@@ -55,6 +56,38 @@ def real_store(tmp_path_factory):
     return store
 
 
+@pytest.fixture(scope="module")
+def issue6_store(real_store, tmp_path_factory):
+    """exp4c of ``real_store`` plus small real runs of issue 6's experiments and a knee search's rows."""
+    from simcore import SimConfig
+
+    from dashboards.testing import simulated_rows, write_store_file
+
+    store = tmp_path_factory.mktemp("issue6-store")
+    shutil.copytree(real_store / "exp4c", store / "exp4c")
+    short = {"duration_s": 1200, "runtime_median_ms": 20_000}
+    experiments = {
+        "gcs_throttle": [SimConfig(provider="gcp", num_tables=tables, inter_arrival_scale_ms=scale,
+                                   cas_throttle_per_s=throttle, **short)
+                         for tables in (1, 10) for scale in (500, 1000, 5000) for throttle in (None, 1.0)],
+        "retry_policies": [SimConfig(provider=provider, num_tables=tables, fast_append_ratio=0.9,
+                                     inter_arrival_scale_ms=scale, retry_policy=policy, **short)
+                           for provider in ("s3x", "s3") for tables in (1, 10) for scale in (50, 200, 1000)
+                           for policy in (None, "backoff", "split")],
+        "append_catalog": [SimConfig(provider=provider, catalog=catalog, num_tables=tables,
+                                     inter_arrival_scale_ms=scale, **short)
+                           for provider in ("s3x", "azure") for tables in (1, 10) for scale in (50, 200, 1000)
+                           for catalog in ("storage", "append")],
+        # A knee search's rows: the exp4c curves at scales off the grid.
+        "exp4c_knee": [SimConfig(provider=provider, num_tables=1, fast_append_ratio=mix, inter_arrival_scale_ms=scale,
+                                 **short)
+                       for provider in ("s3x", "s3") for mix in (1.0, 0.9) for scale in (35, 70, 140, 300)],
+    }
+    for experiment, configs in experiments.items():
+        write_store_file(str(store), experiment, simulated_rows(experiment, configs, seeds=[1, 2]))
+    return store
+
+
 def _serve(store):
     server = make_server(str(store), port=0, refresh_s=-1, quiet=True, log=lambda message: None)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
@@ -64,6 +97,14 @@ def _serve(store):
 @pytest.fixture(scope="module")
 def page_url(real_store):
     server = _serve(real_store)
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def issue6_url(issue6_store):
+    server = _serve(issue6_store)
     yield f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
     server.server_close()
@@ -194,3 +235,99 @@ def test_heatmap_values_read_as_a_table_with_seed_spread(browser, page_url):
     hover = browser.evaluate("document.querySelector('svg.heatmap g.cell title').textContent")
     assert "mean of 2 seeds" in hover
     assert browser.console_errors == []
+
+
+def text_of(browser, element_id):
+    return browser.evaluate(f"document.getElementById({element_id!r}).textContent")
+
+
+def test_the_issue6_views_say_what_a_store_without_them_lacks(browser, page_url):
+    open_page(browser, page_url)
+    assert browser.console_errors == []
+    assert "No knee search in this store yet" in text_of(browser, "knee-body")
+    assert "python sweeps/knee.py --experiment exp4c" in text_of(browser, "knee-body")
+    assert "No gcs_throttle runs in this store yet" in text_of(browser, "throttle-body")
+    assert "python sweeps/retry_policies.py" in text_of(browser, "retry-body")
+    assert "No append_catalog runs" in text_of(browser, "append-body")
+    assert count(browser, "svg.knee-chart, svg.throttle-chart, svg.retry-chart, svg.append-chart") == 0
+
+
+def test_the_issue6_views_draw_with_data_beside_the_grid_views(browser, issue6_url):
+    open_page(browser, issue6_url)
+    assert browser.console_errors == []
+    assert browser.evaluate("location.search") == "?experiment=exp4c"  # the grid study stays the default
+    # exp4c's frontier holds exp4c's points only: still 2 providers x 2 table counts per mix.
+    assert marks(browser, "svg.frontier-chart") == [4, 4]
+    # 8. knee search: one panel per mix; per provider the grid knee and the searched knee of the 1-table curve.
+    assert browser.evaluate("[...document.querySelectorAll('svg.knee-chart')].map((s) => s.dataset.mix)") == ["1", "0.9"]
+    assert marks(browser, "svg.knee-chart") == [4, 4]
+    assert count(browser, "table.knee-table tbody tr") == 4
+    assert "4 curves searched" in text_of(browser, "knee-body")
+    # 9. throttle: one mix, 2 variants x 2 table counts.
+    assert marks(browser, "svg.throttle-chart") == [4]
+    assert count(browser, "table.throttle-table tbody tr") == 2
+    # 10. retry: per table count, bars of the usable-throughput change and of the VO p99 change,
+    # two policies against immediate for 2 providers (fewer where a curve has no knee).
+    retry = browser.evaluate("[...document.querySelectorAll('svg.retry-chart')].map((s) => s.dataset.tables)")
+    assert sorted(set(retry)) == ["1", "10"] and len(retry) >= 2
+    assert all(0 < n <= 4 for n in marks(browser, "svg.retry-chart"))
+    assert marks(browser, "svg.retry-curve-chart")[0] >= 3 * 2  # 3 policies, most of 3 scales drawn
+    assert count(browser, "table.retry-table tbody tr") == 4
+    # 11. append: providers s3x and azure, CAS and append, 1 and 10 tables.
+    assert marks(browser, "svg.append-chart") == [8]
+    assert count(browser, "table.append-table tbody tr") == 4
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    browser.screenshot(os.path.join(ARTIFACTS, "dashboard-issue6.png"))
+
+
+def test_a_filter_narrows_the_issue6_views_in_place(browser, issue6_url):
+    open_page(browser, issue6_url)
+    browser.evaluate("window.notReloaded = true")
+    before = browser.evaluate("Number(document.body.dataset.renders)")
+    browser.click('button.chip[data-filter="mix"][data-value="0.9"]')
+    browser.wait_for(f"Number(document.body.dataset.renders) > {before}")
+    assert browser.evaluate("window.notReloaded") is True
+    assert browser.evaluate("[...document.querySelectorAll('svg.knee-chart')].map((s) => s.dataset.mix)") == ["0.9"]
+    assert count(browser, "table.knee-table tbody tr") == 2
+    # append_catalog and gcs_throttle ran FA only: the filter leaves nothing, and the views say so.
+    assert "leave nothing of append_catalog" in text_of(browser, "append-body")
+    assert "leave nothing of gcs_throttle" in text_of(browser, "throttle-body")
+    assert count(browser, "table.retry-table tbody tr") == 4  # retry_policies ran the 90/10 mix
+    browser.click('button.chip[data-filter="tables"][data-value="10"]')
+    browser.wait_for("document.querySelectorAll('table.retry-table tbody tr').length === 2")
+    assert set(browser.evaluate("[...document.querySelectorAll('svg.retry-chart')].map((s) => s.dataset.tables)")) \
+        == {"10"}
+    browser.click('button.chip[data-filter="provider"][data-value="s3x"]')
+    browser.wait_for("document.querySelectorAll('table.retry-table tbody tr').length === 1")
+    assert browser.evaluate("document.querySelector('table.retry-table tbody td').textContent").startswith("s3x")
+    assert browser.evaluate("location.search") == "?experiment=exp4c&provider=s3x&mix=0.9&tables=10"
+    assert browser.console_errors == []
+
+
+def test_every_issue6_control_redraws_without_errors(browser, issue6_url):
+    open_page(browser, issue6_url)
+    controls = browser.evaluate("[...document.querySelectorAll('#knee select, #throttle select, #retry select, "
+                                "#append select')].map((s) => s.id)")
+    assert {"knee-yscale", "retry-provider", "retry-mix", "retry-tables", "append-yscale"} <= set(controls)
+    for control in controls:
+        options = browser.evaluate(f"[...document.getElementById({control!r}).options].map((o) => o.value)")
+        for value in options:
+            browser.evaluate(f"(() => {{ const s = document.getElementById({control!r}); s.value = {value!r};"
+                             " s.dispatchEvent(new Event('change')); })()")
+            assert browser.console_errors == [], (control, value)
+            assert browser.evaluate(f"document.getElementById({control!r}).value") == value
+    assert marks(browser, "svg.append-chart") == [8]  # log axis: the same marks
+    # The frontier can draw the searched knees beside the grid's: one more dot per searched curve.
+    browser.evaluate("(() => { const s = document.getElementById('frontier-searched'); s.value = 'show';"
+                     " s.dispatchEvent(new Event('change')); })()")
+    assert marks(browser, "svg.frontier-chart") == [4 + 2, 4 + 2]
+    assert browser.console_errors == []
+
+
+def test_the_searched_experiment_opens_without_a_grid(browser, issue6_url):
+    open_page(browser, issue6_url + "?experiment=exp4c_knee")
+    assert browser.console_errors == []
+    assert "searched, not swept on a grid" in text_of(browser, "heatmaps-body")
+    assert count(browser, "svg.heatmap") == 0
+    assert count(browser, "svg.knee-chart") == 2  # the same search, from its own side
+    assert "has no grid to be missing points of" in text_of(browser, "provenance-body")

@@ -383,15 +383,20 @@ const Charts = (() => {
 
   // -- grouped bars --------------------------------------------------------------
 
-  /* options: {title, groups: [label], bars: [{label, colour, values: [{y, lo, hi, tip}]}], yLabel} */
+  /* options: {title, groups: [label], bars: [{label, colour, values: [{y, lo, hi, tip}]}], yLabel, yTickLabel}
+   * Bars grow from zero, so negative values (a decrease) hang below the zero line. */
   function barChart(options) {
     const f = frame(Object.assign({ margin: { bottom: 70 } }, options, {
       legend: options.bars.map((bar) => ({ label: bar.label, colour: bar.colour })) }));
-    const ys = options.bars.flatMap((bar) => bar.values.flatMap((v) => (v ? [v.y, v.hi] : [])));
+    const ys = options.bars.flatMap((bar) => bar.values.flatMap((v) => (v ? [v.y, v.hi, v.lo] : [])));
     const yScale = makeScale("linear", ys, f.plotBottom, f.plotTop + 14, {});
     const groupWidth = (f.plotRight - f.plotLeft) / Math.max(1, options.groups.length);
     const barWidth = Math.min(22, (groupWidth - 8) / Math.max(1, options.bars.length));
-    drawAxes(f, { ticks: () => [] }, yScale, { yLabel: options.yLabel });
+    drawAxes(f, { ticks: () => [] }, yScale, { yLabel: options.yLabel, yTickLabel: options.yTickLabel });
+    const zero = yScale(0);
+    if (yScale.domain[0] < 0) {
+      f.root.appendChild(svgEl("line", { x1: f.plotLeft, x2: f.plotRight, y1: zero, y2: zero, class: "zero-line" }));
+    }
     const layer = svgEl("g", { class: "marks" });
     let marks = 0;
     options.groups.forEach((label, g) => {
@@ -403,9 +408,11 @@ const Charts = (() => {
         const value = bar.values[g];
         const left = centre - (options.bars.length * barWidth) / 2 + b * barWidth;
         if (!value || value.y === null || value.y === undefined) return;
-        const top = yScale(value.y);
-        layer.appendChild(titled(svgEl("rect", { x: left, y: top, width: barWidth - 2, height: Math.max(0, f.plotBottom - top),
-                                                 fill: bar.colour, class: "mark bar" }), value.tip));
+        const top = yScale(Math.max(0, value.y));
+        const bottom = yScale(Math.min(0, value.y));
+        layer.appendChild(titled(svgEl("rect", { x: left, y: top, width: barWidth - 2, height: Math.max(0, bottom - top),
+                                                 fill: bar.colour, class: "mark bar" + (value.y < 0 ? " negative" : ""),
+                                                 "data-value": value.y }), value.tip));
         marks += 1;
         if (value.lo !== null && value.lo !== undefined && value.hi > value.lo) {
           const x = left + (barWidth - 2) / 2;

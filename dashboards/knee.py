@@ -1,0 +1,281 @@
+"""The knee search's results beside the grid's: where each curve really saturates, and how sure that is.
+
+``python sweeps/knee.py --experiment exp4c`` searches, per curve, the
+inter-arrival scale at which the success rate stops being above 95%, and
+stores ordinary result rows under the experiment ``exp4c_knee`` at the
+scales it tried (any positive value, several seeds each). From those rows
+alone this module derives, per curve (all config fields equal except the
+scale and the seed):
+
+- the **searched knee**: the highest seed-mean throughput among points whose
+  seed-mean success (VO success where the mix has VO) is above 95%, with the
+  frontier's own rule (``frontier.find_knee``), so grid and search agree on
+  what a knee is;
+- its **bracket**: the knee's throughput and the seed-mean throughput of the
+  nearest failing point at a smaller inter-arrival scale (heavier load), and
+  the two scales; the true knee lies between them;
+- the **seed spread** at the knee and the **simulations spent** (distinct
+  scales x seeds);
+- a **status**: ``found`` (bracketed), ``above search range`` (no failing
+  point at a heavier load: the knee is a lower bound) or ``below search
+  range`` (no point passes).
+
+Beside it, the grid knee of the source experiment's curve (``exp4c``) and
+the simulations that grid spent, and how many a grid as fine as the search's
+target (2% steps over the source grid's span of scales) would need.
+
+If the search also wrote ``<store>/_knee/<experiment>.json``, its per-curve
+``status`` and ``n_simulations`` are shown and compared with the rows'; the
+numbers on the page come from the rows. Pure functions; no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence
+
+from dashboards.frontier import USABLE_SUCCESS_THRESHOLD, find_knee, usable_success_metric
+from dashboards.points import Point, Spread, is_number
+from dashboards.studies import FIXED_FIELDS, SEARCHED_SUFFIX, Study, mix_id, series_id
+
+# The precision the issue asks of the search: the knee's rate to within 2%.
+SEARCH_RESOLUTION = 0.02
+
+STATUS_FOUND = "found"
+STATUS_ABOVE = "above search range"
+STATUS_BELOW = "below search range"
+STATUSES = (STATUS_FOUND, STATUS_ABOVE, STATUS_BELOW)
+
+
+@dataclass(frozen=True)
+class SearchedKnee:
+    """The knee of one searched curve, from its rows.
+
+    Attributes:
+        usable_cps: seed-mean throughput at the knee (None: no point passes).
+        knee: the knee point, or None.
+        knee_throughput: seed spread of the knee's throughput.
+        failing: the nearest point at a smaller scale whose mean success is
+            at or below the threshold (None: none was tried).
+        bracket_cps: (knee throughput, failing point's throughput), both seed
+            means; None without both points.
+        bracket_scale_ms: (failing scale, knee scale); None without both.
+        width: |failing - knee throughput| / knee throughput (None without a
+            bracket): how far the knee's throughput can still be off.
+        offered_width: knee scale / failing scale - 1: the bracket in offered
+            load (commits requested per second), as a fraction.
+        n_simulations: runs spent on the curve (distinct scales x seeds).
+        n_scales: distinct scales tried.
+        seeds: every seed used on the curve, ascending.
+        status: one of ``STATUSES``.
+    """
+
+    usable_cps: Optional[float]
+    knee: Optional[Point]
+    knee_throughput: Optional[Spread]
+    failing: Optional[Point]
+    bracket_cps: Optional[tuple]
+    bracket_scale_ms: Optional[tuple]
+    width: Optional[float]
+    offered_width: Optional[float]
+    n_simulations: int
+    n_scales: int
+    seeds: tuple
+    status: str
+
+
+def _passes(point: Point, threshold: float) -> Optional[bool]:
+    success = point.mean(usable_success_metric(point.config))
+    if success is None:
+        return None
+    return success > threshold
+
+
+def searched_knee(points: Sequence[Point], threshold: float = USABLE_SUCCESS_THRESHOLD) -> SearchedKnee:
+    """Knee, bracket, spread and cost of one searched curve's points (any scales, any order)."""
+    if not points:
+        raise ValueError("points: an empty curve has no knee; expected at least one point")
+    knee = find_knee(points, threshold)
+    failing = None
+    if knee is not None:
+        heavier = sorted((point for point in points if point.scale_ms < knee.scale_ms), key=lambda p: -p.scale_ms)
+        failing = next((point for point in heavier if _passes(point, threshold) is False), None)
+    bracket_cps = bracket_scale = width = offered_width = None
+    if knee is not None and failing is not None:
+        knee_tp, failing_tp = knee.mean("throughput_cps"), failing.mean("throughput_cps")
+        bracket_scale = (failing.scale_ms, knee.scale_ms)
+        offered_width = knee.scale_ms / failing.scale_ms - 1.0
+        if failing_tp is not None:
+            bracket_cps = (knee_tp, failing_tp)
+            width = abs(failing_tp - knee_tp) / knee_tp if knee_tp else None
+    if knee is None:
+        status = STATUS_BELOW
+    elif failing is None:
+        status = STATUS_ABOVE
+    else:
+        status = STATUS_FOUND
+    return SearchedKnee(
+        usable_cps=knee.mean("throughput_cps") if knee else None,
+        knee=knee,
+        knee_throughput=knee.metrics.get("throughput_cps") if knee else None,
+        failing=failing,
+        bracket_cps=bracket_cps,
+        bracket_scale_ms=bracket_scale,
+        width=width,
+        offered_width=offered_width,
+        n_simulations=sum(len(point.seeds) for point in points),
+        n_scales=len({point.scale_ms for point in points}),
+        seeds=tuple(sorted({seed for point in points for seed in point.seeds})),
+        status=status,
+    )
+
+
+def within_resolution(knee: SearchedKnee, resolution: float = SEARCH_RESOLUTION) -> bool:
+    """The bracket meets the search's target, as the search itself judges it.
+
+    Both the offered rate (failing over knee) and the throughput (failing
+    over knee) may differ by at most ``resolution``; a failing point with
+    less throughput than the knee passes the second test.
+    """
+    if knee.bracket_cps is None or knee.offered_width is None or not knee.bracket_cps[0]:
+        return False
+    slack = 1e-9  # scales are stored rounded; 2.0000001% is 2%
+    return (knee.offered_width <= resolution + slack
+            and knee.bracket_cps[1] / knee.bracket_cps[0] - 1.0 <= resolution + slack)
+
+
+def fine_grid_simulations(low_scale_ms: float, high_scale_ms: float, seeds_per_point: int,
+                          resolution: float = SEARCH_RESOLUTION) -> int:
+    """Runs a geometric grid needs to place every knee between low and high to within ``resolution``.
+
+    Neighbouring scales of such a grid differ by the factor 1 + resolution,
+    so it has ceil(ln(high / low) / ln(1 + resolution)) + 1 points, each run
+    with ``seeds_per_point`` seeds.
+    """
+    if not (low_scale_ms > 0 and high_scale_ms >= low_scale_ms):
+        raise ValueError(f"low_scale_ms, high_scale_ms: {low_scale_ms!r}, {high_scale_ms!r} are not allowed; "
+                         "expected 0 < low <= high")
+    if not resolution > 0:
+        raise ValueError(f"resolution: {resolution!r} is not allowed; expected a fraction above 0")
+    steps = math.ceil(math.log(high_scale_ms / low_scale_ms) / math.log1p(resolution) - 1e-9)
+    return (steps + 1) * seeds_per_point
+
+
+def source_experiment(knee_experiment: str) -> str:
+    """``exp4c`` for ``exp4c_knee``."""
+    if not knee_experiment.endswith(SEARCHED_SUFFIX):
+        raise ValueError(f"knee_experiment: {knee_experiment!r} is not allowed; expected a name ending in "
+                         f"{SEARCHED_SUFFIX!r}")
+    return knee_experiment[:-len(SEARCHED_SUFFIX)]
+
+
+def matching_source_study(knee_study: Study, studies: Sequence[Study]) -> tuple:
+    """(the source experiment's study to compare with, fixed fields that differ from the search's).
+
+    The study with the very same fixed settings when there is one; else the
+    source experiment's main study, with the fields that differ (so the page
+    can say, e.g., that the grid ran 3,600 s and the search 1,200 s).
+    (None, ()) when the source experiment is not in the store.
+    """
+    source = source_experiment(knee_study.experiment)
+    candidates = [study for study in studies if study.experiment == source]
+    if not candidates:
+        return None, ()
+    for study in candidates:
+        if dict(study.fixed) == dict(knee_study.fixed):
+            return study, ()
+    main = candidates[0]
+    differing = tuple(name for name in FIXED_FIELDS if main.fixed.get(name) != knee_study.fixed.get(name))
+    return main, differing
+
+
+# -- the search's optional JSON summary -------------------------------------------------------------
+
+_CURVE_KEY_FIELDS = ("provider", "catalog_latency_ms", "num_tables", "fast_append_ratio", "merge_append_ratio")
+
+
+@dataclass(frozen=True)
+class SummaryEntry:
+    """What the search's summary says of one curve (fields it lacks are None).
+
+    ``status`` is spelt as on the page (``above search range``); a search
+    still running says ``searching``, a failed one ``error``.
+    """
+
+    status: Optional[str]
+    n_simulations: Optional[int]
+    knee_cps: Optional[float]
+    search_range: Optional[tuple] = None  # (min scale ms, max scale ms, tolerance) the search used
+
+
+def _summary_curves(content) -> list:
+    if isinstance(content, list):
+        return content
+    if isinstance(content, Mapping):
+        for name in ("curves", "results"):
+            if isinstance(content.get(name), list):
+                return content[name]
+    return []
+
+
+def _entry_fields(entry: Mapping) -> Mapping:
+    for name in ("fixed", "config", "curve"):
+        if isinstance(entry.get(name), Mapping):
+            return {**entry, **entry[name]}
+    return entry
+
+
+def _first_number(entry: Mapping, names: Sequence[str]) -> Optional[float]:
+    for name in names:
+        value = entry.get(name)
+        if is_number(value):
+            return float(value)
+    return None
+
+
+def parse_summary(content) -> tuple:
+    """(curve key -> SummaryEntry, problems) from a knee summary's JSON content.
+
+    The summary (``ray_jobs/knee_summary.py`` writes it) lists curves, as a
+    JSON list or under ``curves``; each names its fixed config fields (under
+    ``fixed``, or ``config``, or inline) and may give ``status`` (found /
+    above_search_range / below_search_range / searching / error),
+    ``simulations`` (or ``n_simulations``), the knee rate (``knee_rate_cps``,
+    or ``knee_cps``) and ``search_range`` (``min_scale_ms``,
+    ``max_scale_ms``, ``tolerance``). Entries that name no curve are
+    reported, not fatal.
+    """
+    entries, problems = {}, []
+    curves = _summary_curves(content)
+    if not curves:
+        problems.append("lists no curves (expected a JSON list, or an object with a 'curves' list)")
+    for position, raw in enumerate(curves):
+        if not isinstance(raw, Mapping):
+            problems.append(f"curve {position}: not an object")
+            continue
+        fields = _entry_fields(raw)
+        if fields.get("provider") is None or fields.get("num_tables") is None \
+                or fields.get("fast_append_ratio") is None:
+            problems.append(f"curve {position}: does not name provider, num_tables and fast_append_ratio")
+            continue
+        key_fields = {name: fields.get(name) for name in _CURVE_KEY_FIELDS}
+        try:
+            key = (series_id(key_fields), int(fields["num_tables"]), mix_id(key_fields))
+        except (TypeError, ValueError) as error:
+            problems.append(f"curve {position}: {error}")
+            continue
+        status = raw.get("status")
+        n_simulations = _first_number(raw, ("simulations", "n_simulations"))
+        search_range = raw.get("search_range")
+        bounds = None
+        if isinstance(search_range, Mapping):
+            values = [search_range.get(name) for name in ("min_scale_ms", "max_scale_ms", "tolerance")]
+            if all(is_number(value) for value in values) and 0 < values[0] <= values[1] and values[2] > 0:
+                bounds = tuple(float(value) for value in values)
+        entries[key] = SummaryEntry(
+            status=status.replace("_", " ") if isinstance(status, str) else None,
+            n_simulations=int(n_simulations) if n_simulations is not None else None,
+            knee_cps=_first_number(raw, ("knee_rate_cps", "knee_cps", "knee_throughput_cps", "usable_cps")),
+            search_range=bounds)
+    return entries, problems
