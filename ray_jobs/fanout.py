@@ -1,0 +1,320 @@
+"""Run sweeps on Ray: resume from the store, fan out batches, collect, store.
+
+The driver (this module) is the only writer of the store. Workers return
+rows; the driver buffers them and writes a Parquet file every
+``flush_interval_s`` (and at the end, and when interrupted). So a worker
+that dies mid-task costs one rerun of its batch and nothing else, and a
+driver that dies loses at most the rows of its last interval, which the
+next run recomputes: nothing is stored twice and nothing is lost.
+
+Resume: before fanning out, the driver reads which (experiment, config_hash,
+seed) keys the store holds and runs only the others. Rerunning a finished
+sweep computes nothing.
+
+Ray must already be initialised (see ``ray_jobs.connect``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Callable, Iterable, Optional, Sequence
+
+import pyarrow as pa
+import ray
+
+from simcore import SimConfig
+from ray_jobs.batching import (DEFAULT_BATCH_TARGET_S, DEFAULT_MAX_BATCH_UNITS, MIN_TASKS_PER_CPU, WorkUnit,
+                               batch_cost_s, make_batches)
+from ray_jobs.progress import Progress, ProgressPrinter
+from ray_jobs.provenance import Provenance, current_provenance
+from ray_jobs.schema import RESULTS_SCHEMA
+from ray_jobs.store import ResultsStore, UnreadableFile
+from ray_jobs.worker import BatchResult, UnitFailure, run_batch
+
+DEFAULT_FLUSH_INTERVAL_S = 30.0
+DEFAULT_FLUSH_ROWS = 5000
+_WAIT_TICK_S = 1.0
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """One experiment's share of a sweep: its configs, each run once per seed."""
+
+    experiment: str
+    configs: tuple[SimConfig, ...]
+    seeds: tuple[int, ...]
+    quick: bool = False
+
+    def units(self) -> list[WorkUnit]:
+        return [WorkUnit(self.experiment, config, seed) for config in self.configs for seed in self.seeds]
+
+    def record(self) -> dict:
+        """The plan as stored for ``status``: what "done" means for this experiment."""
+        return {"experiment": self.experiment, "config_hashes": [c.config_hash for c in self.configs],
+                "seeds": list(self.seeds), "quick": self.quick,
+                "duration_s": sorted({c.duration_s for c in self.configs}),
+                "planned_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+@dataclass(frozen=True)
+class ExperimentCounts:
+    experiment: str
+    total: int  # (config, seed) runs in the plan
+    skipped: int  # already stored before this sweep
+    run: int  # computed and stored now
+    failed: int  # raised, or their batch was lost beyond retries
+    not_run: int = 0  # left when the sweep was interrupted
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """The outcome of ``run_sweep``.
+
+    Times: ``scan_s`` reading the store, ``fanout_s`` from the first
+    submission to the last result, ``write_s`` spent writing files,
+    ``simulate_s`` the simulation time summed over workers (busy CPU).
+    """
+
+    counts: tuple[ExperimentCounts, ...]
+    failures: tuple[UnitFailure, ...]
+    unreadable: tuple[UnreadableFile, ...]
+    files_written: int
+    batches: int
+    scan_s: float
+    fanout_s: float
+    write_s: float
+    simulate_s: float
+    wall_s: float
+    interrupted: bool = False
+
+    @property
+    def total(self) -> int:
+        return sum(c.total for c in self.counts)
+
+    @property
+    def skipped(self) -> int:
+        return sum(c.skipped for c in self.counts)
+
+    @property
+    def run(self) -> int:
+        return sum(c.run for c in self.counts)
+
+    @property
+    def failed(self) -> int:
+        return sum(c.failed for c in self.counts)
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0 and not self.interrupted
+
+
+@dataclass
+class _Collector:
+    """Driver-side buffer of finished rows, written to the store in chunks."""
+
+    store: ResultsStore
+    flush_interval_s: float
+    flush_rows: int
+    pending: list = field(default_factory=list)
+    pending_rows: int = 0
+    files_written: int = 0
+    write_s: float = 0.0
+    last_flush: float = field(default_factory=time.monotonic)
+
+    def add(self, rows: pa.Table) -> None:
+        if rows.num_rows:
+            self.pending.append(rows)
+            self.pending_rows += rows.num_rows
+
+    def flush_if_due(self) -> None:
+        due = time.monotonic() - self.last_flush >= self.flush_interval_s
+        if self.pending_rows and (due or self.pending_rows >= self.flush_rows):
+            self.flush()
+
+    def flush(self) -> None:
+        self.last_flush = time.monotonic()
+        if not self.pending_rows:
+            return
+        started = time.perf_counter()
+        self.files_written += len(self.store.write_rows(pa.concat_tables(self.pending)))
+        self.write_s += time.perf_counter() - started
+        self.pending, self.pending_rows = [], 0
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a sweep has to do, found by comparing its plans with the store.
+
+    Attributes:
+        plans: the sweep's plans.
+        todo: units not in the store, to run.
+        totals, skipped: units per experiment, in the plans and already stored.
+        unreadable: data files of these experiments that failed verification.
+        scan_s: seconds spent reading the store.
+    """
+
+    plans: tuple[SweepPlan, ...]
+    todo: tuple[WorkUnit, ...]
+    totals: dict
+    skipped: dict
+    unreadable: tuple[UnreadableFile, ...]
+    scan_s: float
+
+
+def find_work(plans: Sequence[SweepPlan], store: ResultsStore) -> Work:
+    """Read which keys ``store`` holds for the plans' experiments; the rest is to do.
+
+    Needs no Ray, so a finished sweep is recognised without starting a cluster.
+    """
+    started = time.perf_counter()
+    scan = store.scan(sorted({plan.experiment for plan in plans}))
+    stored = scan.keys()
+    units, seen = [], set()
+    for plan in plans:
+        for unit in plan.units():
+            if unit.key not in seen:  # two plans naming the same run do it once
+                seen.add(unit.key)
+                units.append(unit)
+    todo = tuple(unit for unit in units if unit.key not in stored)
+    totals = _count_by_experiment(units)
+    left = _count_by_experiment(todo)
+    return Work(plans=tuple(plans), todo=todo, totals=totals,
+                skipped={e: n - left.get(e, 0) for e, n in totals.items()},
+                unreadable=scan.unreadable, scan_s=time.perf_counter() - started)
+
+
+def run_sweep(work: Work, store: ResultsStore, *, max_parallel: Optional[int] = None,
+              flush_interval_s: float = DEFAULT_FLUSH_INTERVAL_S, flush_rows: int = DEFAULT_FLUSH_ROWS,
+              batch_target_s: float = DEFAULT_BATCH_TARGET_S,
+              max_batch_units: int = DEFAULT_MAX_BATCH_UNITS,
+              progress: Optional[ProgressPrinter] = None,
+              provenance: Optional[Provenance] = None,
+              log: Optional[Callable[[str], None]] = None) -> SweepSummary:
+    """Run the units of ``work`` (see ``find_work``) and store their rows.
+
+    Args:
+        work: what to run.
+        store: where rows are written (and the plans recorded, for ``status``).
+        max_parallel: most tasks in flight at once (default: as many as the
+            cluster schedules).
+        flush_interval_s: write buffered rows at least this often; a killed
+            driver loses at most this much work.
+        flush_rows: also write once this many rows are buffered.
+        batch_target_s, max_batch_units: batching (see ``ray_jobs.batching``).
+        progress: where progress goes (default: a ``ProgressPrinter`` on stderr).
+        provenance: recorded in every row (default: looked up here).
+        log: where failures and warnings go (default: through ``progress``).
+
+    Returns:
+        Counts per experiment, failures, and where the time went. On
+        KeyboardInterrupt (or SIGTERM turned into one) the rows finished so
+        far are written and the summary has ``interrupted=True``.
+
+    Example:
+        >>> work = find_work([SweepPlan("demo", configs, seeds=(1, 2))], store)  # doctest: +SKIP
+        >>> ray.init(); summary = run_sweep(work, store)                          # doctest: +SKIP
+    """
+    if work.todo and not ray.is_initialized():
+        raise RuntimeError("run_sweep needs Ray: call ray_jobs.connect.connect_ray() or ray.init() first")
+    if max_parallel is not None and max_parallel < 1:
+        raise ValueError(f"max_parallel: {max_parallel!r} is not allowed; expected an integer >= 1 or None")
+    progress = progress or ProgressPrinter()
+    log = log or progress.message
+    provenance = provenance or current_provenance()
+    started = time.perf_counter()
+    for bad in work.unreadable:
+        log(f"warning: unreadable results file {bad.path} ({bad.reason}); its rows count as missing "
+            f"and are run again. Move it out of the store once you have looked at it.")
+    for plan in work.plans:
+        store.write_plan(plan.experiment, plan.record())
+    todo, totals, skipped = work.todo, work.totals, work.skipped
+
+    cpus = int(ray.cluster_resources().get("CPU", 1)) if todo else 1
+    parallelism = max(1, min(cpus, max_parallel or cpus))
+    batches = deque(make_batches(todo, target_s=batch_target_s, max_units=max_batch_units,
+                                 min_batches=MIN_TASKS_PER_CPU * parallelism))
+    batch_count = len(batches)
+    total_cost = sum(batch_cost_s(batch) for batch in batches)
+    collector = _Collector(store, flush_interval_s, flush_rows)
+    run_by_exp: dict[str, int] = {}
+    failures: list[UnitFailure] = []
+    in_flight: dict[ray.ObjectRef, tuple[WorkUnit, ...]] = {}
+    done_cost = 0.0
+    simulate_s = 0.0
+    interrupted = False
+    fanout_started = time.perf_counter()
+
+    def snapshot() -> Progress:
+        return Progress(done=sum(run_by_exp.values()) + len(failures), failed=len(failures), total=len(todo),
+                        elapsed_s=time.perf_counter() - fanout_started, done_cost=done_cost,
+                        total_cost=total_cost)
+
+    try:
+        while batches or in_flight:
+            while batches and (max_parallel is None or len(in_flight) < max_parallel):
+                batch = batches.popleft()
+                in_flight[run_batch.remote(batch, provenance)] = batch
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=_WAIT_TICK_S)
+            if ready:
+                rest = [ref for ref in in_flight if ref not in ready]
+                if rest:
+                    more, _ = ray.wait(rest, num_returns=len(rest), timeout=0)
+                    ready += more
+            for ref in ready:
+                batch = in_flight.pop(ref)
+                done_cost += batch_cost_s(batch)
+                result = _fetch(ref, batch)
+                collector.add(result.rows)
+                for experiment in result.rows.column("experiment").to_pylist():
+                    run_by_exp[experiment] = run_by_exp.get(experiment, 0) + 1
+                simulate_s += sum(result.rows.column("wall_s").to_pylist())
+                for failure in result.failures:
+                    failures.append(failure)
+                    log("failed: " + failure.describe())
+            collector.flush_if_due()
+            progress.update(snapshot())
+    except KeyboardInterrupt:
+        interrupted = True
+        for ref in in_flight:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # already finished or its worker is gone: nothing to stop
+                pass
+        log(f"interrupted: writing the {collector.pending_rows} rows finished so far")
+    finally:
+        collector.flush()
+        if todo:
+            progress.update(snapshot(), force=True)
+            progress.close()
+    fanout_s = time.perf_counter() - fanout_started
+
+    failed_by_exp = _count_by_experiment(failures)
+    counts = tuple(ExperimentCounts(
+        experiment=e, total=totals[e], skipped=skipped[e], run=run_by_exp.get(e, 0),
+        failed=failed_by_exp.get(e, 0),
+        not_run=totals[e] - skipped[e] - run_by_exp.get(e, 0) - failed_by_exp.get(e, 0))
+        for e in sorted(totals))
+    return SweepSummary(counts=counts, failures=tuple(failures), unreadable=work.unreadable,
+                        files_written=collector.files_written, batches=batch_count, scan_s=work.scan_s,
+                        fanout_s=fanout_s, write_s=collector.write_s, simulate_s=simulate_s,
+                        wall_s=work.scan_s + time.perf_counter() - started, interrupted=interrupted)
+
+
+def _fetch(ref: ray.ObjectRef, batch: Sequence[WorkUnit]) -> BatchResult:
+    """The batch's result; a batch lost beyond its retries counts as failed, unit by unit."""
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayError as error:
+        reason = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+        return BatchResult(rows=RESULTS_SCHEMA.empty_table(), failures=tuple(
+            UnitFailure(u.experiment, u.config.config_hash, u.seed, u.config.to_dict(), reason) for u in batch))
+
+
+def _count_by_experiment(items: Iterable) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item.experiment] = counts.get(item.experiment, 0) + 1
+    return counts

@@ -1,0 +1,180 @@
+"""The knee search's command line (``sweeps/knee.py``).
+
+    python sweeps/knee.py --experiment exp4c [--quick] [--store URI] [--seeds N] [--duration-s S]
+                          [--max-parallel N] [--tolerance F] [--min-scale-ms MS] [--max-scale-ms MS]
+
+Order of work, as in ``ray_jobs.cli``: parse and validate every flag and
+every curve (bad input exits 2 before Ray starts or the store is touched),
+read what the store already holds, search what is left on Ray Tune, write
+the JSON summary, print the outcome. Exit status: 0 when every curve's
+search ended, 1 when some curve failed, 2 for bad input, 130 when
+interrupted (rerun to resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import signal
+import sys
+import time
+from typing import Mapping, Optional, Sequence
+
+from ray_jobs.cli import (DASHBOARD_URL, DEFAULT_DURATION_S, DEFAULT_SEEDS, EXIT_BAD_INPUT, EXIT_FAILED,
+                          EXIT_INTERRUPTED, EXIT_OK, _positive_int, _warn_if_store_is_temporary)
+from ray_jobs.grid import Grid, GridError
+from ray_jobs.knee_bisect import ERROR, FINAL_STATUSES, SearchRange, SearchRangeError, same_resolution_grid_points
+from ray_jobs.knee_curves import curves_from_grid, evidence_from_rows, knee_experiment_name
+from ray_jobs.store import STORE_ENV, ResultsStore, StoreError, default_store_uri
+
+DEFAULT_RANGE = SearchRange()
+
+
+def build_parser(grids: Mapping[str, Grid], prog: Optional[str] = None) -> argparse.ArgumentParser:
+    sizes = ", ".join(f"{name} ({len(curves_from_grid(grid))} curves, quick {len(curves_from_grid(grid, quick=True))})"
+                      for name, grid in grids.items())
+    parser = argparse.ArgumentParser(
+        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=("Find each curve's knee (the highest commit rate whose success rate stays above 95%, VO "
+                     "success where the mix has VO) to within a tolerance, by bracketing and bisecting the "
+                     f"inter-arrival scale on Ray Tune.\nExperiments: {sizes}."),
+        epilog=("Rows go to the experiment <name>_knee of the store (one per point and seed), a summary to\n"
+                "<store>/_knee/<name>.json. Runs on the Ray cluster in RAY_ADDRESS when set, else on a local\n"
+                "Ray. Points already in the store are not run again: a finished curve costs nothing and an\n"
+                "interrupted search resumes. Exit status: 0 every search ended, 1 some curve failed, 2 bad\n"
+                "input (nothing run), 130 interrupted."))
+    parser.add_argument("--experiment", required=True, choices=list(grids), metavar="NAME",
+                        help=f"whose curves to search: one of {', '.join(grids)}")
+    parser.add_argument("--quick", action="store_true",
+                        help="search a few representative curves only (about a minute on 2 cores)")
+    parser.add_argument("--seeds", type=_positive_int, default=DEFAULT_SEEDS, metavar="N",
+                        help=f"run seeds 1..N at every point (default {DEFAULT_SEEDS})")
+    parser.add_argument("--duration-s", type=float, default=DEFAULT_DURATION_S, metavar="S",
+                        help=f"simulated seconds per run (default {DEFAULT_DURATION_S:g}); must exceed twice the "
+                             f"warm-up, 1800 s with the default runtime")
+    parser.add_argument("--store", default=default_store_uri(), metavar="URI",
+                        help=f"results store: a directory or a pyarrow URI such as s3://bucket/prefix "
+                             f"(default ${STORE_ENV} if set, else ./results; now {default_store_uri()})")
+    parser.add_argument("--max-parallel", type=_positive_int, default=None, metavar="N",
+                        help="at most N trials at once (default: as many as the cluster has CPUs)")
+    parser.add_argument("--tolerance", type=float, default=DEFAULT_RANGE.tolerance, metavar="F",
+                        help=f"bracket the knee to this relative width in rate (default {DEFAULT_RANGE.tolerance:g} "
+                             f"= {100 * DEFAULT_RANGE.tolerance:g}%%)")
+    parser.add_argument("--min-scale-ms", type=float, default=DEFAULT_RANGE.min_scale_ms, metavar="MS",
+                        help=f"fastest inter-arrival scale searched (default {DEFAULT_RANGE.min_scale_ms:g})")
+    parser.add_argument("--max-scale-ms", type=float, default=DEFAULT_RANGE.max_scale_ms, metavar="MS",
+                        help=f"slowest inter-arrival scale searched (default {DEFAULT_RANGE.max_scale_ms:g})")
+    parser.add_argument("--probes-per-curve", type=_positive_int, default=None, metavar="N",
+                        help="at most N points of one curve at once (default: 1, more when the cluster has "
+                             "more CPUs than curves left)")
+    return parser
+
+
+def knee_main(grids: Mapping[str, Grid], argv: Optional[Sequence[str]] = None, *,
+              prog: Optional[str] = None, flush_interval_s: Optional[float] = None) -> int:
+    """Entry point of ``sweeps/knee.py``: ``sys.exit(knee_main(KNEE_GRIDS))``.
+
+    Args:
+        grids: experiment name -> its grid, whose ``quick`` subset is the
+            knee search's (the inter-arrival values are ignored: the search
+            picks its own).
+        argv: command-line arguments (default: ``sys.argv[1:]``).
+        prog: program name for ``--help``.
+        flush_interval_s: override how often rows are written (tests).
+    """
+    args = build_parser(grids, prog).parse_args(argv)
+    seeds = tuple(range(1, args.seeds + 1))
+    try:
+        search_range = SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
+        curves = curves_from_grid(grids[args.experiment], quick=args.quick, duration_s=args.duration_s)
+        store = ResultsStore(args.store)
+    except (SearchRangeError, GridError, StoreError) as error:
+        print(f"error: {error}\nNothing was run.", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    _warn_if_store_is_temporary(args.store)
+    knee_experiment = knee_experiment_name(args.experiment)
+    print(f"Knee search over {args.experiment} ({len(curves)} curves){' [quick]' if args.quick else ''}: "
+          f"{search_range.min_scale_ms:g}-{search_range.max_scale_ms:g} ms to {100 * search_range.tolerance:g}% "
+          f"in rate, {len(seeds)} seeds per point, {args.duration_s:g} simulated s per run; rows to "
+          f"{knee_experiment} in {store.location()}", flush=True)
+
+    # Ray (and Tune, which brings pandas) load only once the input is known to be good.
+    import ray
+
+    from ray_jobs.connect import connect_ray
+    from ray_jobs.knee_search import KneeSearcher, run_knee_search
+    from ray_jobs.knee_summary import read_summary, run_summary, write_summary
+
+    options = {} if flush_interval_s is None else {"flush_interval_s": flush_interval_s}
+    previous_handler = signal.getsignal(signal.SIGTERM)
+    connect_s = 0.0
+    try:
+        evidence = evidence_from_rows(store.scan([knee_experiment]).table, curves)
+        left = KneeSearcher(curves, seeds, search_range, evidence).curves_left()
+        print(f"{left} curves to search, {len(curves) - left} already done", flush=True)
+        if left:  # a finished search needs no cluster
+            started = time.perf_counter()
+            connection = connect_ray(num_cpus=min(args.max_parallel or os.cpu_count() or 1, os.cpu_count() or 1))
+            connect_s = time.perf_counter() - started
+            print(f"running on {connection.description} (connected in {connect_s:.1f} s)", flush=True)
+            # `ray job stop` sends SIGTERM: stop as Tune stops on Ctrl-C, keeping the points finished so far.
+            signal.signal(signal.SIGTERM, _forward_as_sigint)
+        run = run_knee_search(curves, seeds, search_range, store, evidence, max_parallel=args.max_parallel,
+                              probes_per_curve=args.probes_per_curve, log=lambda line: print(line, flush=True),
+                              **options)
+        summary = run_summary(args.experiment, run.outcomes, search_range,
+                              previous=read_summary(args.store, args.experiment))
+        summary_path = write_summary(args.store, args.experiment, summary)
+    except StoreError as error:
+        print(f"error: {error}\nRows already written are kept; rerun to resume.", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("interrupted; rerun to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if previous_handler is not None:
+            signal.signal(signal.SIGTERM, previous_handler)
+        if ray.is_initialized():
+            ray.shutdown()
+    print(format_run(run, search_range, args.store, summary_path, connect_s), flush=True)
+    if any(outcome.status == ERROR for outcome in run.outcomes):
+        return EXIT_FAILED
+    return EXIT_INTERRUPTED if run.interrupted else EXIT_OK
+
+
+def format_run(run, search_range: SearchRange, store_uri: str, summary_path: str, connect_s: float = 0.0) -> str:
+    """The closing report: statuses, simulations against a grid of the same resolution, time, where to look."""
+    statuses: dict[str, int] = {}
+    for outcome in run.outcomes:
+        statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
+    ended = [o for o in run.outcomes if o.status in FINAL_STATUSES]
+    grid_points = same_resolution_grid_points(search_range)
+    lines = [f"curves: {len(run.outcomes)}: " + ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))]
+    if ended:
+        simulations = sum(o.simulations_stored for o in ended)
+        points = sum(len(o.points) for o in ended)
+        grid_simulations = sum(grid_points * len(o.seeds) for o in ended)
+        lines.append(f"simulations for the {len(ended)} curves searched to the end: {simulations} "
+                     f"({points / len(ended):.1f} points per curve x seeds), against {grid_simulations} for a grid "
+                     f"of the same resolution ({grid_points} points per curve): "
+                     f"{grid_simulations / max(simulations, 1):.0f}x fewer")
+    lines.append(f"time: Ray start {connect_s:.1f} s, then {run.wall_s:.1f} s ({run.trials} trials, "
+                 f"{run.simulations_run} simulations run now, {run.simulate_s:.1f} s of simulation summed over "
+                 f"workers; {run.files_written} files written)")
+    for outcome in run.outcomes:
+        if outcome.status == ERROR:
+            lines.append(f"FAILED: {outcome.curve.label}: {outcome.error}")
+    if run.interrupted:
+        lines.append("interrupted: rerun the same command to resume")
+    quoted = shlex.quote(store_uri)
+    experiments = sorted({knee_experiment_name(o.curve.experiment) for o in run.outcomes})
+    lines += [f"Results:   {ResultsStore(store_uri).location()} (experiment {', '.join(experiments)})",
+              f"Summary:   {summary_path}",
+              f"Status:    python -m ray_jobs status --store {quoted}",
+              f"Dashboard: python -m dashboards serve --store {quoted}   (then open {DASHBOARD_URL})"]
+    return "\n".join(lines)
+
+
+def _forward_as_sigint(signum, frame) -> None:
+    os.kill(os.getpid(), signal.SIGINT)

@@ -1,0 +1,157 @@
+"""The knee search's JSON summary: ``<store>/_knee/<experiment>.json``.
+
+The rows under ``<experiment>_knee`` are the record; this file is a small
+digest of them for people and for the dashboard's "simulations used"
+figure: per curve its fixed fields, status (``found``,
+``above_search_range``, ``below_search_range``, or ``searching`` / ``error``
+for a search that did not end), knee rate and bracket, seeds and the
+simulations spent, next to what a grid of the same resolution would have
+cost. The folder starts with ``_`` so store readers skip it.
+
+Runs merge into the file: a ``--quick`` run updates its curves and keeps
+the others a full run wrote. It is written whole and atomically (a
+temporary file renamed over it on a local disk, one PUT on an object store).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from datetime import datetime, timezone
+from typing import Iterable, Optional
+
+import pyarrow.fs as pafs
+
+from ray_jobs.knee_bisect import SUCCESS_THRESHOLD, SearchRange, same_resolution_grid_points
+from ray_jobs.knee_curves import CurveOutcome, knee_experiment_name
+from ray_jobs.store import StoreError
+
+SUMMARY_FOLDER = "_knee"
+
+
+def curve_summary(outcome: CurveOutcome, search_range: SearchRange) -> dict:
+    """One curve's entry (plain JSON types; NaN written as null)."""
+    step, curve = outcome.step, outcome.curve
+    grid_points = same_resolution_grid_points(search_range)
+    entry = {
+        "curve_id": curve.curve_id,
+        "label": curve.label,
+        "fixed": curve.fixed_fields(),
+        "status": outcome.status,
+        "within_tolerance": bool(step.within_tolerance),
+        "note": outcome.error if outcome.error else step.note,
+        "knee_rate_cps": None, "knee_scale_ms": None, "knee_success": None,
+        "knee_seed_throughput_cps": [_number(v) for v in outcome.knee_seed_throughputs_cps],
+        "bracket": None,
+        "points": len(outcome.points),
+        "simulations": outcome.simulations_stored,
+        "simulations_this_run": outcome.simulations_run,
+        "seeds": list(outcome.seeds),
+        "search_range": {"min_scale_ms": search_range.min_scale_ms, "max_scale_ms": search_range.max_scale_ms,
+                         "tolerance": search_range.tolerance},
+        "grid_points_same_resolution": grid_points,
+        "grid_simulations_same_resolution": grid_points * len(outcome.seeds),
+    }
+    if step.knee is not None:
+        entry.update(knee_rate_cps=_number(step.knee.throughput_cps), knee_scale_ms=step.knee.scale_ms,
+                     knee_success=_number(step.knee.success))
+    if step.failing is not None:
+        entry["bracket"] = {
+            "failing_scale_ms": step.failing.scale_ms,
+            "failing_throughput_cps": _number(step.failing.throughput_cps),
+            "failing_success": _number(step.failing.success),
+            # offered rate at the failing point over that at the knee, minus 1 (0.02 = 2%)
+            "rate_width": None if step.rate_ratio is None else step.rate_ratio - 1,
+            "throughput_ratio": _number(step.throughput_ratio),
+        }
+    return entry
+
+
+def run_summary(experiment: str, outcomes: Iterable[CurveOutcome], search_range: SearchRange,
+                previous: Optional[dict] = None) -> dict:
+    """The file's content: this run's curves merged over ``previous`` (same curve id: this run wins)."""
+    curves = {entry["curve_id"]: entry for entry in (previous or {}).get("curves", [])}
+    for outcome in outcomes:
+        curves[outcome.curve.curve_id] = curve_summary(outcome, search_range)
+    entries = list(curves.values())
+    statuses: dict[str, int] = {}
+    for entry in entries:
+        statuses[entry["status"]] = statuses.get(entry["status"], 0) + 1
+    return {
+        "experiment": experiment,
+        "knee_experiment": knee_experiment_name(experiment),
+        "success_threshold": SUCCESS_THRESHOLD,
+        "updated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "totals": {
+            "curves": len(entries),
+            "statuses": dict(sorted(statuses.items())),
+            "points": sum(e["points"] for e in entries),
+            "simulations": sum(e["simulations"] for e in entries),
+            "grid_simulations_same_resolution": sum(e["grid_simulations_same_resolution"] for e in entries),
+        },
+        "curves": entries,
+    }
+
+
+def summary_location(store_uri: str, experiment: str) -> tuple[pafs.FileSystem, str]:
+    """(filesystem, path) of the experiment's summary in the store at ``store_uri``."""
+    if "/" in experiment or not experiment or experiment[0] in "._":
+        raise StoreError(f"experiment: {experiment!r} is not allowed; expected a name without '/' "
+                         f"that does not start with '.' or '_'")
+    try:
+        if "://" in store_uri:
+            filesystem, root = pafs.FileSystem.from_uri(store_uri)
+        else:
+            filesystem, root = pafs.LocalFileSystem(), os.path.abspath(store_uri)
+    except Exception as error:  # pyarrow raises several types for bad URIs
+        raise StoreError(f"store: {store_uri!r} cannot be opened: {error}") from error
+    return filesystem, f"{root.rstrip('/')}/{SUMMARY_FOLDER}/{experiment}.json"
+
+
+def read_summary(store_uri: str, experiment: str) -> Optional[dict]:
+    """The stored summary, or None when there is none (or it cannot be parsed: it is rewritten whole)."""
+    filesystem, path = summary_location(store_uri, experiment)
+    try:
+        if filesystem.get_file_info(path).type == pafs.FileType.NotFound:
+            return None
+        with filesystem.open_input_stream(path) as stream:
+            return json.loads(stream.read().decode())
+    except ValueError:
+        return None
+    except OSError as error:
+        raise StoreError(f"cannot read {path} in store {store_uri}: {error}") from error
+
+
+def write_summary(store_uri: str, experiment: str, summary: dict) -> str:
+    """Write the summary atomically; returns its path."""
+    filesystem, path = summary_location(store_uri, experiment)
+    data = (json.dumps(summary, indent=1, sort_keys=False, allow_nan=False) + "\n").encode()
+    folder = path.rsplit("/", 1)[0]
+    try:
+        filesystem.create_dir(folder, recursive=True)
+        if filesystem.type_name != "local":  # an object store PUT is already all-or-nothing
+            with filesystem.open_output_stream(path) as out:
+                out.write(data)
+            return path
+        temporary = f"{folder}/.tmp-{uuid.uuid4().hex}.json"
+        try:
+            with open(temporary, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())  # durable before it becomes visible
+            os.replace(temporary, path)
+        finally:
+            if os.path.exists(temporary):
+                os.remove(temporary)
+    except OSError as error:
+        raise StoreError(f"cannot write {path} in store {store_uri}: {error}") from error
+    return path
+
+
+def _number(value) -> Optional[float]:
+    """JSON has no NaN: a missing value is null."""
+    if value is None:
+        return None
+    value = float(value)
+    return None if value != value else value

@@ -1,0 +1,33 @@
+"""exp4a: FastAppend only, S3 storage, a catalog service of fixed latency (240 configs).
+
+Sweeps table count x catalog CAS latency x inter-arrival scale, as in seed
+001's experiment 4a (MODEL.md, "The sweeps").
+"""
+
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
+
+from ray_jobs import Grid, sweep_main  # noqa: E402
+from sweeps.seed001 import (CATALOG_LATENCIES_MS, INTER_ARRIVAL_SCALES_MS, TABLE_COUNTS,  # noqa: E402
+                            QUICK_INTER_ARRIVAL_SCALES_MS)
+
+GRID = Grid(
+    experiment="exp4a",
+    description="exp4a: FA 100%, S3, catalog service; tables x catalog latency x inter-arrival",
+    fixed={"provider": "s3", "catalog": "service", "fast_append_ratio": 1.0},
+    swept={
+        "num_tables": TABLE_COUNTS,
+        "catalog_latency_ms": CATALOG_LATENCIES_MS,
+        "inter_arrival_scale_ms": INTER_ARRIVAL_SCALES_MS,
+    },
+    quick={
+        "num_tables": (1, 10, 50),
+        "catalog_latency_ms": (10, 50),
+        "inter_arrival_scale_ms": (20,) + QUICK_INTER_ARRIVAL_SCALES_MS,
+    },
+)
+
+if __name__ == "__main__":
+    sys.exit(sweep_main([GRID]))

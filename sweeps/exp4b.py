@@ -1,0 +1,21 @@
+"""exp4b: exp4a with a 90/10 FastAppend/ValidatedOverwrite mix (240 configs)."""
+
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
+
+from ray_jobs import sweep_main  # noqa: E402
+from sweeps.exp4a import GRID as EXP4A  # noqa: E402
+
+GRID = EXP4A.derive(
+    "exp4b",
+    description="exp4b: as exp4a with FA 90% / VO 10%",
+    fast_append_ratio=0.9,
+    # VO convoys make 20 ms inter-arrival the costliest point of the grid
+    # (seconds per run), so the quick subset starts at 50 ms.
+    quick={**EXP4A.quick, "inter_arrival_scale_ms": (50, 100, 500, 2000)},
+)
+
+if __name__ == "__main__":
+    sys.exit(sweep_main([GRID]))

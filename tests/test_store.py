@@ -1,0 +1,364 @@
+"""The results store: schema, atomic and idempotent writes, verified reads, S3.
+
+The S3 tests run against a real S3-compatible server (moto's server mode)
+started on a loopback port by this module, not against a mock object.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import urllib.request
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pytest
+
+from simcore import SimConfig, simulate
+from ray_jobs.schema import (CONFIG_COLUMNS, METRIC_COLUMNS, RESULTS_SCHEMA, SchemaError, make_row,
+                             rows_to_table)
+from ray_jobs.status import format_seeds, format_status, store_status
+from ray_jobs.store import ResultsStore, StoreError, default_store_uri
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+# Cheap configs (milliseconds each): warm-up 300 s, window 600 s.
+FAST = dict(duration_s=1200, runtime_median_ms=20_000, inter_arrival_scale_ms=1000)
+STORAGE = SimConfig(provider="s3x", num_tables=3, **FAST)
+SERVICE = SimConfig(provider="s3", catalog="service", catalog_latency_ms=50, num_tables=2,
+                    fast_append_ratio=0.9, table_distribution="zipf", zipf_alpha=1.5, **FAST)
+
+
+def rows_for(config, seeds, experiment="exp", finished_at=T0, wall_s=0.01):
+    return [make_row(experiment, config, metrics, package_version="9.9.9", git_revision="abc123",
+                     wall_s=wall_s, finished_at=finished_at) for metrics in simulate(config, seeds=seeds)]
+
+
+def table_for(config, seeds, **kwargs):
+    return rows_to_table(rows_for(config, seeds, **kwargs))
+
+
+# -- schema -----------------------------------------------------------------
+
+def test_schema_has_every_simconfig_field_and_every_simulate_metric():
+    (metrics,) = simulate(STORAGE, seeds=[1])
+    assert set(METRIC_COLUMNS) == set(metrics) - {"seed"}
+    assert set(CONFIG_COLUMNS) == {f.name for f in dataclasses.fields(SimConfig)}
+    contract = ["experiment", "config_hash", "seed", "provider", "num_tables", "fast_append_ratio",
+                "inter_arrival_scale_ms", "success_rate", "throughput_cps", "commit_latency_mean_ms",
+                "commit_latency_p99_ms", "catalog", "catalog_latency_ms", "table_distribution", "zipf_alpha",
+                "duration_s", "retry", "package_version", "git_revision", "wall_s", "finished_at"]
+    assert set(contract) <= set(RESULTS_SCHEMA.names)
+    assert RESULTS_SCHEMA.field("seed").type == pa.int64()
+    assert RESULTS_SCHEMA.field("finished_at").type == pa.timestamp("us", tz="UTC")
+    assert RESULTS_SCHEMA.field("table_success_rate").type == pa.list_(pa.float64())
+
+
+def test_a_row_with_an_unknown_metric_is_refused_not_dropped():
+    (row,) = rows_for(STORAGE, [1])
+    with pytest.raises(SchemaError, match="unknown columns \\['new_metric'\\]"):
+        rows_to_table([{**row, "new_metric": 1.0}])
+    del row["throughput_cps"]
+    with pytest.raises(SchemaError, match="missing columns \\['throughput_cps'\\]"):
+        rows_to_table([row])
+
+
+# -- writing and reading ----------------------------------------------------
+
+def test_rows_round_trip_with_nulls_nans_lists_and_utc_times(tmp_path):
+    store = ResultsStore(str(tmp_path))
+    store.write_rows(pa.concat_tables([table_for(STORAGE, [1, 2], experiment="exp4c"),
+                                       table_for(SERVICE, [1], experiment="exp4b_zipf")]))
+    assert store.experiments() == ["exp4b_zipf", "exp4c"]
+    scan = store.scan()
+    assert scan.unreadable == () and scan.duplicates_dropped == 0 and scan.files_read == 2
+    rows = {(r["experiment"], r["seed"]): r for r in scan.table.to_pylist()}
+    assert set(rows) == {("exp4c", 1), ("exp4c", 2), ("exp4b_zipf", 1)}
+    storage, service = rows[("exp4c", 1)], rows[("exp4b_zipf", 1)]
+    assert storage["catalog_latency_ms"] is None and storage["zipf_alpha"] is None
+    assert service["catalog_latency_ms"] == 50.0 and service["zipf_alpha"] == 1.5
+    assert storage["config_hash"] == STORAGE.config_hash and SimConfig.from_dict(
+        {name: storage[name] for name in CONFIG_COLUMNS}) == STORAGE
+    assert math.isnan(storage["vo_success_rate"])  # FA only: no VO transactions, NaN not null
+    assert len(storage["table_n_txns"]) == 3
+    assert storage["finished_at"] == T0 and storage["git_revision"] == "abc123"
+    (expected,) = simulate(STORAGE, seeds=[2])
+    assert rows[("exp4c", 2)]["throughput_cps"] == expected["throughput_cps"]
+
+
+def test_rewriting_the_same_rows_replaces_their_file(tmp_path):
+    store = ResultsStore(str(tmp_path))
+    store.write_rows(table_for(STORAGE, [1, 2], finished_at=T0))
+    store.write_rows(table_for(STORAGE, [1, 2], finished_at=T0 + timedelta(hours=1)))
+    assert len(store.data_files("exp")) == 1
+    scan = store.scan()
+    assert scan.rows_read == 2 and scan.duplicates_dropped == 0
+    assert set(scan.table.column("finished_at").to_pylist()) == {T0 + timedelta(hours=1)}
+
+
+def test_duplicate_keys_in_different_files_keep_the_latest_finished_at(tmp_path):
+    store = ResultsStore(str(tmp_path))
+    store.write_rows(table_for(STORAGE, [1, 2], finished_at=T0 + timedelta(hours=2), wall_s=2.0))
+    store.write_rows(table_for(STORAGE, [2, 3], finished_at=T0, wall_s=1.0))
+    scan = store.scan()
+    assert scan.rows_read == 4 and scan.duplicates_dropped == 1
+    by_seed = {r["seed"]: r for r in scan.table.to_pylist()}
+    assert sorted(by_seed) == [1, 2, 3]
+    assert by_seed[2]["wall_s"] == 2.0  # the later of the two rows for seed 2
+
+
+def test_readers_skip_temporary_internal_and_foreign_files(tmp_path):
+    store = ResultsStore(str(tmp_path))
+    (path,) = store.write_rows(table_for(STORAGE, [1]))
+    other = ResultsStore(str(tmp_path / "elsewhere"))
+    (other_path,) = other.write_rows(table_for(STORAGE, [7]))
+    data = Path(other_path).read_bytes()
+    (tmp_path / "exp" / ".tmp-123-part-x.parquet").write_bytes(data)
+    (tmp_path / "exp" / "_compacting.parquet").write_bytes(data)
+    (tmp_path / "exp" / "notes.txt").write_text("not data")
+    (tmp_path / "_staging").mkdir()
+    (tmp_path / "_staging" / "part.parquet").write_bytes(data)
+    scan = store.scan()
+    assert [r["seed"] for r in scan.table.to_pylist()] == [1]
+    assert scan.files_read == 1 and store.experiments() == ["elsewhere", "exp"]
+
+
+def damage(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "empty":
+        path.write_bytes(b"")
+    else:  # one flipped bit, in a data page or in the footer
+        position = 200 if how == "bit flip in data" else len(data) - 100
+        damaged = bytearray(data)
+        damaged[position] ^= 0x01
+        path.write_bytes(bytes(damaged))
+
+
+@pytest.mark.parametrize("how", ["truncated", "empty", "bit flip in data", "bit flip in footer"])
+def test_a_damaged_file_is_reported_and_never_read(tmp_path, how):
+    store = ResultsStore(str(tmp_path))
+    (good,) = store.write_rows(table_for(STORAGE, [1, 2]))
+    (bad,) = store.write_rows(table_for(SERVICE, [1, 2]))
+    damage(Path(bad), how)
+    scan = store.scan()
+    assert [u.path for u in scan.unreadable] == [bad]
+    assert scan.files_read == 1
+    assert set(scan.table.column("config_hash").to_pylist()) == {STORAGE.config_hash}
+    report = format_status(store_status(store))
+    assert "UNREADABLE" in report and Path(bad).name in report
+
+
+def test_a_file_of_another_shape_is_reported(tmp_path):
+    (tmp_path / "exp").mkdir()
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table({"experiment": ["exp"], "seed": [1]}), tmp_path / "exp" / "foreign.parquet")
+    scan = ResultsStore(str(tmp_path)).scan()
+    assert len(scan.unreadable) == 1 and "missing required columns" in scan.unreadable[0].reason
+    assert scan.table.num_rows == 0
+
+
+def test_concurrent_readers_never_see_a_partial_file(tmp_path):
+    store = ResultsStore(str(tmp_path))
+    tables = [table_for(STORAGE, range(10 * i + 1, 10 * i + 11)) for i in range(15)]
+    problems, scans, done = [], [0], threading.Event()
+
+    def read_continuously():
+        while not done.is_set():
+            scan = store.scan()
+            scans[0] += 1
+            if scan.unreadable or scan.table.num_rows % 10:
+                problems.append((scan.unreadable, scan.table.num_rows))
+
+    reader = threading.Thread(target=read_continuously)
+    reader.start()
+    try:
+        for table in tables:
+            store.write_rows(table)
+    finally:
+        done.set()
+        reader.join()
+    assert problems == [] and scans[0] > 1
+    assert store.scan().table.num_rows == 150
+
+
+def test_a_writer_killed_mid_write_leaves_only_complete_files(tmp_path):
+    # A real process writing as fast as it can, killed at an arbitrary moment.
+    script = textwrap.dedent(f"""
+        import itertools, sys
+        sys.path.insert(0, {str(REPO_ROOT)!r})
+        from datetime import datetime, timezone
+        from simcore import SimConfig, simulate
+        from ray_jobs.schema import make_row, rows_to_table
+        from ray_jobs.store import ResultsStore
+        config = SimConfig(provider="s3x", duration_s=1200, runtime_median_ms=20000, inter_arrival_scale_ms=1000)
+        (metrics,) = simulate(config, seeds=[1])
+        store = ResultsStore({str(tmp_path)!r})
+        print("ready", flush=True)
+        for seed in itertools.count(1):
+            rows = [make_row("exp", config, dict(metrics, seed=seed * 100 + i), package_version="0",
+                             git_revision=None, wall_s=0.0, finished_at=datetime.now(timezone.utc))
+                    for i in range(100)]
+            store.write_rows(rows_to_table(rows))
+    """)
+    writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 60
+        while len(list((tmp_path / "exp").glob("part-*.parquet"))) < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+    scan = ResultsStore(str(tmp_path)).scan()
+    assert scan.unreadable == ()
+    assert scan.files_read >= 5 and scan.table.num_rows == 100 * scan.files_read
+
+
+def test_default_store_is_sweeps_store_else_results(monkeypatch):
+    monkeypatch.delenv("SWEEPS_STORE", raising=False)
+    assert default_store_uri() == "./results"
+    monkeypatch.setenv("SWEEPS_STORE", "s3://bucket/sweeps")
+    assert default_store_uri() == "s3://bucket/sweeps"
+
+
+@pytest.mark.parametrize("name", ["", "a/b", "_internal", ".hidden"])
+def test_experiment_names_that_readers_would_skip_are_refused(tmp_path, name):
+    rows = rows_for(STORAGE, [1])
+    rows[0]["experiment"] = name
+    with pytest.raises(StoreError, match="experiment: .* is not allowed"):
+        ResultsStore(str(tmp_path)).write_rows(rows_to_table(rows))
+
+
+# -- status -----------------------------------------------------------------
+
+def test_status_counts_configs_done_of_the_latest_plan(tmp_path):
+    store = ResultsStore(str(tmp_path))
+    other = STORAGE.replace(num_tables=5)
+    never_run = STORAGE.replace(num_tables=7)
+    store.write_plan("exp", {"config_hashes": [STORAGE.config_hash, other.config_hash, never_run.config_hash],
+                             "seeds": [1, 2], "quick": False})
+    store.write_rows(table_for(STORAGE, [1, 2], finished_at=T0))
+    store.write_rows(table_for(other, [1], finished_at=T0 + timedelta(minutes=5)))
+    (status,) = store_status(store).experiments
+    assert (status.planned_done, status.planned_configs, status.rows, status.seeds) == (1, 3, 3, (1, 2))
+    assert status.last_update == T0 + timedelta(minutes=5)
+    report = format_status(store_status(store))
+    assert "1/3 x seeds 1-2" in report and "2026-01-01 00:05:00" in report
+
+
+def test_status_command_exit_codes(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    empty = subprocess.run([sys.executable, "-m", "ray_jobs", "status", "--store", str(tmp_path / "none")],
+                           capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert empty.returncode == 0 and "nothing stored yet" in empty.stdout
+    store = ResultsStore(str(tmp_path / "s"))
+    (path,) = store.write_rows(table_for(STORAGE, [1]))
+    damage(Path(path), "truncated")
+    damaged = subprocess.run([sys.executable, "-m", "ray_jobs", "status", "--store", str(tmp_path / "s")],
+                             capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert damaged.returncode == 1 and "UNREADABLE" in damaged.stdout
+
+
+def test_seed_ranges_are_compact():
+    assert format_seeds((1, 2, 3, 5, 7, 8)) == "1-3,5,7-8"
+    assert format_seeds((4,)) == "4" and format_seeds(()) == "-"
+
+
+# -- S3 ---------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint():
+    """A real S3-compatible server (moto) on a loopback port, with one bucket."""
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("the S3 test server (python -m moto.server, from the 'moto[server]' test "
+                                f"dependency) did not start: {server.stderr.read() if server.poll() is not None else 'timeout'}")
+                time.sleep(0.1)
+        pafs.S3FileSystem(endpoint_override=endpoint, scheme="http", region="us-east-1", access_key="testing",
+                          secret_key="testing", allow_bucket_creation=True).create_dir("results-bucket")
+        yield endpoint
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.fixture
+def s3_env(s3_endpoint, monkeypatch):
+    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": s3_endpoint, "AWS_EC2_METADATA_DISABLED": "true"}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return env
+
+
+def test_s3_store_writes_reads_and_rewrites_through_a_real_s3_server(s3_env, s3_endpoint, request):
+    uri = f"s3://results-bucket/{request.node.name}"
+    store = ResultsStore(uri)
+    assert store.location() == uri
+    store.write_plan("exp4c", {"config_hashes": [STORAGE.config_hash], "seeds": [1, 2], "quick": True})
+    store.write_rows(table_for(STORAGE, [1, 2], experiment="exp4c", finished_at=T0))
+    store.write_rows(table_for(STORAGE, [1, 2], experiment="exp4c", finished_at=T0 + timedelta(hours=1)))
+    store.write_rows(table_for(SERVICE, [1], experiment="exp4a"))
+    fresh = ResultsStore(uri)  # a new reader, as another process would be
+    scan = fresh.scan()
+    assert scan.unreadable == () and scan.duplicates_dropped == 0
+    assert sorted(scan.keys()) == sorted([("exp4c", STORAGE.config_hash, 1), ("exp4c", STORAGE.config_hash, 2),
+                                          ("exp4a", SERVICE.config_hash, 1)])
+    assert len(fresh.data_files("exp4c")) == 1  # the rewrite replaced the first file
+    assert fresh.read_plan("exp4c")["seeds"] == [1, 2]
+    # Only final objects exist: no temporary ones were left behind.
+    s3 = pafs.S3FileSystem(endpoint_override=s3_endpoint, scheme="http", region="us-east-1",
+                           access_key="testing", secret_key="testing")
+    names = [info.base_name for info in s3.get_file_info(pafs.FileSelector(f"results-bucket/{request.node.name}",
+                                                                             recursive=True))
+             if info.type == pafs.FileType.File]
+    assert sorted(n.split("-")[0] for n in names) == ["_sweep.json", "part", "part"]
+
+
+def test_s3_damaged_object_is_reported_and_status_command_reads_s3(s3_env, s3_endpoint, request):
+    uri = f"s3://results-bucket/{request.node.name}"
+    store = ResultsStore(uri)
+    (path,) = store.write_rows(table_for(STORAGE, [1, 2], experiment="exp4c"))
+    store.write_rows(table_for(SERVICE, [1], experiment="exp4c"))
+    s3 = pafs.S3FileSystem(endpoint_override=s3_endpoint, scheme="http", region="us-east-1",
+                           access_key="testing", secret_key="testing")
+    with s3.open_input_file(path) as source:
+        data = source.read()
+    with s3.open_output_stream(path) as out:  # as a torn upload by some other tool would look
+        out.write(data[:-50])
+    scan = ResultsStore(uri).scan()
+    assert [u.path for u in scan.unreadable] == [path]
+    assert scan.keys() == {("exp4c", SERVICE.config_hash, 1)}
+    result = subprocess.run([sys.executable, "-m", "ray_jobs", "status", "--store", uri], capture_output=True,
+                            text=True, env={**os.environ, **s3_env, "PYTHONPATH": str(REPO_ROOT)})
+    assert result.returncode == 1, result.stderr
+    assert "exp4c" in result.stdout and "UNREADABLE" in result.stdout

@@ -1,0 +1,141 @@
+"""The sweep scripts: their grids are exactly MODEL.md's, and bad input stops them early."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import ray
+
+from ray_jobs import Grid, GridError, sweep_main
+from sweeps import all as all_sweeps
+from sweeps import exp4a, exp4a_zipf, exp4b, exp4b_zipf, exp4c
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+INTER_ARRIVAL_SCALES_MS = {20, 50, 100, 200, 300, 400, 500, 1000, 2000, 5000}
+TABLE_COUNTS = {1, 2, 5, 10, 20, 50}
+
+
+def values(configs, field):
+    return {getattr(c, field) for c in configs}
+
+
+def test_exp4a_is_fa_only_s3_with_a_catalog_service():
+    configs = exp4a.GRID.configs()
+    assert len(configs) == 240
+    assert values(configs, "provider") == {"s3"} and values(configs, "catalog") == {"service"}
+    assert values(configs, "fast_append_ratio") == {1.0}
+    assert values(configs, "num_tables") == TABLE_COUNTS
+    assert values(configs, "catalog_latency_ms") == {1, 10, 50, 120}
+    assert values(configs, "inter_arrival_scale_ms") == INTER_ARRIVAL_SCALES_MS
+    assert values(configs, "table_distribution") == {"uniform"} and values(configs, "duration_s") == {3600}
+
+
+def test_exp4b_is_exp4a_with_a_90_10_mix():
+    configs = exp4b.GRID.configs()
+    assert len(configs) == 240 and values(configs, "fast_append_ratio") == {0.9}
+    as_exp4a = {c.replace(fast_append_ratio=1.0).config_hash for c in configs}
+    assert as_exp4a == {c.config_hash for c in exp4a.GRID.configs()}
+
+
+def test_exp4c_sweeps_providers_tables_mixes_and_load_on_a_storage_catalog():
+    configs = exp4c.GRID.configs()
+    assert len(configs) == 900
+    assert values(configs, "catalog") == {"storage"} and values(configs, "catalog_latency_ms") == {None}
+    assert values(configs, "provider") == {"s3x", "s3", "azurex", "azure", "gcp"}
+    assert values(configs, "num_tables") == TABLE_COUNTS
+    assert values(configs, "fast_append_ratio") == {1.0, 0.9, 0.5}
+    assert values(configs, "inter_arrival_scale_ms") == INTER_ARRIVAL_SCALES_MS
+
+
+@pytest.mark.parametrize("zipf, base", [(exp4a_zipf, exp4a), (exp4b_zipf, exp4b)])
+def test_zipf_grids_are_their_base_grid_with_zipf_alpha_1_5(zipf, base):
+    configs = zipf.GRID.configs()
+    assert len(configs) == 240
+    assert values(configs, "table_distribution") == {"zipf"} and values(configs, "zipf_alpha") == {1.5}
+    as_uniform = {c.replace(table_distribution="uniform", zipf_alpha=None).config_hash for c in configs}
+    assert as_uniform == {c.config_hash for c in base.GRID.configs()}
+
+
+def test_all_runs_every_grid_once():
+    names = [g.experiment for g in all_sweeps.GRIDS]
+    assert names == ["exp4a", "exp4b", "exp4c", "exp4a_zipf", "exp4b_zipf"]
+
+
+@pytest.mark.parametrize("grid", all_sweeps.GRIDS, ids=lambda g: g.experiment)
+def test_quick_is_a_small_subset_of_the_same_grid(grid):
+    full = {c.config_hash for c in grid.configs()}
+    quick = {c.config_hash for c in grid.configs(quick=True)}
+    assert quick < full and 10 <= len(quick) <= 100
+
+
+def test_duration_override_applies_to_every_config():
+    assert values(exp4c.GRID.configs(quick=True, duration_s=2000), "duration_s") == {2000.0}
+
+
+@pytest.mark.parametrize("script", ["exp4a", "exp4b", "exp4c", "exp4a_zipf", "exp4b_zipf", "all"])
+def test_every_script_has_the_same_flags(script):
+    result = subprocess.run([sys.executable, f"sweeps/{script}.py", "--help"], cwd=REPO_ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    for flag in ("--seeds", "--duration-s", "--store", "--quick", "--max-parallel"):
+        assert flag in result.stdout
+
+
+# -- bad input: a clear error before anything runs ----------------------------
+
+BAD_VALUES = [
+    ("provider", "s4", "provider: 's4' is not allowed; expected one of s3x, s3, azurex, azure, gcp, instant"),
+    ("inter_arrival_scale_ms", -5, "inter_arrival_scale_ms: -5.0 is not allowed; expected a number > 0 (ms)"),
+    ("num_tables", 0, "num_tables: 0 is not allowed; expected an integer >= 1"),
+]
+
+
+@pytest.mark.parametrize("field, bad, message", BAD_VALUES, ids=[b[0] for b in BAD_VALUES])
+def test_a_bad_grid_value_stops_the_sweep_before_anything_runs(tmp_path, capsys, field, bad, message):
+    swept = {"provider": ["s3x", "s3"], "num_tables": [1, 10], "inter_arrival_scale_ms": [100, 1000]}
+    swept[field] = list(swept[field]) + [bad]
+    grid = Grid("bad_grid", swept=swept, fixed={"catalog": "storage"})
+    store = tmp_path / "store"
+    assert sweep_main([grid], ["--store", str(store), "--seeds", "1"]) == 2
+    error = capsys.readouterr().err
+    assert f"bad_grid: {message}" in error and "Nothing was run." in error
+    assert not store.exists()  # the store was not touched
+    assert not ray.is_initialized()  # and no Ray was started
+
+
+def test_grid_points_are_named_in_the_error():
+    grid = Grid("g", swept={"provider": ["s3", "nope"], "num_tables": [3]})
+    with pytest.raises(GridError) as caught:
+        grid.configs()
+    assert (caught.value.field, caught.value.value) == ("provider", "nope")
+    assert "(grid point provider='nope', num_tables=3)" in str(caught.value)
+
+
+def test_grid_declarations_are_checked():
+    with pytest.raises(GridError, match="quick.num_tables: 7 is not allowed; expected one of its swept values"):
+        Grid("g", swept={"num_tables": [1, 2]}, quick={"num_tables": [7]})
+    with pytest.raises(GridError, match="tables: .* expected one of the config fields"):
+        Grid("g", swept={"tables": [1, 2]}).configs()
+    with pytest.raises(GridError, match="num_tables: \\[\\] is not allowed; expected at least one swept value"):
+        Grid("g", swept={"num_tables": []})
+    with pytest.raises(GridError, match="experiment: '_x' is not allowed"):
+        Grid("_x", swept={"num_tables": [1]})
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--duration-s", "-5"], "exp4c: duration_s: -5.0 is not allowed; expected a number of seconds > 2 x the warm-up"),
+    (["--duration-s", "1000"], "exp4c: duration_s: 1000.0 is not allowed"),
+    (["--seeds", "0"], "--seeds: 0 is not allowed; expected an integer >= 1"),
+    (["--max-parallel", "-1"], "--max-parallel: -1 is not allowed; expected an integer >= 1"),
+])
+def test_bad_flags_exit_2_naming_the_value(tmp_path, flags, message):
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "SWEEPS_STORE")}
+    result = subprocess.run([sys.executable, "sweeps/exp4c.py", "--store", str(tmp_path / "store"), *flags],
+                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert not (tmp_path / "store").exists()
