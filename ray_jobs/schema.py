@@ -64,7 +64,7 @@ def _metric_fields() -> list[pa.Field]:
         ("success_rate", _REAL), ("throughput_cps", _REAL), ("commit_latency_mean_ms", _REAL),
         ("commit_latency_p50_ms", _REAL), ("commit_latency_p95_ms", _REAL),
         ("commit_latency_p99_ms", _REAL), ("retries_mean", _REAL),
-        ("conflicts_same_table", _COUNT), ("conflicts_catalog_only", _COUNT),
+        ("conflicts_same_table", _COUNT), ("conflicts_catalog_only", _COUNT), ("cas_throttled", _COUNT),
     ]
     for prefix in ("fa", "vo", "ma"):  # FastAppend, ValidatedOverwrite, MergeAppend
         fields += [

@@ -87,6 +87,7 @@ def summarize(config: SimConfig, workload: Workload, outcome: Outcome) -> dict:
         "retries_mean": _mean(retries[committed]),
         "conflicts_same_table": int(same.sum()),
         "conflicts_catalog_only": int(catalog_only.sum()),
+        "cas_throttled": int(outcome.cas_throttled[in_window].sum()),
     }
     for prefix, code in OP_PREFIXES:
         of_type = op == code
@@ -130,6 +131,7 @@ def transactions_table(config: SimConfig, workload: Workload, outcome: Outcome) 
         "end_ms": pa.array(outcome.end_ms, from_pandas=True),
         "conflicts_same_table": outcome.conflicts_same_table,
         "conflicts_catalog_only": outcome.conflicts_catalog_only,
+        "cas_throttled": outcome.cas_throttled,
         "manifest_list_reads": outcome.manifest_list_reads,
         "manifest_list_writes": outcome.manifest_list_writes,
         "manifest_file_reads": outcome.manifest_file_reads,

@@ -95,6 +95,7 @@ def test_gcs_throttle_caps_throughput_near_one_commit_per_second():
     assert free["throughput_cps"] > 2.5  # seed 001 reads ~2.4 c/s usable for GCS at 10 tables
     assert throttled["throughput_cps"] <= 1.0
     assert throttled["success_rate"] < 0.5 < free["success_rate"]
+    assert free["cas_throttled"] == 0 and throttled["cas_throttled"] > throttled["n_txns"]
 
 
 @pytest.mark.parametrize("changes, field", [
