@@ -35,21 +35,14 @@ sys.path.insert(0, ROOT)
 
 from simcore import SimConfig, simulate  # noqa: E402
 
-SCALES = (20, 50, 100, 200, 300, 400, 500, 1000, 2000, 5000)
-TABLES = (1, 2, 5, 10, 20, 50)
 DRIVER = os.path.join(ROOT, "benchmarks", "reference_driver.py")
 
 
 def exp4_grid(duration_s: float = 3600.0) -> list[SimConfig]:
-    """exp4a, exp4b and exp4c as MODEL.md states them (1,380 configs)."""
-    service = [SimConfig(provider="s3", catalog="service", catalog_latency_ms=float(lat), num_tables=n,
-                         fast_append_ratio=fa, inter_arrival_scale_ms=float(s), duration_s=duration_s)
-               for fa in (1.0, 0.9) for n in TABLES for lat in (1, 10, 50, 120) for s in SCALES]
-    storage = [SimConfig(provider=p, num_tables=n, fast_append_ratio=fa, inter_arrival_scale_ms=float(s),
-                         duration_s=duration_s)
-               for p in ("s3x", "s3", "azurex", "azure", "gcp") for n in TABLES for fa in (1.0, 0.9, 0.5)
-               for s in SCALES]
-    return service + storage
+    """exp4a, exp4b and exp4c (1,380 configs), from the sweep scripts' own grids."""
+    from sweeps import exp4a, exp4b, exp4c
+
+    return [c for grid in (exp4a.GRID, exp4b.GRID, exp4c.GRID) for c in grid.configs(duration_s=duration_s)]
 
 
 def spread(duration_s: float) -> list[SimConfig]:
