@@ -110,7 +110,11 @@ def knee_main(grids: Mapping[str, Grid], argv: Optional[Sequence[str]] = None, *
     previous_handler = signal.getsignal(signal.SIGTERM)
     connect_s = 0.0
     try:
-        evidence = evidence_from_rows(store.scan([knee_experiment]).table, curves)
+        scan = store.scan([knee_experiment])
+        for bad in scan.unreadable:
+            print(f"warning: unreadable results file {bad.path} ({bad.reason}); its points count as missing "
+                  f"and are run again. Move it out of the store once you have looked at it.", file=sys.stderr)
+        evidence = evidence_from_rows(scan.table, curves)
         left = KneeSearcher(curves, seeds, search_range, evidence).curves_left()
         print(f"{left} curves to search, {len(curves) - left} already done", flush=True)
         if left:  # a finished search needs no cluster

@@ -1,0 +1,192 @@
+"""How many simulations the knee search needs, against a grid of the same resolution.
+
+    python benchmarks/knee_vs_grid.py [--experiment exp4c] [--curves quick|all] [--seeds N] [--duration-s S]
+                                      [--grid-sample K] [--dense] [--coarse]
+
+For each curve it runs the knee search one probe at a time in this process
+(``knee_bisect.search_sequentially`` over ``simcore.simulate``: the same
+decisions, hence the same points, as ``sweeps/knee.py`` makes on Ray Tune
+with one probe per curve) and prints the points and simulations it needed
+and the simulation seconds they took, next to a geometric grid fine enough
+to resolve every knee in the range as well (280 points at 2% over
+20-5000 ms):
+
+- ``--grid-sample K`` simulates every K-th point of that grid and scales its
+  time by K: a measured estimate of the grid's cost in simulation seconds;
+- ``--dense`` simulates the whole grid and reads its knee (the highest
+  throughput whose success stays above 95%), to check the searched knee
+  against it (slow: minutes per curve at 3600 simulated s);
+- ``--coarse`` also reads the knee off seed 001's ten scales, as the grid
+  sweeps do, to show what the search adds.
+
+``--parallel-probes`` instead drives ``KneeSearcher`` itself on 200
+synthetic step curves (knees spread over the range, no simulation) with 1,
+3 and 7 probes per curve in flight, in lock-step rounds, and prints the
+rounds and points each needs: what several probes per curve buy on a
+cluster with more CPUs than curves.
+
+Simulation seconds depend on what else the machine runs: the load average
+is printed with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
+
+from simcore import simulate, usable_throughput  # noqa: E402
+from ray_jobs.knee_bisect import (MeasuredPoint, SearchRange, same_resolution_grid_points,  # noqa: E402
+                                  search_sequentially)
+from ray_jobs.knee_curves import Curve, curves_from_grid, measured_point, seed_outcome  # noqa: E402
+from sweeps.knee import KNEE_GRIDS  # noqa: E402
+from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS  # noqa: E402
+
+
+class Meter:
+    """Simulates points of one curve, counting simulations and their seconds."""
+
+    def __init__(self, curve: Curve, seeds: tuple[int, ...]):
+        self.curve, self.seeds = curve, seeds
+        self.simulations = 0
+        self.simulate_s = 0.0
+
+    def measure(self, scale_ms: float) -> MeasuredPoint:
+        config = self.curve.config_at(scale_ms)
+        started = time.perf_counter()
+        rows = simulate(config, seeds=list(self.seeds))
+        self.simulate_s += time.perf_counter() - started
+        self.simulations += len(rows)
+        return measured_point(scale_ms, [seed_outcome(config, row) for row in rows])
+
+
+def geometric_grid(search_range: SearchRange) -> list[float]:
+    count = same_resolution_grid_points(search_range)
+    ratio = search_range.max_scale_ms / search_range.min_scale_ms
+    return [search_range.min_scale_ms * ratio ** (i / (count - 1)) for i in range(count)]
+
+
+def grid_knee(points: list[MeasuredPoint]):
+    return usable_throughput([(p.success, p.throughput_cps) for p in points])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--experiment", default="exp4c", choices=list(KNEE_GRIDS))
+    parser.add_argument("--curves", default="quick", choices=["quick", "all"])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--duration-s", type=float, default=3600.0)
+    parser.add_argument("--tolerance", type=float, default=0.02)
+    parser.add_argument("--min-scale-ms", type=float, default=20.0)
+    parser.add_argument("--max-scale-ms", type=float, default=5000.0)
+    parser.add_argument("--grid-sample", type=int, default=0, metavar="K",
+                        help="simulate every K-th grid point to estimate the grid's cost (0: skip)")
+    parser.add_argument("--dense", action="store_true", help="simulate the whole same-resolution grid")
+    parser.add_argument("--coarse", action="store_true", help="also read the knee off seed 001's ten scales")
+    parser.add_argument("--parallel-probes", action="store_true",
+                        help="rounds and points with 1, 3 and 7 probes per curve, on synthetic curves")
+    args = parser.parse_args(argv)
+    if args.parallel_probes:
+        return parallel_probes(SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance))
+
+    search_range = SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
+    seeds = tuple(range(1, args.seeds + 1))
+    curves = curves_from_grid(KNEE_GRIDS[args.experiment], quick=args.curves == "quick", duration_s=args.duration_s)
+    grid = geometric_grid(search_range)
+    print(f"{args.experiment}: {len(curves)} curves, {len(seeds)} seeds, {args.duration_s:g} simulated s per run; "
+          f"range {search_range.min_scale_ms:g}-{search_range.max_scale_ms:g} ms at {100 * search_range.tolerance:g}%: "
+          f"a grid of the same resolution has {len(grid)} points; load average {load_average()}", flush=True)
+    simulate(curves[0].config_at(1000.0), seeds=[1])  # load numba's cache before timing anything
+
+    totals = {"points": 0, "simulations": 0, "search_s": 0.0, "grid_s": 0.0, "grid_simulations": 0}
+    for curve in curves:
+        search = Meter(curve, seeds)
+        step, points = search_sequentially(search.measure, search_range)
+        knee = step.knee.throughput_cps if step.knee else None
+        line = (f"{curve.label}: {step.status}"
+                + (f", knee {knee:.4g} c/s at {step.knee.scale_ms:g} ms" if knee else "")
+                + (f" (bracket {100 * (step.rate_ratio - 1):.2f}% in rate, failing point "
+                   f"{step.failing.throughput_cps:.4g} c/s)" if step.rate_ratio else "")
+                + f": {len(points)} points, {search.simulations} simulations, {search.simulate_s:.1f} s")
+        totals["points"] += len(points)
+        totals["simulations"] += search.simulations
+        totals["search_s"] += search.simulate_s
+        totals["grid_simulations"] += len(grid) * len(seeds)
+        if args.grid_sample:
+            sample = Meter(curve, seeds)
+            for scale in grid[::args.grid_sample]:
+                sample.measure(scale)
+            grid_s = sample.simulate_s * len(grid) / len(grid[::args.grid_sample])
+            totals["grid_s"] += grid_s
+            line += f"; grid about {grid_s:.0f} s (1 in {args.grid_sample} points measured)"
+        if args.dense:
+            dense = Meter(curve, seeds)
+            dense_knee = grid_knee([dense.measure(scale) for scale in grid])
+            totals["grid_s"] += dense.simulate_s
+            line += (f"; dense grid knee {_fmt(dense_knee)} c/s in {dense.simulate_s:.0f} s"
+                     + (f" (search {100 * (knee / dense_knee - 1):+.2f}%)" if knee and dense_knee else ""))
+        if args.coarse:
+            coarse = Meter(curve, seeds)
+            coarse_knee = grid_knee([coarse.measure(float(scale)) for scale in INTER_ARRIVAL_SCALES_MS])
+            line += (f"; seed 001 grid knee {_fmt(coarse_knee)} c/s"
+                     + (f" (search {100 * (knee / coarse_knee - 1):+.1f}%)" if knee and coarse_knee else ""))
+        print(line, flush=True)
+
+    ratio = totals["grid_simulations"] / totals["simulations"] if totals["simulations"] else math.nan
+    print(f"search: {totals['points']} points, {totals['simulations']} simulations "
+          f"({totals['points'] / len(curves):.1f} points per curve), {totals['search_s']:.1f} s of simulation")
+    print(f"same-resolution grid: {totals['grid_simulations']} simulations ({ratio:.0f}x the search)"
+          + (f", about {totals['grid_s']:.0f} s of simulation ({totals['grid_s'] / totals['search_s']:.0f}x)"
+             if totals["grid_s"] else ""))
+    print(f"load average {load_average()}")
+    return 0
+
+
+def parallel_probes(search_range: SearchRange, curves: int = 200) -> int:
+    """Lock-step rounds: every probe the searcher offers runs, then all report; repeat until it finishes."""
+    from ray_jobs import Grid
+    from ray_jobs.knee_search import KneeSearcher
+
+    (curve,) = curves_from_grid(Grid("synthetic", swept={"inter_arrival_scale_ms": (100,)},
+                                     fixed={"provider": "s3x"}))
+    ratio = search_range.max_scale_ms / search_range.min_scale_ms
+    knees_ms = [search_range.min_scale_ms * ratio ** ((i + 0.5) / curves) for i in range(curves)]
+    for probes in (1, 3, 7):
+        rounds = points = 0
+        for knee_ms in knees_ms:
+            searcher = KneeSearcher([curve], seeds=(1,), search_range=search_range, probes_per_curve=probes)
+            trial = 0
+            while True:
+                batch = []
+                while (suggestion := searcher.suggest(f"t{trial}")) not in (None, KneeSearcher.FINISHED):
+                    batch.append((f"t{trial}", suggestion))
+                    trial += 1
+                if not batch:
+                    break
+                rounds += 1
+                points += len(batch)
+                for trial_id, suggestion in batch:
+                    scale_ms = suggestion["scale_ms"]
+                    success = 1.0 if scale_ms > knee_ms else 0.5
+                    searcher.on_trial_complete(trial_id, {"per_seed": [{"metrics": {
+                        "seed": 1, "success_rate": success, "throughput_cps": 1000.0 / scale_ms * success}}]})
+        print(f"{probes} probe(s) per curve: {rounds / curves:.1f} rounds, {points / curves:.1f} points per curve "
+              f"(mean over {curves} knees spread over {search_range.min_scale_ms:g}-{search_range.max_scale_ms:g} ms)")
+    return 0
+
+
+def _fmt(value) -> str:
+    return "none" if value is None else f"{value:.4g}"
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
