@@ -28,7 +28,7 @@ DASHBOARD_URL = "http://127.0.0.1:8080"
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -49,7 +49,7 @@ def build_parser(grids: Sequence[Grid], prog: Optional[str] = None) -> argparse.
                 "else on a local Ray using every core. Runs already in the store are skipped,\n"
                 "so an interrupted sweep resumes where it stopped. Exit status: 0 all stored,\n"
                 "1 some runs failed, 2 bad input (nothing run), 130 interrupted."))
-    parser.add_argument("--seeds", type=_positive_int, default=DEFAULT_SEEDS, metavar="N",
+    parser.add_argument("--seeds", type=positive_int, default=DEFAULT_SEEDS, metavar="N",
                         help=f"run seeds 1..N of every config (default {DEFAULT_SEEDS})")
     parser.add_argument("--duration-s", type=float, default=DEFAULT_DURATION_S, metavar="S",
                         help=f"simulated seconds per run (default {DEFAULT_DURATION_S:g}); must exceed twice the "
@@ -59,7 +59,7 @@ def build_parser(grids: Sequence[Grid], prog: Optional[str] = None) -> argparse.
                              f"(default ${STORE_ENV} if set, else ./results; now {default_store_uri()})")
     parser.add_argument("--quick", action="store_true",
                         help="run a small, representative subset of the grid (about a minute on 2 cores)")
-    parser.add_argument("--max-parallel", type=_positive_int, default=None, metavar="N",
+    parser.add_argument("--max-parallel", type=positive_int, default=None, metavar="N",
                         help="at most N tasks at once (default: as many as the cluster has CPUs)")
     return parser
 
@@ -86,7 +86,7 @@ def sweep_main(grids: Sequence[Grid], argv: Optional[Sequence[str]] = None, *,
     except (GridError, StoreError) as error:
         print(f"error: {error}\nNothing was run.", file=sys.stderr)
         return EXIT_BAD_INPUT
-    _warn_if_store_is_temporary(args.store)
+    warn_if_store_is_temporary(args.store)
 
     import ray
 
@@ -156,7 +156,7 @@ def format_summary(summary, store_uri: str, connect_s: float = 0.0) -> str:
     return "\n".join(lines)
 
 
-def _warn_if_store_is_temporary(store_uri: str) -> None:
+def warn_if_store_is_temporary(store_uri: str) -> None:
     # A job started by `ray job submit` runs in a temporary copy of the working
     # directory on the head node: a relative store would end up (and be lost) there.
     if "RAY_JOB_CONFIG_JSON_ENV_VAR" in os.environ and "://" not in store_uri and not os.path.isabs(store_uri):

@@ -112,7 +112,7 @@ class SweepSummary:
 
 
 @dataclass
-class _Collector:
+class RowCollector:
     """Driver-side buffer of finished rows, written to the store in chunks."""
 
     store: ResultsStore
@@ -238,7 +238,7 @@ def run_sweep(work: Work, store: ResultsStore, *, max_parallel: Optional[int] = 
                                  min_batches=MIN_TASKS_PER_CPU * parallelism))
     batch_count = len(batches)
     total_cost = sum(batch_cost_s(batch) for batch in batches)
-    collector = _Collector(store, flush_interval_s, flush_rows)
+    collector = RowCollector(store, flush_interval_s, flush_rows)
     run_by_exp: dict[str, int] = {}
     failures: list[UnitFailure] = []
     in_flight: dict[ray.ObjectRef, tuple[WorkUnit, ...]] = {}

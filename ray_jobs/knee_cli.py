@@ -22,7 +22,7 @@ import time
 from typing import Mapping, Optional, Sequence
 
 from ray_jobs.cli import (DASHBOARD_URL, DEFAULT_DURATION_S, DEFAULT_SEEDS, EXIT_BAD_INPUT, EXIT_FAILED,
-                          EXIT_INTERRUPTED, EXIT_OK, _positive_int, _warn_if_store_is_temporary)
+                          EXIT_INTERRUPTED, EXIT_OK, positive_int, warn_if_store_is_temporary)
 from ray_jobs.grid import Grid, GridError
 from ray_jobs.knee_bisect import ERROR, FINAL_STATUSES, SearchRange, SearchRangeError, same_resolution_grid_points
 from ray_jobs.knee_curves import curves_from_grid, evidence_from_rows, knee_experiment_name
@@ -48,7 +48,7 @@ def build_parser(grids: Mapping[str, Grid], prog: Optional[str] = None) -> argpa
                         help=f"whose curves to search: one of {', '.join(grids)}")
     parser.add_argument("--quick", action="store_true",
                         help="search a few representative curves only (about a minute on 2 cores)")
-    parser.add_argument("--seeds", type=_positive_int, default=DEFAULT_SEEDS, metavar="N",
+    parser.add_argument("--seeds", type=positive_int, default=DEFAULT_SEEDS, metavar="N",
                         help=f"run seeds 1..N at every point (default {DEFAULT_SEEDS})")
     parser.add_argument("--duration-s", type=float, default=DEFAULT_DURATION_S, metavar="S",
                         help=f"simulated seconds per run (default {DEFAULT_DURATION_S:g}); must exceed twice the "
@@ -56,7 +56,7 @@ def build_parser(grids: Mapping[str, Grid], prog: Optional[str] = None) -> argpa
     parser.add_argument("--store", default=default_store_uri(), metavar="URI",
                         help=f"results store: a directory or a pyarrow URI such as s3://bucket/prefix "
                              f"(default ${STORE_ENV} if set, else ./results; now {default_store_uri()})")
-    parser.add_argument("--max-parallel", type=_positive_int, default=None, metavar="N",
+    parser.add_argument("--max-parallel", type=positive_int, default=None, metavar="N",
                         help="at most N trials at once (default: as many as the cluster has CPUs)")
     parser.add_argument("--tolerance", type=float, default=DEFAULT_RANGE.tolerance, metavar="F",
                         help=f"bracket the knee to this relative width in rate (default {DEFAULT_RANGE.tolerance:g} "
@@ -65,7 +65,7 @@ def build_parser(grids: Mapping[str, Grid], prog: Optional[str] = None) -> argpa
                         help=f"fastest inter-arrival scale searched (default {DEFAULT_RANGE.min_scale_ms:g})")
     parser.add_argument("--max-scale-ms", type=float, default=DEFAULT_RANGE.max_scale_ms, metavar="MS",
                         help=f"slowest inter-arrival scale searched (default {DEFAULT_RANGE.max_scale_ms:g})")
-    parser.add_argument("--probes-per-curve", type=_positive_int, default=None, metavar="N",
+    parser.add_argument("--probes-per-curve", type=positive_int, default=None, metavar="N",
                         help="at most N points of one curve at once (default: 1, more when the cluster has "
                              "more CPUs than curves left)")
     return parser
@@ -92,7 +92,7 @@ def knee_main(grids: Mapping[str, Grid], argv: Optional[Sequence[str]] = None, *
     except (SearchRangeError, GridError, StoreError) as error:
         print(f"error: {error}\nNothing was run.", file=sys.stderr)
         return EXIT_BAD_INPUT
-    _warn_if_store_is_temporary(args.store)
+    warn_if_store_is_temporary(args.store)
     knee_experiment = knee_experiment_name(args.experiment)
     print(f"Knee search over {args.experiment} ({len(curves)} curves){' [quick]' if args.quick else ''}: "
           f"{search_range.min_scale_ms:g}-{search_range.max_scale_ms:g} ms to {100 * search_range.tolerance:g}% "

@@ -47,7 +47,7 @@ from ray.tune.logger import JsonLoggerCallback
 from ray.tune.search import Searcher
 
 from simcore import SimConfig, simulate
-from ray_jobs.fanout import _Collector
+from ray_jobs.fanout import RowCollector
 from ray_jobs.knee_bisect import ABOVE_SEARCH_RANGE, ERROR, FOUND, SEARCHING, SearchRange, SearchStep, next_step
 from ray_jobs.knee_curves import Curve, CurveOutcome, Evidence, complete_points, knee_experiment_name, seed_outcome
 from ray_jobs.progress import format_duration
@@ -240,7 +240,7 @@ class StoreRecorder(tune.Callback):
     def __init__(self, store: ResultsStore, provenance: Provenance, searcher: KneeSearcher,
                  log: Callable[[str], None], flush_interval_s: float = DEFAULT_FLUSH_INTERVAL_S,
                  progress_interval_s: float = PROGRESS_INTERVAL_S):
-        self._collector = _Collector(store, flush_interval_s, flush_rows=5000)
+        self._collector = RowCollector(store, flush_interval_s, flush_rows=5000)
         self._provenance = provenance
         self._searcher = searcher
         self._log = log
