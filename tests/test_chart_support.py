@@ -23,8 +23,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 CHART_DIR = REPO_ROOT / "charts" / "sweep-cluster"
 CI_VALUES_DIR = CHART_DIR / "ci"
 CI_VALUES_FILES = sorted(CI_VALUES_DIR.glob("*-values.yaml"))
-# The KubeRay RayCluster CRD, kept beside the repository (see ../shared/crds/README.md).
-RAYCLUSTER_CRD = REPO_ROOT.parent / "shared" / "crds" / "ray.io_rayclusters.yaml"
+# The KubeRay RayCluster CRD, kept with the tests as data (see tests/data/README.md).
+RAYCLUSTER_CRD = REPO_ROOT / "tests" / "data" / "crds" / "ray.io_rayclusters.yaml"
 HELM_VERSION = "v3.22.0"
 # Every render names the Kubernetes version it renders for: a helm built with a plain `go install`
 # assumes 1.20, which the chart (1.25 or newer) refuses, and results should not depend on the build.
