@@ -114,15 +114,11 @@ def summarize_reference(config: SimConfig, table) -> dict:
     end = submit + col("total_latency")
     commit_start = np.where(committed, end - col("commit_latency"), np.nan)
     n = table.num_rows
-    zeros = np.zeros(n, np.int32)
     workload = Workload(submit_ms=submit, runtime_ms=col("t_runtime"),
                         op=np.array([op_codes[o] for o in col("operation_type", object)], np.int8),
                         table=np.zeros(n, np.int32))
-    outcome = Outcome(status=status.astype(np.int8), end_ms=end, commit_start_ms=commit_start,
-                      retries=col("n_retries", np.int32), conflicts_same_table=zeros,
-                      conflicts_catalog_only=zeros, manifest_list_reads=zeros, manifest_list_writes=zeros,
-                      manifest_file_reads=zeros, manifest_file_writes=zeros, cas_throttled=zeros, snapshot_ms=np.zeros(n), commit_ms=np.full(n, np.nan),
-                      snapshot_seq=np.zeros(n, np.int64), commit_seq=np.full(n, -1, np.int64), final_seq=0)
+    outcome = Outcome.from_records(status=status, end_ms=end, commit_start_ms=commit_start,
+                                   retries=col("n_retries", np.int32))
     return summarize(config, workload, outcome)
 
 

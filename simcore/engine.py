@@ -70,6 +70,25 @@ class Outcome:
     commit_seq: np.ndarray  # catalog seq after our commit; -1 when none
     final_seq: int  # catalog seq at the end of the simulated time
 
+    @classmethod
+    def from_records(cls, status, end_ms, commit_start_ms, retries, conflicts_same_table=None,
+                     conflicts_catalog_only=None, final_seq: int = 0) -> "Outcome":
+        """An Outcome from per-transaction records made elsewhere (the reference's output, the
+        test oracle, hand-made cases): the engine's I/O counters and snapshot bookkeeping,
+        which only the metrics of the engine's own runs use, are left empty."""
+        n = len(status)
+        zeros = np.zeros(n, dtype=np.int32)
+        return cls(status=np.asarray(status, np.int8), end_ms=np.asarray(end_ms, float),
+                   commit_start_ms=np.asarray(commit_start_ms, float), retries=np.asarray(retries, np.int32),
+                   conflicts_same_table=zeros if conflicts_same_table is None
+                   else np.asarray(conflicts_same_table, np.int32),
+                   conflicts_catalog_only=zeros if conflicts_catalog_only is None
+                   else np.asarray(conflicts_catalog_only, np.int32),
+                   manifest_list_reads=zeros, manifest_list_writes=zeros, manifest_file_reads=zeros,
+                   manifest_file_writes=zeros, cas_throttled=zeros, snapshot_ms=np.zeros(n),
+                   commit_ms=np.full(n, np.nan), snapshot_seq=np.zeros(n, np.int64),
+                   commit_seq=np.full(n, -1, np.int64), final_seq=final_seq)
+
 
 # Sums of more draws than this (long VO convoys) are drawn in one go from a
 # shifted lognormal with the sum's exact mean, variance and skewness; its

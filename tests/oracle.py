@@ -173,12 +173,9 @@ class Oracle:
         n = len(records)
         workload = Workload(submit_ms=column("submit", float), runtime_ms=column("runtime", float),
                             op=column("op", np.int8), table=column("table", np.int32))
-        zeros = np.zeros(n, dtype=np.int32)
-        outcome = Outcome(status=column("status", np.int8), end_ms=column("end", float),
-                          commit_start_ms=column("commit_start", float), retries=column("retries", np.int32),
-                          conflicts_same_table=column("same", np.int32),
-                          conflicts_catalog_only=column("catalog_only", np.int32),
-                          manifest_list_reads=zeros, manifest_list_writes=zeros, manifest_file_reads=zeros,
-                          manifest_file_writes=zeros, cas_throttled=zeros, snapshot_ms=np.zeros(n), commit_ms=np.full(n, np.nan), snapshot_seq=np.zeros(n, np.int64),
-                          commit_seq=np.full(n, -1, np.int64), final_seq=self.seq)
+        outcome = Outcome.from_records(
+            status=column("status", np.int8), end_ms=column("end", float),
+            commit_start_ms=column("commit_start", float), retries=column("retries", np.int32),
+            conflicts_same_table=column("same", np.int32), conflicts_catalog_only=column("catalog_only", np.int32),
+            final_seq=self.seq)
         return workload, outcome

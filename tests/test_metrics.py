@@ -31,15 +31,12 @@ def _run():
     n = len(TXNS)
     workload = Workload(submit_ms=np.array(cols[0], float) * 1000, runtime_ms=np.full(n, 20_000.0),
                         op=np.array(cols[2], np.int8), table=np.array(cols[3], np.int32))
-    zeros = np.zeros(n, np.int32)
-    outcome = Outcome(status=np.array(cols[1], np.int8),
-                      end_ms=np.array([math.nan if e is None else e * 1000 for e in cols[4]]),
-                      commit_start_ms=np.array(cols[5], float) * 1000, retries=np.array(cols[6], np.int32),
-                      conflicts_same_table=np.array(cols[7], np.int32),
-                      conflicts_catalog_only=np.array(cols[8], np.int32),
-                      manifest_list_reads=zeros, manifest_list_writes=zeros, manifest_file_reads=zeros,
-                      manifest_file_writes=zeros, cas_throttled=zeros, snapshot_ms=np.zeros(n), commit_ms=np.full(n, np.nan), snapshot_seq=np.zeros(n, np.int64),
-                      commit_seq=np.full(n, -1, np.int64), final_seq=5)
+    outcome = Outcome.from_records(
+        status=np.array(cols[1], np.int8),
+        end_ms=np.array([math.nan if e is None else e * 1000 for e in cols[4]]),
+        commit_start_ms=np.array(cols[5], float) * 1000, retries=np.array(cols[6], np.int32),
+        conflicts_same_table=np.array(cols[7], np.int32), conflicts_catalog_only=np.array(cols[8], np.int32),
+        final_seq=5)
     return workload, outcome
 
 
