@@ -277,12 +277,11 @@ def run_sweep(work: Work, store: ResultsStore, *, max_parallel: Optional[int] = 
             collector.flush_if_due()
             progress.update(snapshot())
     except KeyboardInterrupt:
+        # Tasks still in flight are not cancelled here: force-cancelling races with
+        # replies already on the wire and can abort the driver inside Ray's core
+        # worker before the rows below are written. They are owned by this driver,
+        # so Ray stops them when it disconnects (ray.shutdown or process exit).
         interrupted = True
-        for ref in in_flight:
-            try:
-                ray.cancel(ref, force=True)
-            except Exception:  # already finished or its worker is gone: nothing to stop
-                pass
         log(f"interrupted: writing the {collector.pending_rows} rows finished so far")
     finally:
         collector.flush()
