@@ -78,7 +78,9 @@ class SimConfig:
             min(cap, base x multiplier^(n-1)) x (1 +/- jitter) before the n-th
             retry) or ``split`` (catalog-only conflicts at once, same-table
             conflicts back off, n counting same-table conflicts), as seed 001
-            recommends.
+            recommends. The wait comes before the catalog re-read, so a
+            retry builds on a snapshot taken after it; ``split`` reads once
+            to classify the conflict, and again after a same-table wait.
         backoff_base_ms, backoff_multiplier, backoff_cap_ms, backoff_jitter: the
             backoff; only with ``backoff`` or ``split`` (defaults 10 ms, 2,
             5000 ms, 0.1).

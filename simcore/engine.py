@@ -260,10 +260,12 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     throttle_per_ms = params[P_THROTTLE_PER_MS]
     throttle_burst = params[P_THROTTLE_BURST]
     discovery_read = params[P_DISCOVERY_READ] > 0.0
+    policy = params[P_POLICY]
 
     table_version = np.zeros(num_tables, dtype=np.int64)
     snapshot_version = np.zeros(n, dtype=np.int64)
     started = np.zeros(n, dtype=np.bool_)  # its initial catalog read has completed
+    refreshing = np.zeros(n, dtype=np.bool_)  # its pending read follows a split-policy backoff
     seq = 0
     tokens = throttle_burst  # the throttled object's token bucket ...
     tokens_at = 0.0  # ... as of this instant
@@ -320,8 +322,13 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                     status[k] = COMMITTED
                     end_ms[k] = t_learned
             else:
-                # Failed: re-read the catalog to learn what changed.
-                t_read = t_learned + _draw(rng, CATALOG_READ, mu, sigma, floor)
+                # Failed: re-read the catalog to learn what changed. A backoff
+                # policy waits first, so that the read (and the retry built on
+                # it) sees the commits made meanwhile.
+                t_read = t_learned
+                if policy == BACKOFF and retries[k] < max_retries:
+                    t_read += _backoff_ms(params, rng, retries[k] + 1)
+                t_read += _draw(rng, CATALOG_READ, mu, sigma, floor)
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
             continue
 
@@ -339,11 +346,25 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             size = _schedule_cas(heap_t, heap_c, size, k, t_ready, throttle_per_ms, rng, mu, sigma, floor)
             continue
 
-        overlap = table_version[tbl] != snapshot_version[k]
+        # A read after a failed CAS. A refresh is the second read of the split
+        # policy, made after backing off from a same-table conflict (already counted).
+        refresh = refreshing[k]
+        refreshing[k] = False
+        overlap = refresh or table_version[tbl] != snapshot_version[k]
+        if not refresh:
+            if overlap:
+                same_table[k] += 1
+            else:
+                catalog_only[k] += 1
+            if overlap and policy == SPLIT and retries[k] < max_retries:
+                # Same-table conflict: wait, then read again before redoing the work.
+                refreshing[k] = True
+                t_read = t + _backoff_ms(params, rng, same_table[k]) + _draw(rng, CATALOG_READ, mu, sigma, floor)
+                size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
+                continue
         behind = seq - snapshot_seq[k]
         t_next = t
         if overlap:
-            same_table[k] += 1
             if op[k] == VALIDATED_OVERWRITE:  # the I/O convoy, then validation
                 t_next += _draw_sum(rng, ML_READ, behind, mu, sigma, floor, moments)
                 ml_reads[k] += behind
@@ -356,8 +377,6 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                            + _draw_sum(rng, MF_WRITE, m, mu, sigma, floor, moments))
                 mf_reads[k] += m
                 mf_writes[k] += m
-        else:
-            catalog_only[k] += 1
         if retries[k] >= max_retries:
             _finish(status, end_ms, k, ABORTED_MAX_RETRIES, t_next, duration_ms)
             continue
@@ -365,7 +384,6 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         snapshot_seq[k] = seq
         snapshot_version[k] = table_version[tbl]
         snapshot_ms[k] = t
-        t_next += _backoff_ms(params, rng, overlap, retries[k], same_table[k])
         if overlap:  # only a same-table conflict forces the manifests to be rewritten
             t_next += _attempt_io(rng, mu, sigma, floor)
             ml_reads[k] += 1
@@ -385,18 +403,13 @@ def _schedule_cas(heap_t, heap_c, size, k, t_ready, throttle_per_ms, rng, mu, si
 
 
 @numba.njit(cache=True, inline="always")
-def _backoff_ms(params, rng, same_table_conflict, retry_number, same_table_conflicts):
-    """How long to wait before the next attempt under the configured retry policy."""
-    policy = params[P_POLICY]
-    if policy == IMMEDIATE:
-        return 0.0
-    if policy == SPLIT:
-        if not same_table_conflict:
-            return 0.0  # catalog-only conflicts retry at once
-        exponent = same_table_conflicts - 1
-    else:
-        exponent = retry_number - 1
-    delay = min(params[P_BACKOFF_CAP_MS], params[P_BACKOFF_BASE_MS] * params[P_BACKOFF_MULTIPLIER] ** exponent)
+def _backoff_ms(params, rng, nth):
+    """The nth backoff wait (n >= 1): base x multiplier^(n-1), capped, then jittered.
+
+    The caller counts: retries for the backoff policy, same-table conflicts
+    for the split policy (whose catalog-only conflicts never wait).
+    """
+    delay = min(params[P_BACKOFF_CAP_MS], params[P_BACKOFF_BASE_MS] * params[P_BACKOFF_MULTIPLIER] ** (nth - 1))
     jitter = params[P_BACKOFF_JITTER]
     if jitter > 0.0:
         delay *= 1.0 + jitter * (2.0 * rng.random() - 1.0)

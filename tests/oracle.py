@@ -96,10 +96,17 @@ class Oracle:
             if committed:
                 record["status"] = COMMITTED
                 return
+            retrying = attempt < c.retry
+            if retrying and c.retry_policy == "backoff":
+                yield self.backoff(record["retries"] + 1)   # wait, then look
             yield self.latency(self.catalog_read)       # learn what changed
             new_snapshot = (self.seq, self.table_version[table])
             same_table = new_snapshot[1] != snapshot[1]
             record["same" if same_table else "catalog_only"] += 1
+            if retrying and same_table and c.retry_policy == "split":
+                yield self.backoff(record["same"])      # wait, then look again
+                yield self.latency(self.catalog_read)
+                new_snapshot = (self.seq, self.table_version[table])
             if same_table and record["op"] == VALIDATED_OVERWRITE:
                 for _ in range(new_snapshot[0] - snapshot[0]):   # the I/O convoy
                     yield self.latency(self.storage_read)
@@ -110,12 +117,11 @@ class Oracle:
                 for _ in range(int((new_snapshot[0] - snapshot[0]) * c.merge_manifests_per_commit)):
                     yield self.latency(self.storage_read)
                     yield self.latency(self.mf_write)
-            if attempt == c.retry:
+            if not retrying:
                 break
             record["retries"] += 1
             snapshot = new_snapshot
             rewrite_manifests = same_table
-            yield self.backoff(record, same_table)
         record["status"] = ABORTED_MAX_RETRIES
 
     def take_token(self, now: float) -> bool:
@@ -128,11 +134,9 @@ class Oracle:
             return True
         return False
 
-    def backoff(self, record: dict, same_table: bool) -> float:
+    def backoff(self, n: int) -> float:
+        """The nth wait: base x multiplier^(n-1), capped, jittered."""
         c = self.config
-        if c.retry_policy is None or (c.retry_policy == "split" and not same_table):
-            return 0.0
-        n = record["same"] if c.retry_policy == "split" else record["retries"]
         delay = min(c.backoff_cap_ms, c.backoff_base_ms * c.backoff_multiplier ** (n - 1))
         return delay * (1 + c.backoff_jitter * (2 * self.random.random() - 1))
 

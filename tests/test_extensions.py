@@ -18,9 +18,10 @@ BASE = dict(provider="instant", duration_s=700.0, runtime_median_ms=RUNTIME_MS, 
             runtime_min_ms=0.0)
 
 
-def _run(config, submits, tables):
+def _run(config, submits, tables, runtimes=None):
     n = len(submits)
-    workload = Workload(submit_ms=np.array(submits, float), runtime_ms=np.full(n, RUNTIME_MS),
+    runtimes = np.full(n, RUNTIME_MS) if runtimes is None else np.array(runtimes, float)
+    workload = Workload(submit_ms=np.array(submits, float), runtime_ms=runtimes,
                         op=np.full(n, FAST_APPEND, np.int8), table=np.array(tables, np.int32))
     outcome = run(config, workload, np.random.default_rng(0))
     assert np.all(outcome.status == COMMITTED)
@@ -49,10 +50,11 @@ def test_unthrottled_same_workload_commits_on_the_next_round_trip():
 
 
 @pytest.mark.parametrize("policy, tables, expected_ms", [
-    # Same table: B fails at 1015, re-reads by 1016, waits 100 ms (base), rewrites its manifests (3 ms),
-    # CAS at 1120: 109 ms after its runtime ended at 1011.
+    # Same table. backoff: B fails at 1015, waits 100 ms (base), re-reads by 1116, rewrites its
+    # manifests (3 ms), CAS at 1120: 109 ms after its runtime ended at 1011. split: B re-reads by 1016
+    # to learn the conflict's kind, waits 100 ms, reads again by 1117: one read more, 110 ms.
     ("backoff", [0, 0], 109),
-    ("split", [0, 0], 109),
+    ("split", [0, 0], 110),
     (None, [0, 0], 9),
     # Other table: only "backoff" waits; nobody rewrites manifests.
     ("backoff", [0, 1], 106),
@@ -64,6 +66,20 @@ def test_retry_policies(policy, tables, expected_ms):
                        backoff_jitter=0.0 if policy else None, **BASE)
     latency, _ = _run(config, [0, 10], tables)
     assert latency == pytest.approx([4, expected_ms])
+
+
+@pytest.mark.parametrize("policy, tables, expected_ms", [
+    ("backoff", [0, 1, 2], 106),  # fails 1015, waits to 1115, reads 1116, CAS 1117
+    ("split", [0, 0, 0], 110),  # fails 1015, reads 1016, waits to 1116, reads 1117, manifests 1120, CAS 1121
+])
+def test_a_retry_after_backing_off_sees_the_commits_made_while_waiting(policy, tables, expected_ms):
+    # A commits at 1005. C reads at 1011 (after A) and, with a 40 ms runtime, commits at 1055 while B
+    # (failed at 1015) is waiting. B reads the catalog after its wait, so it sees C's commit and its
+    # one retry succeeds; a snapshot taken before the wait would fail again.
+    config = SimConfig(num_tables=3, retry_policy=policy, backoff_base_ms=100.0, backoff_jitter=0.0, **BASE)
+    latency, retries = _run(config, [0, 10, 1010], tables, runtimes=[RUNTIME_MS, RUNTIME_MS, 40.0])
+    assert latency == pytest.approx([4, expected_ms, 4])
+    assert retries == [0, 1, 0]
 
 
 def test_backoff_grows_geometrically_up_to_the_cap():
