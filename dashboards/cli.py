@@ -2,6 +2,7 @@
 
     python -m dashboards build --store ./results --out ./site
     python -m dashboards serve --store ./results [--host 127.0.0.1] [--port 8080]
+    python -m dashboards compare --store ./results [--experiment retry_policies]
 
 ``--store`` defaults to ``$SWEEPS_STORE``, else ``./results``. A store that
 cannot be read, or an output folder that cannot be written, ends the command
@@ -17,7 +18,8 @@ import sys
 from typing import Optional, Sequence
 
 from dashboards.site import build_site
-from dashboards.store import STORE_ENV_VAR, StoreError, default_store_uri
+from dashboards.store import STORE_ENV_VAR, StoreError, default_store_uri, read_store
+from dashboards.variants import COMPARISONS
 
 EXIT_STORE_ERROR = 2
 
@@ -41,6 +43,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--refresh-s", type=float, default=5.0,
                        help="look for store changes at most this often, in seconds; -1 never (default 5)")
     serve.add_argument("--quiet", action="store_true", help="do not log each request")
+
+    compare = commands.add_parser("compare", help="print the variant comparisons (throttle, retry policies, "
+                                                  "append catalog) as text")
+    compare.add_argument("--store", default=None, help=store_help)
+    compare.add_argument("--experiment", action="append", choices=[spec.experiment for spec in COMPARISONS],
+                         help="only this comparison (repeatable; default: every one the store holds)")
     return parser
 
 
@@ -94,10 +102,27 @@ def _serve(args) -> int:
     return 0
 
 
+def _compare(args) -> int:
+    from dashboards.report import comparisons_of, format_comparison, summary_line
+
+    store = args.store or default_store_uri()
+    comparisons = comparisons_of(read_store(store), args.experiment)
+    if not comparisons:
+        wanted = args.experiment or [spec.experiment for spec in COMPARISONS]
+        sweeps = "; ".join(spec.sweep for spec in COMPARISONS if spec.experiment in wanted)
+        print(f"note: the store {store} holds none of {', '.join(wanted)}; fill it with: {sweeps}",
+              file=sys.stderr)
+        return 0
+    print("\n\n".join(format_comparison(comparison) + "\n  " + summary_line(comparison)
+                      for comparison in comparisons))
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
+    commands = {"build": _build, "serve": _serve, "compare": _compare}
     try:
-        return _build(args) if args.command == "build" else _serve(args)
+        return commands[args.command](args)
     except StoreError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_STORE_ERROR

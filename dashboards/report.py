@@ -1,0 +1,93 @@
+"""The variant comparisons as plain text, for terminals, notes and CI logs.
+
+``python -m dashboards compare`` prints, for each experiment of
+``variants.COMPARISONS`` the store holds, one line per curve: every
+variant's usable throughput and its change from the baseline, and the
+change in VO p99 commit latency at each variant's own knee. The numbers are
+the ones dashboard views 9 to 11 draw (same ``compare_variants``). Pure
+functions; the CLI does the reading and printing.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from dashboards.frontier import curve_frontier
+from dashboards.points import group_points
+from dashboards.store import StoreSnapshot
+from dashboards.studies import group_studies
+from dashboards.variants import COMPARISONS, Comparison, compare_variants, knee_mean
+
+
+def comparisons_of(snapshot: StoreSnapshot, experiments: Optional[Sequence[str]] = None) -> list:
+    """The non-empty comparisons in ``snapshot`` (all of them, or those named)."""
+    studies = group_studies(group_points(snapshot.rows))
+    frontiers = {(study.id, (curve.series, curve.num_tables, curve.mix)): curve_frontier(curve.points)
+                 for study in studies for curve in study.curves}
+
+    def frontier_of(study_id, key):
+        return frontiers.get((study_id, key))
+
+    chosen = [spec for spec in COMPARISONS if experiments is None or spec.experiment in experiments]
+    return [comparison for comparison in (compare_variants(spec, studies, frontier_of) for spec in chosen)
+            if not comparison.is_empty]
+
+
+def _cps(value: Optional[float]) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _signed_percent(ratio: float) -> str:
+    return "0%" if abs(ratio) < 0.005 else f"{ratio:+.0%}"
+
+
+def _percent(ratio: Optional[float]) -> str:
+    return "" if ratio is None else f" ({_signed_percent(ratio)})"
+
+
+def format_comparison(comparison: Comparison) -> str:
+    """One table: a row per curve, a column per variant (usable c/s, change) and VO p99 changes."""
+    spec, variants = comparison.spec, comparison.variants
+    others = [variant for variant in variants if variant.id != comparison.baseline]
+    header = ["curve"] + [f"{variant.label} c/s" for variant in variants] + \
+             [f"VO p99 {variant.label}" for variant in others if comparison.baseline is not None]
+    rows = []
+    for curve in comparison.curves:
+        row = [f"{curve.series} {curve.num_tables}t fa={curve.mix}"]
+        for variant in variants:
+            frontier = curve.frontiers.get(variant.id)
+            difference = curve.differences.get(variant.id)
+            row.append(_cps(frontier.usable_cps if frontier else None)
+                       + (_percent(difference.usable_ratio) if difference else ""))
+        if comparison.baseline is not None:
+            base_p99 = knee_mean(curve.frontiers.get(comparison.baseline), "vo_commit_latency_p99_ms")
+            for variant in others:
+                difference = curve.differences.get(variant.id)
+                row.append("-" if base_p99 is None or difference is None or difference.vo_p99_ratio is None
+                           else _signed_percent(difference.vo_p99_ratio))
+        rows.append(row)
+    widths = [max(len(line[i]) for line in [header] + rows) for i in range(len(header))]
+    lines = [f"{spec.experiment}: {spec.field} ({spec.sweep}); usable throughput = highest mean throughput "
+             f"with success above the threshold; VO p99 change at each variant's knee"]
+    if comparison.baseline is None:
+        lines.append("  (the baseline variant is not in the store: no changes shown)")
+    lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in [header] + rows]
+    if comparison.ignored:
+        lines.append(f"  left out (other settings differ too): {', '.join(comparison.ignored)}")
+    return "\n".join(lines)
+
+
+def summary_line(comparison: Comparison) -> str:
+    """How many curves each variant gains, loses or keeps (within 1%) usable throughput on."""
+    parts = []
+    for variant in comparison.variants:
+        if variant.id == comparison.baseline:
+            continue
+        ratios = [curve.differences[variant.id].usable_ratio for curve in comparison.curves
+                  if variant.id in curve.differences and curve.differences[variant.id].usable_ratio is not None]
+        gained = sum(ratio > 0.01 for ratio in ratios)
+        lost = sum(ratio < -0.01 for ratio in ratios)
+        parts.append(f"{variant.label}: {len(ratios) - gained - lost} same, {gained} higher, {lost} lower")
+    baseline = next((variant.label for variant in comparison.variants if variant.id == comparison.baseline),
+                    "no baseline")
+    return f"{comparison.spec.experiment}, against {baseline}: " + "; ".join(parts)
