@@ -24,6 +24,8 @@ configs = st.builds(
     arrivals=st.sampled_from(["lognormal", "exponential"]),
     retry=st.integers(0, 12),
     real_conflict_probability=st.sampled_from([0.0, 0.5]),
+    retry_policy=st.sampled_from([None, "backoff", "split"]),
+    cas_throttle_per_s=st.sampled_from([None, None, 1.0, 20.0]),
     **{k: st.just(v) for k, v in SHORT.items()},
 )
 
