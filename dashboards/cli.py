@@ -103,18 +103,25 @@ def _serve(args) -> int:
 
 
 def _compare(args) -> int:
-    from dashboards.report import comparisons_of, format_comparison, summary_line
+    from dashboards.report import comparisons_of, format_comparison, format_searched, searched_knees, summary_line
 
     store = args.store or default_store_uri()
-    comparisons = comparisons_of(read_store(store), args.experiment)
+    snapshot = read_store(store)
+    comparisons = comparisons_of(snapshot, args.experiment)
     if not comparisons:
         wanted = args.experiment or [spec.experiment for spec in COMPARISONS]
         sweeps = "; ".join(spec.sweep for spec in COMPARISONS if spec.experiment in wanted)
         print(f"note: the store {store} holds none of {', '.join(wanted)}; fill it with: {sweeps}",
               file=sys.stderr)
         return 0
-    print("\n\n".join(format_comparison(comparison) + "\n  " + summary_line(comparison)
-                      for comparison in comparisons))
+    snapshot_summaries = {summary.experiment: summary for summary in snapshot.knee_summaries}
+    blocks = []
+    for comparison in comparisons:
+        blocks.append(format_comparison(comparison) + "\n  " + summary_line(comparison))
+        summary = snapshot_summaries.get(f"{comparison.spec.experiment}_knee")
+        if summary is not None and summary.content is not None:
+            blocks.append(format_searched(comparison, searched_knees(comparison, summary.content)))
+    print("\n\n".join(blocks))
     return 0
 
 

@@ -27,14 +27,15 @@ from dashboards.studies import Study
 from dashboards.variants import COMPARISONS, Comparison, compare_variants, knee_mean
 
 
-def _summary_for(snapshot: StoreSnapshot, experiment: str) -> tuple:
-    """(path or None, {curve key: SummaryEntry}, problems) of the knee summary of ``experiment``."""
+def _summary_for(snapshot: StoreSnapshot, study: Study) -> tuple:
+    """(path or None, {curve key: SummaryEntry}, problems) of the knee summary of ``study``'s experiment,
+    limited to the curves of its variant."""
     for summary in snapshot.knee_summaries:
-        if summary.experiment != experiment:
+        if summary.experiment != study.experiment:
             continue
         if summary.problem:
             return summary.path, {}, [f"could not be read: {summary.problem}"]
-        entries, problems = parse_summary(summary.content)
+        entries, problems = parse_summary(summary.content, study.fixed)
         return summary.path, entries, problems
     return None, {}, []
 
@@ -42,7 +43,7 @@ def _summary_for(snapshot: StoreSnapshot, experiment: str) -> tuple:
 def _knee_search_json(knee_study: Study, studies: list, frontier_of: Callable, bounds_of: Callable,
                       snapshot: StoreSnapshot) -> dict:
     source, differing = matching_source_study(knee_study, studies)
-    path, summary, problems = _summary_for(snapshot, knee_study.experiment)
+    path, summary, problems = _summary_for(snapshot, knee_study)
     # The range and target the search used, from its summary; else the
     # source grid's span (the search's default) at 2%.
     ranges = [entry.search_range for entry in summary.values() if entry.search_range]

@@ -234,8 +234,21 @@ def _first_number(entry: Mapping, names: Sequence[str]) -> Optional[float]:
     return None
 
 
-def parse_summary(content) -> tuple:
+def _same_setting(a, b) -> bool:
+    """Equal config values, a null and a NaN alike, 10 and 10.0 alike."""
+    a, b = (None if isinstance(v, float) and math.isnan(v) else v for v in (a, b))
+    if is_number(a) and is_number(b):
+        return float(a) == float(b)
+    return a == b
+
+
+def parse_summary(content, fixed: Optional[Mapping] = None) -> tuple:
     """(curve key -> SummaryEntry, problems) from a knee summary's JSON content.
+
+    ``fixed``: a study's fixed settings. A search over a grid with variants
+    (``retry_policies``: one curve key per policy) lists a curve key once per
+    variant; only the entries that agree with ``fixed`` on the settings both
+    name are kept, so each variant's study gets its own curves.
 
     The summary (``ray_jobs/knee_summary.py`` writes it) lists curves, as a
     JSON list or under ``curves``; each names its fixed config fields (under
@@ -259,6 +272,8 @@ def parse_summary(content) -> tuple:
                 or fields.get("fast_append_ratio") is None:
             problems.append(f"curve {position}: does not name provider, num_tables and fast_append_ratio")
             continue
+        if fixed and any(name in fields and not _same_setting(fields[name], value) for name, value in fixed.items()):
+            continue  # another variant's curve
         key_fields = {name: fields.get(name) for name in _CURVE_KEY_FIELDS}
         try:
             key = (series_id(key_fields), int(fields["num_tables"]), mix_id(key_fields))

@@ -4,8 +4,11 @@
 ``variants.COMPARISONS`` the store holds, one line per curve: every
 variant's usable throughput and its change from the baseline, and the
 change in VO p99 commit latency at each variant's own knee. The numbers are
-the ones dashboard views 9 to 11 draw (same ``compare_variants``). Pure
-functions; the CLI does the reading and printing.
+the ones dashboard views 9 to 11 draw (same ``compare_variants``). When the
+knee search has run on the experiment (``python sweeps/knee.py
+--experiment NAME``), a second table gives each variant's searched knee,
+which is not limited to the grid's ten rates. Pure functions; the CLI does
+the reading and printing.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dashboards.frontier import curve_frontier
 from dashboards.points import group_points
 from dashboards.store import StoreSnapshot
 from dashboards.studies import group_studies
+from dashboards.knee import STATUS_FOUND, parse_summary
 from dashboards.variants import COMPARISONS, Comparison, compare_variants, knee_mean
 
 
@@ -91,3 +95,35 @@ def summary_line(comparison: Comparison) -> str:
     baseline = next((variant.label for variant in comparison.variants if variant.id == comparison.baseline),
                     "no baseline")
     return f"{comparison.spec.experiment}, against {baseline}: " + "; ".join(parts)
+
+
+def searched_knees(comparison: Comparison, summary_content) -> dict:
+    """(series, tables, mix) -> {variant id: knee c/s, None where none was found} from a knee search summary."""
+    knees: dict = {}
+    for variant in comparison.variants:
+        entries, _problems = parse_summary(summary_content, {comparison.spec.field: variant.value})
+        for key, entry in entries.items():
+            knees.setdefault(key, {})[variant.id] = entry.knee_cps if entry.status == STATUS_FOUND else None
+    return knees
+
+
+def format_searched(comparison: Comparison, knees: dict) -> str:
+    """The searched knee of every variant per curve, with its change from the baseline's."""
+    spec, variants = comparison.spec, comparison.variants
+    baseline = next((variant for variant in variants if variant.id == comparison.baseline), None)
+    header = ["curve"] + [f"{variant.label} knee c/s" for variant in variants]
+    rows = []
+    for key in sorted(knees):
+        by_variant = knees[key]
+        base = by_variant.get(baseline.id) if baseline else None
+        row = [f"{key[0]} {key[1]}t fa={key[2]}"]
+        for variant in variants:
+            rate = by_variant.get(variant.id)
+            change = rate / base - 1.0 if variant is not baseline and rate is not None and base else None
+            row.append(_cps(rate) + _percent(change))
+        rows.append(row)
+    widths = [max(len(line[i]) for line in [header] + rows) for i in range(len(header))]
+    lines = [f"{spec.experiment}: searched knees ({spec.experiment}_knee): highest rate with success above the "
+             f"threshold, to within the search's tolerance; '-' where the search found none"]
+    lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in [header] + rows]
+    return "\n".join(lines)

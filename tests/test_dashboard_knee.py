@@ -212,6 +212,17 @@ def test_parse_summary_accepts_a_list_and_names_what_it_cannot_use():
         "lists no curves (expected a JSON list, or an object with a 'curves' list)"]
 
 
+def test_parse_summary_keeps_each_variant_apart_when_given_the_study_settings():
+    # A search over retry_policies lists the same curve once per policy.
+    curve = {"provider": "s3", "num_tables": 10, "fast_append_ratio": 1.0, "duration_s": 3600.0}
+    content = {"curves": [{"fixed": {**curve, "retry_policy": None}, "status": "found", "knee_rate_cps": 9.8},
+                          {"fixed": {**curve, "retry_policy": "backoff"}, "status": "found", "knee_rate_cps": 7.6}]}
+    key = ("s3", 10, "1")
+    assert parse_summary(content, {"retry_policy": None, "duration_s": 3600})[0][key].knee_cps == 9.8
+    assert parse_summary(content, {"retry_policy": "backoff", "duration_s": float("nan")})[0] == {}
+    assert parse_summary(content, {"retry_policy": "backoff"})[0][key].knee_cps == 7.6
+
+
 def test_the_store_signature_notices_a_new_summary(tmp_path):
     write_store_file(str(tmp_path), "exp4c_knee", knee_rows())
     before = store_signature(str(tmp_path))

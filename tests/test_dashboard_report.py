@@ -1,7 +1,9 @@
 """`python -m dashboards compare`: the variant comparisons as text, on hand-made stores."""
 
 from dashboards.cli import main
-from dashboards.report import comparisons_of, format_comparison, summary_line
+import json
+
+from dashboards.report import comparisons_of, format_comparison, format_searched, searched_knees, summary_line
 from dashboards.store import read_store
 from dashboards.testing import write_store_file
 from test_dashboard_variants import curve_rows, ok, retry_store_rows
@@ -41,3 +43,22 @@ def test_the_command_prints_the_comparisons_held_and_names_the_sweeps_for_the_re
     assert main(["compare", "--store", str(tmp_path), "--experiment", "gcs_throttle"]) == 0
     captured = capsys.readouterr()
     assert captured.out == "" and "python sweeps/gcs_throttle.py" in captured.err
+
+
+def test_searched_knees_per_policy_come_from_the_knee_summary(tmp_path, capsys):
+    write_store_file(str(tmp_path), "retry_policies", retry_store_rows(tables=(1,)))
+    curve = {"provider": "s3", "num_tables": 1, "fast_append_ratio": 0.9}
+    summary = {"curves": [
+        {"fixed": {**curve, "retry_policy": None}, "status": "found", "knee_rate_cps": 5.0},
+        {"fixed": {**curve, "retry_policy": "backoff", "backoff_base_ms": 10.0}, "status": "found",
+         "knee_rate_cps": 4.0},
+        {"fixed": {**curve, "retry_policy": "split"}, "status": "below_search_range", "knee_rate_cps": None}]}
+    (comparison,) = comparisons_of(read_store(str(tmp_path)))
+    assert searched_knees(comparison, summary) == {("s3", 1, "0.9"): {"none": 5.0, "backoff": 4.0, "split": None}}
+    row = format_searched(comparison, searched_knees(comparison, summary)).splitlines()[2]
+    assert row.split() == ["s3", "1t", "fa=0.9", "5.00", "4.00", "(-20%)", "-"]
+    # The command adds the table when the store holds the search's summary.
+    (tmp_path / "_knee").mkdir()
+    (tmp_path / "_knee" / "retry_policies.json").write_text(json.dumps(summary))
+    assert main(["compare", "--store", str(tmp_path)]) == 0
+    assert "searched knees (retry_policies_knee)" in capsys.readouterr().out
