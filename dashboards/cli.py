@@ -19,6 +19,7 @@ from typing import Optional, Sequence
 
 from dashboards.site import build_site
 from dashboards.store import STORE_ENV_VAR, StoreError, default_store_uri, read_store
+from dashboards.studies import SEARCHED_SUFFIX
 from dashboards.variants import COMPARISONS
 
 EXIT_STORE_ERROR = 2
@@ -118,7 +119,7 @@ def _compare(args) -> int:
     blocks = []
     for comparison in comparisons:
         blocks.append(format_comparison(comparison) + "\n  " + summary_line(comparison))
-        summary = snapshot_summaries.get(f"{comparison.spec.experiment}_knee")
+        summary = snapshot_summaries.get(comparison.spec.experiment + SEARCHED_SUFFIX)
         if summary is not None and summary.content is not None:
             blocks.append(format_searched(comparison, searched_knees(comparison, summary.content)))
     print("\n\n".join(blocks))

@@ -114,6 +114,12 @@ def usable_by_seed(points: Sequence[Point], threshold: float = USABLE_SUCCESS_TH
     return tuple((seed, usable_throughput_of(pairs, threshold)) for seed, pairs in sorted(pairs_by_seed.items()))
 
 
+def curve_frontiers(studies) -> dict:
+    """(study id, (series, tables, mix)) -> CurveFrontier, for every curve of ``studies``."""
+    return {(study.id, (curve.series, curve.num_tables, curve.mix)): curve_frontier(curve.points)
+            for study in studies for curve in study.curves}
+
+
 def curve_frontier(points: Sequence[Point], threshold: float = USABLE_SUCCESS_THRESHOLD) -> CurveFrontier:
     """Usable throughput, knee and seed spread of one curve's points."""
     if not points:

@@ -22,7 +22,7 @@ from typing import Optional
 
 from dashboards import __version__
 from dashboards.compared_payload import comparisons_json, knee_searches_json
-from dashboards.frontier import USABLE_SUCCESS_THRESHOLD, CurveFrontier, curve_frontier
+from dashboards.frontier import USABLE_SUCCESS_THRESHOLD, CurveFrontier, curve_frontiers
 from dashboards.points import Spread, elementwise_mean, group_points, is_number
 from dashboards.published import compare, describe, load_published
 from dashboards.rounding import rounded, spread_json
@@ -237,8 +237,7 @@ def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
     """The page's data for ``snapshot``; ``published`` defaults to seed 001's figures."""
     points = group_points(snapshot.rows)
     studies = group_studies(points)
-    frontiers = {(study.id, (curve.series, curve.num_tables, curve.mix)): curve_frontier(curve.points)
-                 for study in studies for curve in study.curves}
+    frontiers = curve_frontiers(studies)
     figures = load_published() if published is None else published
 
     def frontier_of(study_id, key):

@@ -15,19 +15,18 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from dashboards.frontier import curve_frontier
+from dashboards.frontier import curve_frontiers
 from dashboards.points import group_points
 from dashboards.store import StoreSnapshot
-from dashboards.studies import group_studies
+from dashboards.studies import SEARCHED_SUFFIX, group_studies
 from dashboards.knee import STATUS_FOUND, parse_summary
-from dashboards.variants import COMPARISONS, Comparison, compare_variants, knee_mean
+from dashboards.variants import COMPARISONS, Comparison, Variant, compare_variants
 
 
 def comparisons_of(snapshot: StoreSnapshot, experiments: Optional[Sequence[str]] = None) -> list:
     """The non-empty comparisons in ``snapshot`` (all of them, or those named)."""
     studies = group_studies(group_points(snapshot.rows))
-    frontiers = {(study.id, (curve.series, curve.num_tables, curve.mix)): curve_frontier(curve.points)
-                 for study in studies for curve in study.curves}
+    frontiers = curve_frontiers(studies)
 
     def frontier_of(study_id, key):
         return frontiers.get((study_id, key))
@@ -49,6 +48,17 @@ def _percent(ratio: Optional[float]) -> str:
     return "" if ratio is None else f" ({_signed_percent(ratio)})"
 
 
+def _baseline(comparison: Comparison) -> Optional[Variant]:
+    return next((variant for variant in comparison.variants if variant.id == comparison.baseline), None)
+
+
+def _table(title: str, header: list, rows: list) -> list:
+    """The title, then header and rows as left-aligned columns, indented two spaces."""
+    widths = [max(len(line[i]) for line in [header] + rows) for i in range(len(header))]
+    return [title] + ["  " + "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip()
+                      for line in [header] + rows]
+
+
 def format_comparison(comparison: Comparison) -> str:
     """One table: a row per curve, a column per variant (usable c/s, change) and VO p99 changes."""
     spec, variants = comparison.spec, comparison.variants
@@ -64,18 +74,15 @@ def format_comparison(comparison: Comparison) -> str:
             row.append(_cps(frontier.usable_cps if frontier else None)
                        + (_percent(difference.usable_ratio) if difference else ""))
         if comparison.baseline is not None:
-            base_p99 = knee_mean(curve.frontiers.get(comparison.baseline), "vo_commit_latency_p99_ms")
             for variant in others:
                 difference = curve.differences.get(variant.id)
-                row.append("-" if base_p99 is None or difference is None or difference.vo_p99_ratio is None
+                row.append("-" if difference is None or difference.vo_p99_ratio is None
                            else _signed_percent(difference.vo_p99_ratio))
         rows.append(row)
-    widths = [max(len(line[i]) for line in [header] + rows) for i in range(len(header))]
-    lines = [f"{spec.experiment}: {spec.field} ({spec.sweep}); usable throughput = highest mean throughput "
-             f"with success above the threshold; VO p99 change at each variant's knee"]
+    lines = _table(f"{spec.experiment}: {spec.field} ({spec.sweep}); usable throughput = highest mean throughput "
+                   f"with success above the threshold; VO p99 change at each variant's knee", header, rows)
     if comparison.baseline is None:
-        lines.append("  (the baseline variant is not in the store: no changes shown)")
-    lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in [header] + rows]
+        lines.insert(1, "  (the baseline variant is not in the store: no changes shown)")
     if comparison.ignored:
         lines.append(f"  left out (other settings differ too): {', '.join(comparison.ignored)}")
     return "\n".join(lines)
@@ -92,9 +99,8 @@ def summary_line(comparison: Comparison) -> str:
         gained = sum(ratio > 0.01 for ratio in ratios)
         lost = sum(ratio < -0.01 for ratio in ratios)
         parts.append(f"{variant.label}: {len(ratios) - gained - lost} same, {gained} higher, {lost} lower")
-    baseline = next((variant.label for variant in comparison.variants if variant.id == comparison.baseline),
-                    "no baseline")
-    return f"{comparison.spec.experiment}, against {baseline}: " + "; ".join(parts)
+    baseline = _baseline(comparison)
+    return f"{comparison.spec.experiment}, against {baseline.label if baseline else 'no baseline'}: " + "; ".join(parts)
 
 
 def searched_knees(comparison: Comparison, summary_content) -> dict:
@@ -110,7 +116,7 @@ def searched_knees(comparison: Comparison, summary_content) -> dict:
 def format_searched(comparison: Comparison, knees: dict) -> str:
     """The searched knee of every variant per curve, with its change from the baseline's."""
     spec, variants = comparison.spec, comparison.variants
-    baseline = next((variant for variant in variants if variant.id == comparison.baseline), None)
+    baseline = _baseline(comparison)
     header = ["curve"] + [f"{variant.label} knee c/s" for variant in variants]
     rows = []
     for key in sorted(knees):
@@ -122,8 +128,6 @@ def format_searched(comparison: Comparison, knees: dict) -> str:
             change = rate / base - 1.0 if variant is not baseline and rate is not None and base else None
             row.append(_cps(rate) + _percent(change))
         rows.append(row)
-    widths = [max(len(line[i]) for line in [header] + rows) for i in range(len(header))]
-    lines = [f"{spec.experiment}: searched knees ({spec.experiment}_knee): highest rate with success above the "
-             f"threshold, to within the search's tolerance; '-' where the search found none"]
-    lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in [header] + rows]
-    return "\n".join(lines)
+    return "\n".join(_table(f"{spec.experiment}: searched knees ({spec.experiment}{SEARCHED_SUFFIX}): highest rate "
+                            f"with success above the threshold, to within the search's tolerance; '-' where the "
+                            f"search found none", header, rows))

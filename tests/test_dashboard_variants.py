@@ -16,7 +16,7 @@ from dashboards.store import read_store
 from dashboards.studies import group_studies, telling_fields
 from dashboards.testing import contract_row, write_store_file
 from dashboards.variants import COMPARISONS, compare_variants, difference
-from dashboards.frontier import curve_frontier
+from dashboards.frontier import curve_frontier, curve_frontiers
 
 SPECS = {spec.experiment: spec for spec in COMPARISONS}
 
@@ -36,8 +36,7 @@ def comparison_of(tmp_path, experiment, rows):
     write_store_file(str(tmp_path), experiment, rows)
     snapshot = read_store(str(tmp_path))
     studies = group_studies(group_points(snapshot.rows))
-    frontiers = {(study.id, (curve.series, curve.num_tables, curve.mix)): curve_frontier(curve.points)
-                 for study in studies for curve in study.curves}
+    frontiers = curve_frontiers(studies)
     return compare_variants(SPECS[experiment], studies, lambda sid, key: frontiers.get((sid, key))), snapshot
 
 
