@@ -38,6 +38,7 @@ sys.path.insert(0, ROOT)
 
 from dashboards.site import DATA_FILE, render_site, write_site  # noqa: E402
 from dashboards.store import read_store  # noqa: E402
+from simcore.usable import passes, success_metric  # noqa: E402
 
 SCALES_MS = (20, 50, 100, 200, 300, 400, 500, 1000, 2000, 5000)
 TABLES = (1, 2, 5, 10, 20, 50)
@@ -115,8 +116,8 @@ def synthetic_metrics(config, seed: int) -> dict:
 
 
 def _passes(config, seeds: int) -> bool:
-    success_metric = "vo_success_rate" if config.fast_append_ratio < 1 else "success_rate"
-    return statistics.mean(synthetic_metrics(config, seed)[success_metric] for seed in range(1, seeds + 1)) > 0.95
+    metric = success_metric(config)
+    return passes(statistics.mean(synthetic_metrics(config, seed)[metric] for seed in range(1, seeds + 1)))
 
 
 def knee_search_rows(seeds: int) -> tuple:

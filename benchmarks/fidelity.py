@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from simcore import SimConfig, simulate, usable_throughput  # noqa: E402
+from simcore.usable import success_metric  # noqa: E402
 from simcore.engine import ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED, Outcome  # noqa: E402
 from simcore.metrics import summarize  # noqa: E402
 from simcore.reference import TARGETS, agrees  # noqa: E402
@@ -185,7 +186,7 @@ def main() -> int:
                                 reference_std=ref.std(ddof=1) if len(ref) > 1 else float("nan"),
                                 ok=ok, why=why))
     for base in CURVES[args.set]:
-        key = "vo_success_rate" if base.fast_append_ratio < 1 else "success_rate"
+        key = success_metric(base)
         mine = knee(key, {s: ours[base.replace(inter_arrival_scale_ms=float(s))] for s in SCALES})
         theirs = knee(key, {s: reference[base.replace(inter_arrival_scale_ms=float(s))] for s in SCALES})
         same = mine[1] == theirs[1]

@@ -22,7 +22,8 @@ from typing import Optional
 
 from dashboards import __version__
 from dashboards.compared_payload import comparisons_json, knee_searches_json
-from dashboards.frontier import USABLE_SUCCESS_THRESHOLD, CurveFrontier, curve_frontiers
+from dashboards.frontier import CurveFrontier, curve_frontiers
+from simcore.usable import USABLE_SUCCESS_THRESHOLD
 from dashboards.points import Spread, elementwise_mean, group_points, is_number
 from dashboards.published import compare, describe, load_published
 from dashboards.rounding import rounded, spread_json

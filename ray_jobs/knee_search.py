@@ -5,7 +5,7 @@ How the parts fit:
 - ``KneeSearcher`` is a ``ray.tune.search.Searcher``. Tune asks it for
   trials; it answers with the next probe of a curve that has none in
   flight (the curves furthest along first), chosen by
-  ``ray_jobs.knee_bisect.next_step``. One searcher for all curves keeps the
+  ``simcore.bisection.next_step``. One searcher for all curves keeps the
   cluster busy: a single curve is a chain of dependent probes, but ninety
   curves give ninety probes to run at once. Where the cluster has more CPUs
   than curves, a curve may have several probes in flight, which split its
@@ -48,7 +48,7 @@ from ray.tune.search import Searcher
 
 from simcore import SimConfig, simulate
 from ray_jobs.fanout import RowCollector
-from ray_jobs.knee_bisect import ABOVE_SEARCH_RANGE, ERROR, FOUND, SEARCHING, SearchRange, SearchStep, next_step
+from simcore.bisection import ABOVE_SEARCH_RANGE, ERROR, FOUND, SEARCHING, SearchRange, SearchStep, next_step
 from ray_jobs.knee_curves import Curve, CurveOutcome, Evidence, complete_points, knee_experiment_name, seed_outcome
 from ray_jobs.progress import format_duration
 from ray_jobs.provenance import Provenance, current_provenance

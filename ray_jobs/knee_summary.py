@@ -23,7 +23,8 @@ from typing import Iterable, Optional
 
 import pyarrow.fs as pafs
 
-from ray_jobs.knee_bisect import SUCCESS_THRESHOLD, SearchRange, same_resolution_grid_points
+from simcore.usable import USABLE_SUCCESS_THRESHOLD
+from simcore.bisection import SearchRange, same_resolution_grid_points
 from ray_jobs.knee_curves import CurveOutcome, knee_experiment_name
 from ray_jobs.store import StoreError
 
@@ -81,7 +82,7 @@ def run_summary(experiment: str, outcomes: Iterable[CurveOutcome], search_range:
     return {
         "experiment": experiment,
         "knee_experiment": knee_experiment_name(experiment),
-        "success_threshold": SUCCESS_THRESHOLD,
+        "success_threshold": USABLE_SUCCESS_THRESHOLD,
         "updated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "totals": {
             "curves": len(entries),

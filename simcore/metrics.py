@@ -8,9 +8,6 @@ the reference, so they count nowhere.
 
 from __future__ import annotations
 
-import math
-from typing import Optional
-
 import numpy as np
 import pyarrow as pa
 
@@ -138,15 +135,3 @@ def transactions_table(config: SimConfig, workload: Workload, outcome: Outcome) 
         "manifest_file_writes": outcome.manifest_file_writes,
         "in_window": in_window,
     })
-
-
-def usable_throughput(points, threshold: float = 0.95) -> Optional[float]:
-    """Highest throughput among (success_rate, throughput_cps) points whose
-    success rate is above ``threshold``; None when no point qualifies."""
-    best = None
-    for success, throughput in points:
-        if success is None or throughput is None or math.isnan(success) or math.isnan(throughput):
-            continue
-        if success > threshold and (best is None or throughput > best):
-            best = throughput
-    return best
