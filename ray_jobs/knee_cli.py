@@ -19,7 +19,7 @@ import sys
 from typing import Mapping, Optional, Sequence
 
 from simcore.bisection import SearchRange, SearchRangeError, same_resolution_grid_points
-from simcore.usable import ERROR, FINAL_STATUSES
+from simcore.usable import ERROR, FINAL_STATUSES, USABLE_SUCCESS_THRESHOLD
 from ray_jobs.cli import (DASHBOARD_URL, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_sweep_arguments,
                           positive_int, warn_if_store_is_temporary)
 from ray_jobs.grid import Grid, GridError
@@ -40,7 +40,8 @@ def configure(parser: argparse.ArgumentParser, grids: Mapping[str, Grid]) -> Non
     sizes = ", ".join(f"{name} ({len(curves_from_grid(grid))} curves, quick {len(curves_from_grid(grid, quick=True))})"
                       for name, grid in grids.items())
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.description = ("Find each curve's knee (the highest commit rate whose success rate stays above 95%, VO "
+    parser.description = ("Find each curve's knee (the highest commit rate whose success rate stays above "
+                          f"{USABLE_SUCCESS_THRESHOLD:.0%}, VO "
                           "success where the mix has VO) to within a tolerance, by bracketing and bisecting the "
                           f"inter-arrival scale on Ray Tune.\nExperiments: {sizes}.")
     parser.epilog = ("Rows go to the experiment <name>_knee of the store (one per point and seed), a summary to\n"

@@ -320,6 +320,10 @@
     return { label, colour, points };
   }
 
+  // The usable threshold as people read it ("95%"), from the payload (simcore.usable's rule).
+  const thresholdText = () => `${Number((DATA.threshold * 100).toPrecision(4))}%`;
+  const noneAbove = () => `none > ${thresholdText()}`;
+
   // Views ask for a redraw through this; main.js sets what a redraw is.
   function requestUpdate() {
     window.Dash.update();
@@ -329,6 +333,6 @@
     DATA, FILTERS, state, indexCache, el, replace, fmt, sig, pct, currentStudy, index, selected,
     selectedSeries, selectedMixes, selectedTables, seriesColour, metricValue, spreadText, tablesText,
     readQuery, writeQuery, chipGroup, renderFilters, choice, renderHeader, renderNotices, figure, noData, svgBlob,
-    frontierTip, curveLine, requestUpdate
+    frontierTip, curveLine, requestUpdate, thresholdText, noneAbove
   };
 })();

@@ -7,7 +7,8 @@
 
 (() => {
   const {
-    DATA, state, el, replace, sig, pct, currentStudy, index, spreadText, tablesText, choice, figure, noData
+    DATA, state, el, replace, sig, pct, currentStudy, index, spreadText, tablesText, choice, figure, noData,
+    noneAbove
   } = window.Dash;
 
   // -- shared by views 8 to 11 (they set experiments side by side) --------------------------------------------
@@ -98,7 +99,7 @@
 
   function usableCell(curve) {
     if (!curve) return el("td", { class: "missing" }, "not run");
-    if (curve.usable === null) return el("td", { class: "low", title: kneeText(curve) }, "none > 95%");
+    if (curve.usable === null) return el("td", { class: "low", title: kneeText(curve) }, noneAbove());
     return el("td", { class: isLowerBound(curve) ? "bound" : null, title: kneeText(curve) },
               `${isLowerBound(curve) ? "≥ " : ""}${sig(curve.usable)}`);
   }

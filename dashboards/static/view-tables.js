@@ -7,7 +7,7 @@
 
 (() => {
   const {
-    el, replace, sig, index, selectedSeries, selectedMixes, selectedTables, tablesText, frontierTip
+    el, replace, sig, index, selectedSeries, selectedMixes, selectedTables, tablesText, frontierTip, noneAbove
   } = window.Dash;
 
   // -- 4. provider tables ------------------------------------------------------------------------------------
@@ -21,7 +21,7 @@
       const curve = index(study).curves.get(`${series.id}|${t}|${mix.id}`);
       if (!curve) return [el("td", { class: "missing" }, "not run"), el("td", { class: "missing" }, "–")];
       const tip = frontierTip(study, series, mix, t, curve);
-      if (curve.usable === null) return [el("td", { class: "low", title: tip }, "none > 95%"), el("td", {}, "–")];
+      if (curve.usable === null) return [el("td", { class: "low", title: tip }, noneAbove()), el("td", {}, "–")];
       const range = curve.knee_tp && curve.knee_tp.n > 1 ? ` (${sig(curve.knee_tp.low)}–${sig(curve.knee_tp.high)})` : "";
       const latency = (spread) => (spread ? `${sig(spread.mean)} s` : "—");
       return [el("td", { title: tip, class: curve.at_grid_edge || curve.heavier_missing ? "bound" : null },
