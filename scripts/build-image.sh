@@ -30,10 +30,14 @@ fi
 for tool in podman runc debootstrap; do
     command -v "$tool" >/dev/null || { echo "build-image: '$tool' is missing; apt-get install podman runc debootstrap" >&2; exit 1; }
 done
+# podman's own defaults (nofile 1048576, nproc 4194304) make runc fail with "error setting rlimit
+# type 7: operation not permitted" where this shell's hard limits are lower. On the machine this
+# was built on even nproc values above 32768, below the shell's hard limit, were refused (type 6),
+# so both are capped there.
 nofile=$(ulimit -Hn)
 nproc_limit=$(ulimit -Hu)
-[ "$nproc_limit" = unlimited ] && nproc_limit=65536
-[ "$nofile" = unlimited ] && nofile=1048576
+[ "$nofile" = unlimited ] || [ "$nofile" -gt 32768 ] && nofile=32768
+[ "$nproc_limit" = unlimited ] || [ "$nproc_limit" -gt 32768 ] && nproc_limit=32768
 PODMAN=(podman --runtime runc)
 LIMITS=(--ulimit "nofile=$nofile:$nofile" --ulimit "nproc=$nproc_limit:$nproc_limit")
 
@@ -48,6 +52,12 @@ else
     # python-is-python3 for its `python`, ca-certificates for pip.
     debootstrap --variant=minbase --include=python3,python3-venv,python-is-python3,ca-certificates \
         "$SUITE" "$root" "$MIRROR" >&2
+    # Certificate authorities this machine trusts beyond Debian's (a TLS-inspecting proxy between
+    # it and PyPI, for one) go into the base too, or the Dockerfile's pip cannot verify PyPI.
+    if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+        cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+        chroot "$root" update-ca-certificates >&2
+    fi
     rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/archives/*.deb
     tar -C "$root" -c . | "${PODMAN[@]}" import \
         --change 'CMD ["bash"]' --change 'ENV LANG=C.UTF-8' - "$BASE_IMAGE" >&2

@@ -153,16 +153,28 @@ envFrom:
 {{- end -}}
 {{- end -}}
 
+{{/* Name of the Secret that holds the Ray token (auth.mode token). */}}
+{{- define "sweep-cluster.authSecretName" -}}
+{{- default (include "sweep-cluster.componentName" (dict "root" . "component" "ray-token")) .Values.auth.existingSecret -}}
+{{- end -}}
+
 {{/*
-Environment shared by the Ray containers (head and workers). RAY_AUTH_MODE is stated, not left to
-Ray: since Ray 2.5x a node whose mode is unset turns token authentication on if it finds a token
-file, and nodes that disagree cannot join each other. The job API is protected by staying inside
-the cluster instead (see jobApi).
+Environment shared by the Ray containers (head and workers). RAY_AUTH_MODE is always stated, not
+left to Ray: since Ray 2.5x a node whose mode is unset turns token authentication on if it finds a
+token file, and nodes that disagree cannot join each other. In token mode every node gets the same
+token from one Secret.
 */}}
 {{- define "sweep-cluster.rayEnv" -}}
 {{- include "sweep-cluster.storeEnv" . }}
 - name: RAY_AUTH_MODE
-  value: "disabled"
+  value: {{ .Values.auth.mode | quote }}
+{{- if eq .Values.auth.mode "token" }}
+- name: RAY_AUTH_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "sweep-cluster.authSecretName" . }}
+      key: {{ .Values.auth.secretKey }}
+{{- end }}
 - name: RAY_USAGE_STATS_ENABLED
   value: {{ ternary "1" "0" .Values.rayUsageStats | quote }}
 {{- end -}}
