@@ -100,10 +100,13 @@ multiprocessing shares the same filesystem.
 {{- printf "%dMi" (div (add (mul $mebibytes 11) 9) 10) -}}
 {{- end -}}
 
-{{/* Equal requests and limits, so each pod gets the Guaranteed QoS class. Call with (dict "cpu" .. "memory" ..). */}}
+{{/*
+Equal requests and limits, so each pod gets the Guaranteed QoS class, unless a component's values
+set cpuRequest lower (worker.cpuRequest). Call with a component's values (cpu, memory, cpuRequest).
+*/}}
 {{- define "sweep-cluster.resources" -}}
 requests:
-  cpu: {{ .cpu | quote }}
+  cpu: {{ default .cpu .cpuRequest | quote }}
   memory: {{ .memory | quote }}
 limits:
   cpu: {{ .cpu | quote }}
