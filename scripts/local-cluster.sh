@@ -43,7 +43,9 @@ SOCK="$STATE/containerd/containerd.sock"
 log() { echo "local-cluster: $*" >&2; }
 die() { log "$*"; exit 1; }
 
+# Builds the binaries on first use (up); down, status and env read the folder up recorded.
 kube_bin() { "$here/install-kube.sh"; }
+recorded_kube_bin() { cat "$STATE/kube-bin" 2>/dev/null || true; }
 kubectl_() { "$KUBE_BIN/kubectl" --kubeconfig "$STATE/admin.kubeconfig" "$@"; }
 ctr_() { ctr --address "$SOCK" --namespace k8s.io "$@"; }
 
@@ -319,6 +321,7 @@ up() {
     local started=$SECONDS
     KUBE_BIN=$(kube_bin)
     mkdir -p "$STATE/logs" "$STATE/pids" "$STATE/volumes/results"
+    echo "$KUBE_BIN" > "$STATE/kube-bin"
     make_pki
     write_configs
 
@@ -413,7 +416,7 @@ EOF
 
 env_lines() {
     echo "export KUBECONFIG=$STATE/admin.kubeconfig"
-    echo "export PATH=$(kube_bin 2>/dev/null):\$PATH"
+    echo "export PATH=$(recorded_kube_bin):\$PATH"
 }
 
 status() {
@@ -425,7 +428,7 @@ status() {
 
 down() {
     [ -d "$STATE" ] || { log "nothing to tear down ($STATE does not exist)"; return; }
-    KUBE_BIN=$(kube_bin 2>/dev/null || true)
+    KUBE_BIN=$(recorded_kube_bin)
     # No controller may replace the pods removed below.
     stop_daemon kube-controller-manager
     stop_daemon kube-scheduler
