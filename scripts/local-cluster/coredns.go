@@ -9,6 +9,7 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/coremain"
 
+	_ "github.com/coredns/coredns/plugin/bind"
 	_ "github.com/coredns/coredns/plugin/cache"
 	_ "github.com/coredns/coredns/plugin/errors"
 	_ "github.com/coredns/coredns/plugin/forward"
@@ -19,7 +20,7 @@ import (
 )
 
 // The order in which a query passes the plugins, as in CoreDNS's plugin.cfg.
-var directives = []string{"reload", "health", "errors", "cache", "loop", "kubernetes", "forward"}
+var directives = []string{"reload", "bind", "health", "errors", "cache", "kubernetes", "loop", "forward"}
 
 func main() {
 	dnsserver.Directives = directives
