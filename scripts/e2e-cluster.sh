@@ -5,7 +5,7 @@
 #
 #  1. build the image (scripts/build-image.sh)             6. the dashboard Service serves the rows
 #  2. a one-node cluster (scripts/local-cluster.sh up)    7. helm upgrade to two workers
-#  3. helm install the chart (static mode), wait ready     8. a second sweep; one worker pod killed
+#  3. helm install the chart (static mode), wait ready     8. more seeds; one worker pod killed
 #  4. port-forward 8265; a job without the token is            mid-sweep; it finishes, nothing lost
 #     refused, one with the token runs                        or duplicated
 #  5. ray job submit --working-dir . -- python              9. KubeRay mode: the CRD, helm install,
@@ -169,15 +169,17 @@ say "helm upgrade ok (${upgrade_s}s): 2 workers ready, the token unchanged"
 
 step=kill-worker
 t=$(now)
-# A second seed for every quick config: new work, while the first seed's rows stay as they are.
-job_id=$(ray job submit --address "$address" --no-wait --working-dir . -- python sweeps/exp4c.py --quick --seeds 2 \
+# Seeds 4..9 of every quick config (the first sweep ran the default 1..3): new work, three times
+# the first sweep's rows, while those rows stay as they are.
+job_id=$(ray job submit --address "$address" --no-wait --working-dir . -- python sweeps/exp4c.py --quick --seeds 9 \
     | sed -n "s/.*Job '\([^']*\)' submitted successfully.*/\1/p")
 [ -n "$job_id" ] || fail "no job id from ray job submit --no-wait"
-# Kill a worker once the sweep is under way (its progress lines name runs done).
+# Kill a worker once the sweep's tasks are out: a few seconds after its first progress line.
 for i in $(seq 1 300); do
-    ray job logs --address "$address" "$job_id" 2>/dev/null | grep -qE "progress: [1-9][0-9]*/" && break
+    ray job logs --address "$address" "$job_id" 2>/dev/null | grep -q "progress: " && break
     sleep 1
 done
+sleep 4
 victim=$(kubectl -n "$NS" get pods -l app.kubernetes.io/component=worker -o jsonpath='{.items[0].metadata.name}')
 kubectl -n "$NS" delete pod "$victim" --grace-period=0 --force --wait=false
 say "killed worker pod $victim mid-sweep"
@@ -192,10 +194,11 @@ tail -3 "$work/kill.log"
 read -r rows2 keys2 planned2 done2 dropped2 < <(store_report)
 [ "$rows2" = "$keys2" ] || fail "duplicates: $rows2 rows for $keys2 (config, seed) keys"
 [ "$planned2" = "$done2" ] || fail "lost runs: $done2 of $planned2 configs have every seed"
-[ "$rows2" = $((2 * rows)) ] || fail "expected $((2 * rows)) rows after the second seed, found $rows2"
+[ "$rows2" = $((3 * rows)) ] || fail "expected $((3 * rows)) rows after seeds 4..9, found $rows2"
+grep -E "progress: .*100.0%" "$work/kill.log" | tail -1
 kill_sweep_s=$(since "$t")
 kubectl -n "$NS" rollout status "deployment/$RELEASE-worker" --timeout=10m
-say "worker killed mid-sweep ok (${kill_sweep_s}s): rows=$rows2 = 2 seeds x $rows configs, no duplicates, configs done $done2 of $planned2"
+say "worker killed mid-sweep ok (${kill_sweep_s}s): rows=$rows2 = 3 x $rows, no duplicates, configs done $done2 of $planned2"
 
 # ---------------------------------------------------------------------------------------------
 step=kuberay
