@@ -472,10 +472,24 @@ down() {
     local rules chains
     rules=$(iptables-save -t nat 2>/dev/null | grep -- "^-A POSTROUTING -s ${POD_CIDR%.*}\." || true)
     chains=$(echo "$rules" | grep -o -- '-j CNI-[^ ]*' | cut -d' ' -f2 | sort -u || true)
-    echo "$rules" | sed -n 's/^-A/-D/p' | while read -r rule; do eval "iptables -t nat $rule" 2>/dev/null || true; done
+    echo "$rules" | sed -n 's/^-A/-D/p' | while read -r rule; do eval "iptables -t nat $rule" 2>/dev/null || true; done || true
     for chain in $chains; do
         iptables -t nat -F "$chain" 2>/dev/null || true
         iptables -t nat -X "$chain" 2>/dev/null || true
+    done
+    # The kubelet's own chains (kube-proxy --cleanup removed kube-proxy's): its localhost firewall
+    # and the canaries and hint it leaves to detect iptables flushes.
+    local cmd table
+    for cmd in iptables ip6tables; do
+        command -v "$cmd" >/dev/null || continue
+        for table in filter nat mangle; do
+            "$cmd-save" -t "$table" 2>/dev/null | grep -E -- "^-A (INPUT|OUTPUT) .*-j KUBE-FIREWALL" | sed 's/^-A/-D/' \
+                | while read -r rule; do eval "$cmd -t $table $rule" 2>/dev/null || true; done || true
+            for chain in KUBE-FIREWALL KUBE-KUBELET-CANARY KUBE-IPTABLES-HINT; do
+                "$cmd" -t "$table" -F "$chain" 2>/dev/null || true
+                "$cmd" -t "$table" -X "$chain" 2>/dev/null || true
+            done
+        done
     done
     rm -rf "$STATE"
     log "down: every process this script started is stopped and $STATE is removed"
