@@ -126,7 +126,7 @@ if RAY_AUTH_MODE=disabled ray job submit --address "$address" -- echo no-token >
     cat "$work/refused.log"; fail "the job API ran a job submitted without the token"
 fi
 grep -qiE "401|unauthori|authenticat" "$work/refused.log" || { cat "$work/refused.log"; fail "refusal was not an authentication error"; }
-say "a submission without the token is refused: $(grep -iE -m1 "401|unauthori|authenticat" "$work/refused.log" | cut -c1-160)"
+say "a submission without the token is refused: $(grep -E -m1 "Authentication required|Unauthorized|401" "$work/refused.log" | cut -c1-160)"
 # As NOTES.txt says.
 export RAY_AUTH_MODE=token
 RAY_AUTH_TOKEN=$(kubectl -n "$NS" get secret "$RELEASE-ray-token" -o jsonpath='{.data.token}' | base64 -d)
@@ -184,7 +184,9 @@ victim=$(kubectl -n "$NS" get pods -l app.kubernetes.io/component=worker -o json
 kubectl -n "$NS" delete pod "$victim" --grace-period=0 --force --wait=false
 say "killed worker pod $victim mid-sweep"
 for i in $(seq 1 900); do
-    state=$(ray job status --address "$address" "$job_id" 2>/dev/null | grep -oE "SUCCEEDED|FAILED|STOPPED" | tail -1 || true)
+    # `ray job status` ends with "Job '<id>' succeeded" (or failed, stopped) once the job is over.
+    state=$(ray job status --address "$address" "$job_id" 2>/dev/null | grep -oiE "'$job_id' (succeeded|failed|stopped)" \
+        | awk '{print toupper($2)}' | tail -1 || true)
     [ -n "$state" ] && break
     sleep 2
 done
