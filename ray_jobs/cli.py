@@ -18,6 +18,8 @@ import sys
 import time
 from typing import Optional, Sequence
 
+from simcore import ConfigError, bounds
+from simcore.bounds import MEMORY_LIMIT_ENV
 from ray_jobs.grid import Grid, GridError
 from ray_jobs.store import STORE_ENV, ResultsStore, StoreError, default_store_uri
 
@@ -61,6 +63,9 @@ def build_parser(grids: Sequence[Grid], prog: Optional[str] = None) -> argparse.
                         help="run a small, representative subset of the grid (about a minute on 2 cores)")
     parser.add_argument("--max-parallel", type=positive_int, default=None, metavar="N",
                         help="at most N tasks at once (default: as many as the cluster has CPUs)")
+    parser.add_argument("--max-memory", default=None, metavar="SIZE",
+                        help=f"refuse runs (and plans) estimated to need more memory than this, e.g. 8G (default "
+                             f"${MEMORY_LIMIT_ENV} if set, else half this machine's memory)")
     return parser
 
 
@@ -75,15 +80,21 @@ def sweep_main(grids: Sequence[Grid], argv: Optional[Sequence[str]] = None, *,
         flush_interval_s: override how often rows are written (tests).
     """
     args = build_parser(grids, prog).parse_args(argv)
-    seeds = tuple(range(1, args.seeds + 1))
 
-    # Every config is built, and so validated, before anything runs.
+    # Every config is built, validated and checked against the work bounds, and the
+    # store is checked writable, before anything runs or Ray starts.
     from ray_jobs.fanout import SweepPlan  # imports Ray: after the cheap checks above
     try:
+        limit_bytes, limit_source = bounds.memory_limit(args.max_memory)
+        points = sum(len(g.points(quick=args.quick)) for g in grids)
+        bounds.check_planned_runs(points * args.seeds, limit_bytes, limit_source, "seeds", args.seeds)
+        seeds = tuple(range(1, args.seeds + 1))
         plans = [SweepPlan(g.experiment, g.configs(quick=args.quick, duration_s=args.duration_s), seeds, args.quick)
                  for g in grids]
+        check_work_bounds(plans, limit_bytes, limit_source)
         store = ResultsStore(args.store)
-    except (GridError, StoreError) as error:
+        store.check_usable()
+    except (GridError, StoreError, ConfigError) as error:
         print(f"error: {error}\nNothing was run.", file=sys.stderr)
         return EXIT_BAD_INPUT
     warn_if_store_is_temporary(args.store)
@@ -92,6 +103,7 @@ def sweep_main(grids: Sequence[Grid], argv: Optional[Sequence[str]] = None, *,
 
     from ray_jobs.connect import connect_ray
     from ray_jobs.fanout import find_work, run_sweep
+    from ray_jobs.orphans import describe as describe_orphans
 
     runs = sum(len(p.configs) * len(p.seeds) for p in plans)
     print(f"Sweeping {', '.join(f'{p.experiment} ({len(p.configs)} configs)' for p in plans)}"
@@ -106,11 +118,15 @@ def sweep_main(grids: Sequence[Grid], argv: Optional[Sequence[str]] = None, *,
             started = time.perf_counter()
             connection = connect_ray(num_cpus=min(args.max_parallel or os.cpu_count() or 1, os.cpu_count() or 1))
             connect_s = time.perf_counter() - started
+            if connection.cleaned:
+                print(describe_orphans(list(connection.cleaned)), flush=True)
             print(f"running on {connection.description} (connected in {connect_s:.1f} s)", flush=True)
         # `ray job stop` sends SIGTERM: stop like Ctrl-C, writing the rows finished so far.
         # Installed after ray.init, which sets a handler of its own that just exits.
         signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-        options = {} if flush_interval_s is None else {"flush_interval_s": flush_interval_s}
+        options = {"max_memory_bytes": limit_bytes}
+        if flush_interval_s is not None:
+            options["flush_interval_s"] = flush_interval_s
         summary = run_sweep(work, store, max_parallel=args.max_parallel, **options)
     except StoreError as error:
         print(f"error: {error}\nRows already written are kept; rerun to resume.", file=sys.stderr)
@@ -127,6 +143,17 @@ def sweep_main(grids: Sequence[Grid], argv: Optional[Sequence[str]] = None, *,
     if summary.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_OK if summary.ok else EXIT_FAILED
+
+
+def check_work_bounds(plans, limit_bytes: int, limit_source: str) -> None:
+    """Every config of every plan within the work bounds (simcore.bounds), else a WorkBoundError naming it."""
+    for plan in plans:
+        for config in plan.configs:
+            try:
+                bounds.check(config, limit_bytes, limit_source)
+            except bounds.WorkBoundError as error:
+                raise bounds.WorkBoundError(f"{plan.experiment}: {error.field}", error.value,
+                                            f"{error.allowed} (config {config.config_hash})") from error
 
 
 def format_summary(summary, store_uri: str, connect_s: float = 0.0) -> str:
@@ -179,9 +206,20 @@ def status_main(argv: Optional[Sequence[str]] = None) -> int:
     status = commands.add_parser("status", help="per experiment: configs done of total, seeds, last update")
     status.add_argument("--store", default=default_store_uri(), metavar="URI",
                         help=f"results store (default ${STORE_ENV} if set, else ./results)")
+    status.add_argument("--cleanup", action="store_true",
+                        help="also stop the Ray processes that sweep drivers killed with SIGKILL left behind")
     args = parser.parse_args(argv)
+    if args.cleanup:
+        from ray_jobs.orphans import cleanup_orphans, describe
+
+        stopped = cleanup_orphans()
+        print(describe(stopped) if stopped else "no Ray processes left by killed sweep drivers")
     try:
         store = ResultsStore(args.store)
+        if not store.exists():
+            print(f"error: store: {args.store!r} does not exist (nothing was ever stored there); "
+                  f"expected a store written by a sweep", file=sys.stderr)
+            return EXIT_BAD_INPUT
         started = time.perf_counter()
         report = store_status(store)
     except StoreError as error:
