@@ -44,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--refresh-s", type=float, default=5.0,
                        help="look for store changes at most this often, in seconds; -1 never (default 5)")
     serve.add_argument("--quiet", action="store_true", help="do not log each request")
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="also answer requests whose Host header is NAME (repeatable); on loopback only "
+                            "loopback names are answered, elsewhere any unless names are given")
 
     compare = commands.add_parser("compare", help="print the variant comparisons (throttle, retry policies, "
                                                   "append catalog) as text")
@@ -86,7 +89,8 @@ def _serve(args) -> int:
     store = args.store or default_store_uri()
     try:
         server = make_server(store, host=args.host, port=args.port, refresh_s=args.refresh_s, quiet=args.quiet,
-                             log=lambda message: print(message, file=sys.stderr, flush=True))
+                             log=lambda message: print(message, file=sys.stderr, flush=True),
+                             allowed_hosts=args.allow_host)
     except OSError as error:
         print(f"error: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
         return EXIT_STORE_ERROR
