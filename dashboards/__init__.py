@@ -24,11 +24,12 @@ Public API:
 
 __version__ = "0.1.0"
 
-from dashboards.frontier import USABLE_SUCCESS_THRESHOLD, CurveFrontier, curve_frontier, find_knee  # noqa: E402
+from simcore.usable import USABLE_SUCCESS_THRESHOLD  # noqa: E402
+from dashboards.frontier import CurveFrontier, curve_frontier, find_knee  # noqa: E402
 from dashboards.knee import SearchedKnee, searched_knee  # noqa: E402
 from dashboards.payload import build_payload  # noqa: E402
 from dashboards.site import build_site  # noqa: E402
-from dashboards.store import StoreError, StoreSnapshot, read_store  # noqa: E402
+from dashboards.snapshot import StoreError, StoreSnapshot, read_store  # noqa: E402
 from dashboards.variants import COMPARISONS, Comparison, compare_variants  # noqa: E402
 
 __all__ = ["COMPARISONS", "Comparison", "CurveFrontier", "SearchedKnee", "StoreError", "StoreSnapshot",

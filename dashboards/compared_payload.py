@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from dashboards.frontier import usable_success_metric
-from dashboards.knee import (SEARCH_RESOLUTION, STATUS_ABOVE, STATUS_BELOW, STATUS_FOUND, fine_grid_simulations,
+from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND, success_metric
+from dashboards.knee import (SEARCH_RESOLUTION, fine_grid_simulations,
                              matching_source_study, parse_summary, searched_knee, source_experiment,
                              within_resolution)
 from dashboards.rounding import rounded, spread_json
-from dashboards.store import StoreSnapshot
+from dashboards.snapshot import StoreSnapshot
 from dashboards.studies import Study
 from dashboards.variants import COMPARISONS, Comparison, compare_variants, knee_mean
 
@@ -56,7 +56,7 @@ def _knee_search_json(knee_study: Study, studies: list, frontier_of: Callable, b
     source_curves = {(c.series, c.num_tables, c.mix): c for c in source.curves} if source else {}
     curves = []
     totals = {"curves": 0, "searched_sims": 0, "grid_sims": 0, "grid_curves": 0, "fine_grid_sims": 0,
-              STATUS_FOUND: 0, STATUS_ABOVE: 0, STATUS_BELOW: 0, "within_resolution": 0}
+              FOUND: 0, ABOVE_SEARCH_RANGE: 0, BELOW_SEARCH_RANGE: 0, "within_resolution": 0}
     for curve in knee_study.curves:
         key = (curve.series, curve.num_tables, curve.mix)
         searched = searched_knee(curve.points)
@@ -84,7 +84,7 @@ def _knee_search_json(knee_study: Study, studies: list, frontier_of: Callable, b
             "knee": rounded(searched.usable_cps),
             "knee_x": rounded(searched.knee.scale_ms) if searched.knee else None,
             "knee_tp": spread_json(searched.knee_throughput),
-            "knee_success": spread_json(searched.knee.metrics.get(usable_success_metric(searched.knee.config)))
+            "knee_success": spread_json(searched.knee.metrics.get(success_metric(searched.knee.config)))
             if searched.knee else None,
             "vo_p99_s": spread_json(searched.knee.metrics.get("vo_commit_latency_p99_ms"), 1e-3)
             if searched.knee else None,

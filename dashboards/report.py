@@ -17,9 +17,10 @@ from typing import Optional, Sequence
 
 from dashboards.frontier import curve_frontiers
 from dashboards.points import group_points
-from dashboards.store import StoreSnapshot
+from dashboards.snapshot import StoreSnapshot
 from dashboards.studies import SEARCHED_SUFFIX, group_studies
-from dashboards.knee import STATUS_FOUND, parse_summary
+from dashboards.knee import parse_summary
+from simcore.usable import FOUND
 from dashboards.variants import COMPARISONS, Comparison, Variant, compare_variants
 
 
@@ -109,7 +110,7 @@ def searched_knees(comparison: Comparison, summary_content) -> dict:
     for variant in comparison.variants:
         entries, _problems = parse_summary(summary_content, {comparison.spec.field: variant.value})
         for key, entry in entries.items():
-            knees.setdefault(key, {})[variant.id] = entry.knee_cps if entry.status == STATUS_FOUND else None
+            knees.setdefault(key, {})[variant.id] = entry.knee_cps if entry.status == FOUND else None
     return knees
 
 

@@ -782,7 +782,7 @@
 
   function searchedMark(entry, x, where) {
     const lines = [where];
-    if (entry.status === "below search range") {
+    if (entry.status === "below_search_range") {
       lines.push(`searched: no point above ${DATA.threshold * 100}% (${entry.scales} scales tried): below the search range`);
       return { x, y: null, cross: true, tip: lines.join("\n") };
     }
@@ -792,9 +792,9 @@
         : (entry.width * 100).toFixed(1)}% wide), inter-arrival ${sig(entry.bracket_x[0])} to ${sig(entry.bracket_x[1])} ms`);
     }
     if (entry.knee_tp) lines.push(`knee throughput over seeds: ${spreadText(entry.knee_tp, "c/s")}`);
-    lines.push(`${entry.sims} simulations (${entry.scales} scales × seeds ${entry.seeds.join(", ")}); ${entry.status}`);
+    lines.push(`${entry.sims} simulations (${entry.scales} scales × seeds ${entry.seeds.join(", ")}); ${entry.status.replace(/_/g, " ")}`);
     const [lo, hi] = entry.bracket ? [Math.min(...entry.bracket), Math.max(...entry.bracket)] : [null, null];
-    return { x, y: entry.knee, lo, hi, hollow: entry.status === "above search range", tip: lines.join("\n") };
+    return { x, y: entry.knee, lo, hi, hollow: entry.status === "above_search_range", tip: lines.join("\n") };
   }
 
   function kneeCharts(search, entries, knee) {
@@ -840,9 +840,10 @@
       const gridText = !g ? "not in the store" : g.usable === null ? "none > 95%"
         : `${g.lower_bound ? "≥ " : ""}${sig(g.usable)} @ ${sig(g.knee_x)} ms`;
       const searchedText = e.knee === null ? "none > 95%"
-        : `${e.status === "above search range" ? "≥ " : ""}${sig(e.knee)} @ ${sig(e.knee_x)} ms`;
+        : `${e.status === "above_search_range" ? "≥ " : ""}${sig(e.knee)} @ ${sig(e.knee_x)} ms`;
       const spread = e.knee_tp && e.knee_tp[4] > 1 ? `${sig(e.knee_tp[2])}–${sig(e.knee_tp[3])} (sd ${sig(e.knee_tp[1])})` : "–";
-      const statusText = e.file_status && e.file_status !== e.status ? `${e.status} (summary: ${e.file_status})` : e.status;
+      const label = (status) => status.replace(/_/g, " ");
+      const statusText = e.file_status && e.file_status !== e.status ? `${label(e.status)} (summary: ${label(e.file_status)})` : label(e.status);
       return el("tr", { class: e.status === "found" ? null : "missing" },
         el("td", {}, `${series ? series.label : e.s}, ${tablesText(e.t)}, ${mixLabel(ids, e.m)}`),
         el("td", { class: g && g.lower_bound ? "bound" : null }, gridText),
