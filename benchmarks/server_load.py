@@ -4,12 +4,12 @@
 """
 import os, sys, threading, time, http.client, statistics, tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))); sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
-from dashboards.testing import contract_row, write_store_file
+from store_fixtures import contract_row, write_store_file
 from dashboards.server import make_server
 d = tempfile.mkdtemp()
 rows = [contract_row("exp4c", {"provider": p, "num_tables": 10, "fast_append_ratio": 0.9, "inter_arrival_scale_ms": 100.0}, 1,
         {"success_rate": 1.0, "throughput_cps": 2.0, "vo_success_rate": 1.0}) for p in ("s3", "gcp")]
-write_store_file(d, "exp4c", rows, name="a")
+write_store_file(d, "exp4c", rows)
 srv = make_server(d, port=0, refresh_s=-1, quiet=True, log=lambda m: None)
 threading.Thread(target=srv.serve_forever, daemon=True).start()
 port = srv.server_address[1]; lat = []; errors = []

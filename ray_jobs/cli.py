@@ -216,10 +216,7 @@ def status_main(argv: Optional[Sequence[str]] = None) -> int:
         print(describe(stopped) if stopped else "no Ray processes left by killed sweep drivers")
     try:
         store = ResultsStore(args.store)
-        if not store.exists():
-            print(f"error: store: {args.store!r} does not exist (nothing was ever stored there); "
-                  f"expected a store written by a sweep", file=sys.stderr)
-            return EXIT_BAD_INPUT
+        store.require_readable()  # a typo in --store is not an empty store
         started = time.perf_counter()
         report = store_status(store)
     except StoreError as error:

@@ -157,20 +157,6 @@ class ResultsStore:
         """Where the data is, for people: an absolute path for a local store, else the URI."""
         return self._root if self._is_local else self.uri
 
-    def exists(self) -> bool:
-        """Whether the store's folder (or prefix) exists; a store that was never written has none."""
-        try:
-            info = self._fs.get_file_info(self._root)
-        except OSError as error:
-            raise StoreError(f"store: {self.uri!r} cannot be opened: {error}") from error
-        if info.type == pafs.FileType.Directory:
-            return True
-        if info.type == pafs.FileType.File:
-            raise StoreError(f"store: {self.uri!r} is not allowed; expected a directory (this path is a file)")
-        if not self._is_local:  # an S3 prefix may hold keys only
-            return bool(self._list(self._root))
-        return False
-
     def check_usable(self) -> None:
         """Raise StoreError unless the store can be written: a sweep checks this before
         starting Ray, so a file in the way or a read-only mount fails at once."""
