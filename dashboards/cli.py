@@ -63,6 +63,9 @@ def _summary(site) -> str:
             f"{'study' if len(studies) == 1 else 'studies'} ({', '.join(s['label'] for s in studies) or 'none'})")
     if store["skipped_files"]:
         text += f"; skipped {len(store['skipped_files'])} unreadable file(s)"
+        for item in store["skipped_files"]:  # reported once: a quarantined file is out of the way next time
+            where = f"; moved to {item['quarantined_to']}" if item.get("quarantined_to") else "; left in place"
+            print(f"warning: {item['path']}: {item['reason']}{where}", file=sys.stderr)
     return text
 
 

@@ -233,8 +233,7 @@ def run_sweep(work: Work, store: ResultsStore, *, max_parallel: Optional[int] = 
     provenance = provenance or current_provenance()
     started = time.perf_counter()
     for bad in work.unreadable:
-        log(f"warning: unreadable results file {bad.path} ({bad.reason}); its rows count as missing "
-            f"and are run again. Move it out of the store once you have looked at it.")
+        log("warning: " + bad.describe())
     for plan in work.plans:
         store.write_plan(plan.experiment, plan.record())
     todo, totals, skipped = work.todo, work.totals, work.skipped

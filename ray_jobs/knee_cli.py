@@ -113,8 +113,7 @@ def knee_main(grids: Mapping[str, Grid], argv: Optional[Sequence[str]] = None, *
     try:
         scan = store.scan([knee_experiment])
         for bad in scan.unreadable:
-            print(f"warning: unreadable results file {bad.path} ({bad.reason}); its points count as missing "
-                  f"and are run again. Move it out of the store once you have looked at it.", file=sys.stderr)
+            print("warning: " + bad.describe(), file=sys.stderr)
         evidence = evidence_from_rows(scan.table, curves)
         left = KneeSearcher(curves, seeds, search_range, evidence).curves_left()
         print(f"{left} curves to search, {len(curves) - left} already done", flush=True)
