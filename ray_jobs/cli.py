@@ -2,8 +2,10 @@
 
     python sweeps/exp4c.py [--seeds N] [--duration-s S] [--store URI] [--quick] [--max-parallel N]
 
-Order of work: parse flags, build and validate every config (a bad value
-exits 2 before Ray starts or the store is touched), connect to Ray, run,
+Order of work: parse flags, build and validate every config and check it
+against the work bounds (a bad value exits 2 before Ray starts or the store
+is touched), check the store is writable and take the lease on its
+experiments (another live sweep on them: exit 2), connect to Ray, run,
 print a summary and where the results are. Exit status: 0 when every run is
 stored, 1 when some failed, 2 for bad input, 130 when interrupted.
 """
@@ -21,6 +23,7 @@ from typing import Optional, Sequence
 from simcore import ConfigError, bounds
 from simcore.bounds import MEMORY_LIMIT_ENV
 from ray_jobs.grid import Grid, GridError
+from ray_jobs.lease import Lease
 from ray_jobs.store import STORE_ENV, ResultsStore, StoreError, default_store_uri
 
 DEFAULT_SEEDS = 3
@@ -94,6 +97,9 @@ def sweep_main(grids: Sequence[Grid], argv: Optional[Sequence[str]] = None, *,
         check_work_bounds(plans, limit_bytes, limit_source)
         store = ResultsStore(args.store)
         store.check_usable()
+        # One writer per experiment: a second sweep on them refuses here (ray_jobs.lease).
+        lease = Lease(args.store, [plan.experiment for plan in plans])
+        lease.acquire()
     except (GridError, StoreError, ConfigError) as error:
         print(f"error: {error}\nNothing was run.", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -127,7 +133,7 @@ def sweep_main(grids: Sequence[Grid], argv: Optional[Sequence[str]] = None, *,
         options = {"max_memory_bytes": limit_bytes}
         if flush_interval_s is not None:
             options["flush_interval_s"] = flush_interval_s
-        summary = run_sweep(work, store, max_parallel=args.max_parallel, **options)
+        summary = run_sweep(work, store, max_parallel=args.max_parallel, guard=lease.check, **options)
     except StoreError as error:
         print(f"error: {error}\nRows already written are kept; rerun to resume.", file=sys.stderr)
         return EXIT_FAILED
@@ -135,6 +141,7 @@ def sweep_main(grids: Sequence[Grid], argv: Optional[Sequence[str]] = None, *,
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
+        lease.release()
         if previous_handler is not None:  # None: a handler set outside Python, left as it is
             signal.signal(signal.SIGTERM, previous_handler)
         if ray.is_initialized():

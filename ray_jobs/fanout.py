@@ -122,6 +122,7 @@ class RowCollector:
     pending_rows: int = 0
     files_written: int = 0
     write_s: float = 0.0
+    guard: Optional[Callable[[], None]] = None  # raises when this driver may no longer write (lease lost)
     last_flush: float = field(default_factory=time.monotonic)
 
     def add(self, rows: pa.Table) -> None:
@@ -138,6 +139,8 @@ class RowCollector:
         self.last_flush = time.monotonic()
         if not self.pending_rows:
             return
+        if self.guard is not None:
+            self.guard()
         started = time.perf_counter()
         self.files_written += len(self.store.write_rows(pa.concat_tables(self.pending)))
         self.write_s += time.perf_counter() - started
@@ -193,7 +196,8 @@ def run_sweep(work: Work, store: ResultsStore, *, max_parallel: Optional[int] = 
               progress: Optional[ProgressPrinter] = None,
               provenance: Optional[Provenance] = None,
               log: Optional[Callable[[str], None]] = None,
-              max_memory_bytes: Optional[int] = None) -> SweepSummary:
+              max_memory_bytes: Optional[int] = None,
+              guard: Optional[Callable[[], None]] = None) -> SweepSummary:
     """Run the units of ``work`` (see ``find_work``) and store their rows.
 
     Args:
@@ -213,6 +217,8 @@ def run_sweep(work: Work, store: ResultsStore, *, max_parallel: Optional[int] = 
             Ray for the memory its largest run is estimated to need, so Ray
             places it where it fits, and a batch no node could hold fails by
             name instead of waiting forever.
+        guard: called before every write; raises to stop writing (``Lease.check``:
+            another sweep took this one's lease over).
 
     Returns:
         Counts per experiment, failures, and where the time went. On
@@ -245,7 +251,7 @@ def run_sweep(work: Work, store: ResultsStore, *, max_parallel: Optional[int] = 
     batch_count = len(batches)
     total_cost = sum(batch_cost_s(batch) for batch in batches)
     node_memory = _largest_node_memory() if todo else None
-    collector = RowCollector(store, flush_interval_s, flush_rows)
+    collector = RowCollector(store, flush_interval_s, flush_rows, guard=guard)
     run_by_exp: dict[str, int] = {}
     failures: list[UnitFailure] = []
     in_flight: dict[ray.ObjectRef, tuple[WorkUnit, ...]] = {}
