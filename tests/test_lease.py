@@ -147,3 +147,16 @@ def test_s3_leases_use_conditional_puts(s3_env, s3_endpoint, request):  # noqa: 
     taker.release()
     with Lease(uri, ["exp"], clock=clock):
         pass
+
+
+def test_a_second_knee_search_of_the_same_experiment_exits_2(tmp_path, capsys):
+    from ray_jobs.knee_cli import knee_main
+
+    grid = Grid("knee_lease", fixed={"provider": "s3x", "runtime_median_ms": 20_000, "duration_s": 1200},
+                swept={"num_tables": [1], "inter_arrival_scale_ms": [100]})
+    args = ["--experiment", "knee_lease", "--seeds", "1", "--duration-s", "1200", "--min-scale-ms", "30",
+            "--max-scale-ms", "300", "--store", str(tmp_path / "store")]
+    with Lease(str(tmp_path / "store"), ["knee_lease_knee"]):
+        assert knee_main({"knee_lease": grid}, args) == 2
+    error = capsys.readouterr().err
+    assert "'knee_lease_knee' is being swept by another driver" in error and not ray.is_initialized()
