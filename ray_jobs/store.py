@@ -42,8 +42,7 @@ Why the write path looks the way it does:
 
 The store heals itself. A data file that fails its digest, its schema or
 its key checks (rows of another experiment than its folder, keys that do
-not match the keys digest in its name, a key twice, a ``finished_at`` in
-the future) is moved, by whichever reader finds it first, to
+not match the keys digest in its name, a ``finished_at`` in the future) is moved, by whichever reader finds it first, to
 ``_quarantine/<experiment>/<UTC time>-<why>-<name>.quarantined``: kept for
 inspection, seen by no reader and by no ``**/*.parquet`` glob, reported
 once (by the reader that moved it), and its runs count as missing, so the
@@ -224,7 +223,8 @@ class ResultsStore:
         written = []
         for experiment in sorted(set(table.column("experiment").to_pylist())):
             rows = table.filter(pc.equal(table.column("experiment"), experiment))
-            rows = rows.sort_by([("config_hash", "ascending"), ("seed", "ascending")])
+            # One row per key in a file (the latest), so even a reader that does not deduplicate counts it once.
+            rows = _latest_per_key(rows).sort_by([("config_hash", "ascending"), ("seed", "ascending")])
             sink = pa.BufferOutputStream()
             pq.write_table(rows, sink, write_page_checksum=True)
             data = sink.getvalue()
@@ -548,8 +548,6 @@ def _key_problem(path: str, rows: pa.Table) -> Optional[str]:
     stem, _ = _name_parts(path)
     if _WRITER_STEM.match(stem) and stem != f"part-{_keys_digest(rows)}":
         return "keys: the rows' keys do not match the keys digest in the file's name"
-    if _latest_per_key(rows).num_rows != rows.num_rows:
-        return "keys: a key appears more than once in the file"
     latest = pc.max(rows.column("finished_at")).as_py() if rows.num_rows else None
     if latest is not None and latest > datetime.now(timezone.utc) + FUTURE_SLACK:
         return f"keys: finished_at {latest.isoformat()} is in the future"
