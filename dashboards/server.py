@@ -160,6 +160,9 @@ class DashboardState:
                     self._signature = signature
                     self._log(f"store changed: rebuilt the dashboard ({len(signature)} data files, "
                               f"{self._site.build_s:.2f} s)")
+                    for item in self._site.payload["store"]["skipped_files"]:  # named once: then moved aside
+                        where = f"; moved to {item['quarantined_to']}" if item.get("quarantined_to") else ""
+                        self._log(f"warning: {item['path']}: {item['reason']}{where}")
             except (StoreError, OSError) as error:
                 self._log(f"store check failed, still serving the last build: {error}")
         return self._site

@@ -137,6 +137,26 @@ def test_the_site_is_rebuilt_when_the_store_changes(server, store):
     assert request(server, "GET", "/?provider=s3x")[0].status == 200
 
 
+def test_a_damaged_file_is_quarantined_on_rebuild_and_logged_once(store):
+    messages = []
+    server = make_server(str(store), port=0, refresh_s=0, quiet=True, log=messages.append)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        path = write_store_file(str(store), "exp4c", [row(provider="s3x")])
+        data = open(path, "rb").read()
+        with open(path, "wb") as out:
+            out.write(data[: len(data) // 2])
+        _, page = request(server, "GET", "/data.js")
+        assert b'"rows":2' in page and b"QUARANTINED" in page  # good rows kept, the file named
+        request(server, "GET", "/data.js")
+        warned = [m for m in messages if m.startswith("warning:")]
+        assert len(warned) == 1 and "moved to" in warned[0] and not os.path.exists(path)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_a_missing_store_refuses_to_start(tmp_path):
     with pytest.raises(StoreError):
         make_server(str(tmp_path / "missing"), port=0)
