@@ -217,7 +217,7 @@ def _published_json(comparisons) -> list:
 def _warnings(snapshot: StoreSnapshot, studies: list[Study]) -> list:
     warnings = []
     for skipped in snapshot.skipped_files:
-        warnings.append(f"Skipped unreadable file {skipped.path}: {skipped.reason}")
+        warnings.append(skipped.describe())
     if snapshot.missing_columns:
         warnings.append("The store lacks the columns " + ", ".join(snapshot.missing_columns)
                         + "; the views that need them are empty.")
@@ -253,7 +253,8 @@ def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
         "threshold": USABLE_SUCCESS_THRESHOLD,
         "store": {
             "uri": snapshot.uri, "rows": len(snapshot.rows), "files_read": snapshot.files_read,
-            "skipped_files": [{"path": item.path, "reason": item.reason} for item in snapshot.skipped_files],
+            "skipped_files": [{"path": item.path, "reason": item.reason, "quarantined_to": item.quarantined_to}
+                              for item in snapshot.skipped_files],
             "duplicates_dropped": snapshot.duplicates_dropped,
             "missing_columns": list(snapshot.missing_columns),
         },

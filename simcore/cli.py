@@ -12,6 +12,7 @@ import math
 import sys
 from typing import Optional, Sequence
 
+from simcore import bounds
 from simcore.config import (ARRIVAL_DISTRIBUTIONS, CATALOG_BACKENDS, DEFAULT_CATALOG_LATENCY_MS,
                             TABLE_DISTRIBUTIONS, ConfigError, SimConfig)
 from simcore.providers import PROVIDERS
@@ -91,11 +92,11 @@ def parse_seeds(text: str) -> tuple[int, ...]:
                 continue
             low, _, high = part.partition("-")
             first, last = int(low), int(high or low)
-            if first < 0 or last < first or len(seeds) + last - first + 1 > MAX_SEEDS:
+            if first < 0 or last < first or last > bounds.MAX_SEED or len(seeds) + last - first + 1 > MAX_SEEDS:
                 raise ValueError
             seeds.extend(range(first, last + 1))
     except ValueError:
-        raise ConfigError("seeds", text, allowed + f", at most {MAX_SEEDS:,} seeds") from None
+        raise ConfigError("seeds", text, allowed + f", at most {MAX_SEEDS:,} seeds, each <= {bounds.MAX_SEED}") from None
     if not seeds:
         raise ConfigError("seeds", text, allowed)
     if len(set(seeds)) != len(seeds):
@@ -141,6 +142,9 @@ def configure(run: argparse.ArgumentParser) -> None:
     run.add_argument("--json", action="store_true", help="one JSON object per seed per line")
     run.add_argument("--transactions-dir", default=None,
                      help="also write every transaction of each seed to DIR/<config_hash>-seed<seed>.parquet")
+    run.add_argument("--max-memory", default=None, metavar="SIZE",
+                     help=f"refuse a run estimated to need more memory than this, e.g. 4G (default "
+                          f"${bounds.MEMORY_LIMIT_ENV} if set, else half this machine's memory)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -203,7 +207,21 @@ def render_table(config: SimConfig, rows: list[dict]) -> str:
     return "\n".join([heading, *lines])
 
 
-def _write_transactions(config: SimConfig, seeds: list[int], directory: str) -> None:
+def _check_transactions_dir(directory: str) -> None:
+    """The directory exists or can be made, and is writable; else a ConfigError."""
+    import os
+
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise ConfigError("transactions_dir", directory, "a directory (this path is a file)")
+    parent = directory
+    while parent and not os.path.exists(parent):  # the nearest existing ancestor must be writable
+        parent = os.path.dirname(parent.rstrip(os.sep))
+    parent = parent or "."
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError("transactions_dir", directory, f"a writable directory ({parent} is not writable)")
+
+
+def _write_transactions(config: SimConfig, seeds: list[int], directory: str, max_memory_bytes: int) -> None:
     import os
 
     import pyarrow.parquet as pq
@@ -212,7 +230,7 @@ def _write_transactions(config: SimConfig, seeds: list[int], directory: str) -> 
     for seed in seeds:
         path = os.path.join(directory, f"{config.config_hash}-seed{seed}.parquet")
         partial = path + ".partial"
-        pq.write_table(simulate_transactions(config, seed), partial)
+        pq.write_table(simulate_transactions(config, seed, max_memory_bytes=max_memory_bytes), partial)
         os.replace(partial, path)  # never leave a torn file under the final name
         print(f"wrote {path}", file=sys.stderr)
 
@@ -231,12 +249,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         seeds = list(parse_seeds(args.seeds))
         config = _config_from_args(args)
+        # Everything that could fail is checked before the first simulated second.
+        limit_bytes, limit_source = bounds.memory_limit(args.max_memory)
+        bounds.check(config, limit_bytes, limit_source)
+        if args.transactions_dir:
+            _check_transactions_dir(args.transactions_dir)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
-    rows = simulate(config, seeds)
+    rows = simulate(config, seeds, max_memory_bytes=limit_bytes)
     if args.transactions_dir:
-        _write_transactions(config, seeds, args.transactions_dir)
+        _write_transactions(config, seeds, args.transactions_dir, limit_bytes)
     if args.json:
         fields = config.to_dict()
         for row in rows:
