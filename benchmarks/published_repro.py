@@ -46,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED_CSV = ROOT / "dashboards" / "data" / PUBLISHED_RESOURCE
 DATA_PATH = ROOT / "dashboards" / "data" / DATA_RESOURCE
 USABLE_SUCCESS = 0.95
+MARKS = {"within rounding": "=", "within noise": "~", "within agreement": "a", "off": "x", "no usable point": "?"}
 
 # published metric -> (metric-set key, factor to the published unit)
 _POINT = {"fa_success_rate": ("fa_success_rate", 100.0), "vo_success_rate": ("vo_success_rate", 100.0),
@@ -156,10 +157,13 @@ def evaluate(figure: PublishedFigure, candidate: Candidate, cache: RunCache, see
     else:
         key, factor = _KNEE[figure.metric]
         points = [Point(s, _point(cache, config(s), seeds, candidate.metric_set)) for s in INTER_ARRIVAL_SCALES_MS]
+        success_key = "vo_success_rate" if figure.fast_append_ratio < 1.0 else "success_rate"
+        curve = tuple((p.scale_ms, _mean(p.values[success_key]), _mean(p.values[key]) * factor) for p in points)
         best = knee(points, figure.fast_append_ratio)
         if best is None:
-            return SetValue(candidate.label, None, None, None, len(seeds))
-        values, scale = best.values[key], best.scale_ms
+            return SetValue(candidate.label, None, None, None, len(seeds), curve)
+        scaled = [v * factor for v in best.values[key]]
+        return SetValue(candidate.label, _mean(scaled), _sem(scaled), best.scale_ms, len(seeds), curve)
     scaled = [v * factor for v in values]
     return SetValue(candidate.label, _mean(scaled), _sem(scaled), scale, len(seeds))
 
@@ -207,7 +211,7 @@ def main(argv=None) -> int:
         cells = []
         for value in values:
             verdict = explanation["sets"][value.metric_set]["verdict"]
-            mark = {"within rounding": "=", "within noise": "~", "off": "x", "no usable point": "?"}[verdict]
+            mark = MARKS[verdict]
             cells.append(f"{_format(value.value, half_unit):>18s} {mark}")
         print(f"{describe(figure)[:58]:58s} {figure.metric:24s} {value_text:>7s} " + " ".join(cells), flush=True)
     elapsed = time.perf_counter() - started
@@ -239,7 +243,6 @@ def main(argv=None) -> int:
 def markdown_table(entries: list[dict], names) -> str:
     lines = ["| figure | metric | published | " + " | ".join(names) + " |",
              "|---|---|---:|" + "---:|" * len(names)]
-    marks = {"within rounding": "=", "within noise": "~", "off": "x", "no usable point": "?"}
     for entry in entries:
         cells = []
         for name in names:
@@ -247,7 +250,7 @@ def markdown_table(entries: list[dict], names) -> str:
             text = "-" if cell["value"] is None else f"{cell['value']:.{cell['decimals']}f}"
             if cell.get("scale_ms") is not None and entry["metric"].endswith(("throughput", "at_knee")):
                 text += f" @{cell['scale_ms']:g}"
-            cells.append(f"{text} {marks[cell['verdict']]}")
+            cells.append(f"{text} {MARKS[cell['verdict']]}")
         lines.append(f"| {entry['where']} | {entry['metric']} | {entry['published']:g} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
