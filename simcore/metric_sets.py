@@ -36,12 +36,14 @@ ms for latencies, so a caller can swap one for another.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 import numpy as np
 
 from simcore import metrics
 from simcore.config import SimConfig
 from simcore.engine import COMMITTED, UNFINISHED, Outcome
+from simcore.simulate import run_seed
 from simcore.workload import FAST_APPEND, VALIDATED_OVERWRITE, Workload
 
 STEADY_STATE = "steady-state"
@@ -192,3 +194,12 @@ def summarize(metric_set: str, config: SimConfig, workload: Workload, outcome: O
     if metric_set not in METRIC_SETS:
         raise ValueError(f"metric_set: {metric_set!r} is not allowed; expected one of {', '.join(METRIC_SETS)}")
     return summarize_recorded(metric_set, Recorded.of_run(workload, outcome))
+
+
+def simulate(metric_set: str, config: SimConfig, seeds: Iterable[int]) -> list[dict]:
+    """``simcore.simulate`` under another metric set: one row per seed, ``seed``,
+    ``metric_set`` and the set's ``KEYS``."""
+    if metric_set not in METRIC_SETS:
+        raise ValueError(f"metric_set: {metric_set!r} is not allowed; expected one of {', '.join(METRIC_SETS)}")
+    return [{"seed": int(seed), "metric_set": metric_set, **summarize(metric_set, config, *run_seed(config, seed))}
+            for seed in seeds]

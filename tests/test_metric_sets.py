@@ -126,3 +126,28 @@ def test_table_convoy_shortens_vo_convoys_with_many_tables():
     fa = workload.op == FAST_APPEND
     # FA transactions pay no convoy: their manifest-list reads count only per-attempt I/O either way.
     assert per_table.manifest_list_reads[fa].max() <= config.retry + 1
+
+
+CLI_ARGS = ["run", "--provider", "s3", "--catalog", "storage", "--num-tables", "5", "--fast-append-ratio", "0.8",
+            "--inter-arrival-scale-ms", "150", "--duration-s", "1000", "--seeds", "1"]
+
+
+def test_cli_prints_a_named_metric_set(capsys):
+    import json
+
+    from simcore.cli import main
+    assert main(CLI_ARGS + ["--metric-set", "seed001", "--vo-convoy", "table", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["metric_set"] == "seed001" and record["vo_convoy"] == "table"
+    assert set(metric_sets.KEYS) <= set(record) and "commit_latency_p99_ms" not in record
+    assert main(CLI_ARGS + ["--metric-set", "heatmap"]) == 0
+    assert "metric set heatmap" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flag, value, field", [("--metric-set", "median", "metric_set"),
+                                                ("--vo-convoy", "partition", "vo_convoy")])
+def test_cli_rejects_unknown_choices_in_one_line(capsys, flag, value, field):
+    from simcore.cli import main
+    assert main(CLI_ARGS + [flag, value]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith(f"error: {field}: ") and repr(value) in err
