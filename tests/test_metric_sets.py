@@ -129,7 +129,7 @@ def test_table_convoy_shortens_vo_convoys_with_many_tables():
 
 
 CLI_ARGS = ["run", "--provider", "s3", "--catalog", "storage", "--num-tables", "5", "--fast-append-ratio", "0.8",
-            "--inter-arrival-scale-ms", "150", "--duration-s", "1000", "--seeds", "1"]
+            "--inter-arrival-scale-ms", "150", "--duration-s", "1900", "--seeds", "1"]
 
 
 def test_cli_prints_a_named_metric_set(capsys):
