@@ -135,9 +135,14 @@ def _sem(values) -> float:
     return statistics.stdev(finite) / math.sqrt(len(finite)) if len(finite) > 1 else 0.0
 
 
+def _knee_success_key(fast_append_ratio: float) -> str:
+    return "knee_vo_success_rate" if fast_append_ratio < 1.0 else "knee_success_rate"
+
+
 def knee(points: list[Point], fast_append_ratio: float):
-    """The usable point: highest mean throughput whose mean success (VO where the mix has VO) is > 95%."""
-    success_key = "vo_success_rate" if fast_append_ratio < 1.0 else "success_rate"
+    """The usable point: highest mean throughput whose mean success (VO where the mix has VO, as the
+    metric set judges usability) is > 95%."""
+    success_key = _knee_success_key(fast_append_ratio)
     best = None
     for point in points:
         if _mean(point.values[success_key]) > USABLE_SUCCESS:
@@ -157,7 +162,7 @@ def evaluate(figure: PublishedFigure, candidate: Candidate, cache: RunCache, see
     else:
         key, factor = _KNEE[figure.metric]
         points = [Point(s, _point(cache, config(s), seeds, candidate.metric_set)) for s in INTER_ARRIVAL_SCALES_MS]
-        success_key = "vo_success_rate" if figure.fast_append_ratio < 1.0 else "success_rate"
+        success_key = _knee_success_key(figure.fast_append_ratio)
         curve = tuple((p.scale_ms, _mean(p.values[success_key]), _mean(p.values[key]) * factor) for p in points)
         best = knee(points, figure.fast_append_ratio)
         if best is None:

@@ -27,16 +27,21 @@ steady-state window (docs/published.md has the numbers):
   ``heatmap`` path (success over every recorded transaction, latency over
   the middle-80% window), with throughput as that window's commits divided
   by the window's own length (0.8 x the run) rather than the whole run's,
-  i.e. the commit rate inside the middle 80%.
+  i.e. the commit rate inside the middle 80%; and usability (the 95% rule)
+  judged on the steady-state window's success, as the reference's
+  latency-vs-throughput tables print it.
 
 Every set returns the same keys, fractions for success rates (0..1) and
-ms for latencies, so a caller can swap one for another.
+ms for latencies, so a caller can swap one for another. ``knee_success_rate``
+and ``knee_vo_success_rate`` are the success rates the 95% usability rule
+reads under the set (overall and VO); only ``seed001`` takes them from
+another window than its printed success rates.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Optional
 
 import numpy as np
 
@@ -55,7 +60,8 @@ DEFAULT_METRIC_SET = STEADY_STATE
 
 # The keys every set returns (a subset of ``metrics.summarize``'s row).
 KEYS = ("success_rate", "throughput_cps", "commit_latency_mean_ms",
-        "fa_success_rate", "fa_commit_latency_mean_ms", "vo_success_rate", "vo_commit_latency_mean_ms")
+        "fa_success_rate", "fa_commit_latency_mean_ms", "vo_success_rate", "vo_commit_latency_mean_ms",
+        "knee_success_rate", "knee_vo_success_rate")
 
 # The heatmap path trims this share of the run at each end ("middle 80%").
 HEATMAP_TRIM = 0.1
@@ -172,27 +178,41 @@ def _per_type(recorded: Recorded, throughput_cps: float) -> dict:
     return row
 
 
-def summarize_recorded(metric_set: str, recorded: Recorded) -> dict:
-    """The metrics of ``metric_set`` (any but ``steady-state``) over recorded transactions."""
+def _with_knee(row: dict, knee: Optional[tuple[float, float]] = None) -> dict:
+    overall, vo = knee if knee is not None else (row["success_rate"], row["vo_success_rate"])
+    return {**row, "knee_success_rate": overall, "knee_vo_success_rate": vo}
+
+
+def summarize_recorded(metric_set: str, recorded: Recorded,
+                       window_success: Optional[tuple[float, float]] = None) -> dict:
+    """The metrics of ``metric_set`` (any but ``steady-state``) over recorded transactions.
+
+    ``window_success``: (overall, VO) success over the steady-state window, which ``seed001``
+    judges usability on; without it (no config to place the window) its own success rates stand in.
+    """
     if metric_set == HEATMAP:
-        return _heatmap(recorded)
+        return _with_knee(_heatmap(recorded))
     if metric_set == PER_TYPE:
         run_s = _run_length_s(recorded)
         committed = int(recorded.committed.sum())
-        return _per_type(recorded, committed / run_s if run_s and run_s > 0 else NAN)
+        return _with_knee(_per_type(recorded, committed / run_s if run_s and run_s > 0 else NAN))
     if metric_set == SEED001:
-        return {**_heatmap(recorded), "throughput_cps": heatmap_window(recorded).window_rate_cps}
+        row = {**_heatmap(recorded), "throughput_cps": heatmap_window(recorded).window_rate_cps}
+        return _with_knee(row, window_success)
     raise ValueError(f"metric_set: {metric_set!r} is not allowed; expected one of "
                      + ", ".join(s for s in METRIC_SETS if s != STEADY_STATE) + " here")
 
 
 def summarize(metric_set: str, config: SimConfig, workload: Workload, outcome: Outcome) -> dict:
     """The metrics of one run under ``metric_set`` (one of ``METRIC_SETS``), keys ``KEYS``."""
-    if metric_set == STEADY_STATE:
-        row = metrics.summarize(config, workload, outcome)
-        return {key: row[key] for key in KEYS}
     if metric_set not in METRIC_SETS:
         raise ValueError(f"metric_set: {metric_set!r} is not allowed; expected one of {', '.join(METRIC_SETS)}")
+    if metric_set in (STEADY_STATE, SEED001):
+        steady = metrics.summarize(config, workload, outcome)
+        if metric_set == STEADY_STATE:
+            return _with_knee({key: steady[key] for key in KEYS if not key.startswith("knee_")})
+        return summarize_recorded(SEED001, Recorded.of_run(workload, outcome),
+                                  (steady["success_rate"], steady["vo_success_rate"]))
     return summarize_recorded(metric_set, Recorded.of_run(workload, outcome))
 
 
