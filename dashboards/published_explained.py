@@ -54,7 +54,8 @@ _WHY = {
         "(commits of transactions submitted after the first 10% of the run that committed before the last 10%, "
         "over the window's length); long transactions submitted near the window's end commit after it and are "
         "not counted, so it reads about 10% below simcore's steady-state rate (window commits over the span of "
-        "window submits). Usability is judged on success over every recorded transaction."),
+        "window submits). Usability is judged on the steady-state window's success (VO where the mix has "
+        "VO), as the reference's latency-vs-throughput tables print it."),
     "fa_mean_latency_at_knee": (
         "mean FA commit latency over every recorded committed FA transaction at the knee; the knee itself "
         "moves with the throughput definition, so it is read at the point the published definitions pick."),
@@ -168,9 +169,9 @@ def _knee_note(figure: PublishedFigure, name: str, cell: dict, half_unit: float)
     margin = (picked[1] - 0.95) * 100
     note = (f"Under '{name}' the published {figure.value:g} is the value at {nearest[0]:g} ms "
             f"({_number(cell, nearest[2])}); the 95% rule picks {cell['scale_ms']:g} ms instead, whose success "
-            f"is {picked[1] * 100:.1f}%")
+            f"(as the rule reads it) is {picked[1] * 100:.2f}%")
     if abs(margin) <= BORDERLINE_POINTS:
-        note += (f", only {margin:+.1f} points from the threshold: within the 2 points simcore may differ from "
+        note += (f", only {margin:+.2f} points from the threshold: within the 2 points simcore may differ from "
                  "the reference, so the published run most likely had that point just below 95% and the knee "
                  "one grid step further.")
     else:
@@ -183,14 +184,21 @@ def _sentence(figure: PublishedFigure, cells: dict, best: str, half_unit: float)
     steady = cells.get(STEADY_STATE_LABEL)
     preferred = cells.get(PREFERRED_LABEL)
     parts = []
-    if best_cell["verdict"] in REPRODUCED:
+    if preferred is not None and preferred["verdict"] in REPRODUCED:
+        parts.append(f"Reproduced by seed 001's definition, '{PREFERRED_LABEL}' ({_number(preferred)} vs "
+                     f"{figure.value:g}, {preferred['verdict']}).")
+    elif preferred is None and best_cell["verdict"] in REPRODUCED:
         parts.append(f"Reproduced by '{best}' ({_number(best_cell)} vs {figure.value:g}, {best_cell['verdict']}).")
     else:
         anchor_name, anchor = (PREFERRED_LABEL, preferred) if preferred is not None else (best, best_cell)
         relative = "" if anchor["relative"] is None else f" ({anchor['relative'] * 100:+.1f}%)"
-        parts.append(f"Not reproduced: seed 001's definition ('{anchor_name}') gives {_number(anchor)}{relative}"
-                     + ("." if anchor_name == best else
-                        f"; the closest candidate is '{best}' at {_number(best_cell)}."))
+        parts.append(f"Not reproduced: seed 001's definition ('{anchor_name}') gives {_number(anchor)}{relative}.")
+        if best != anchor_name:
+            if best_cell["verdict"] in REPRODUCED:
+                parts.append(f"'{best}' lands {best_cell['verdict']} ({_number(best_cell)}), but that definition "
+                             "misses most other published figures (docs/published.md), so it is no explanation.")
+            else:
+                parts.append(f"The closest candidate is '{best}' at {_number(best_cell)}.")
         note = _knee_note(figure, anchor_name, anchor, half_unit)
         if note:
             parts.append(note)

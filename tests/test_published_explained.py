@@ -57,14 +57,15 @@ def test_a_knee_on_the_threshold_is_explained_by_its_deciding_point():
     assert entry["sets"][PREFERRED_LABEL]["verdict"] == OFF
     text = entry["explanation"]
     assert text.startswith("Not reproduced")
-    assert "value at 200 ms (3.72)" in text and "picks 100 ms" in text and "95.3%" in text
+    assert "value at 200 ms (3.72)" in text and "picks 100 ms" in text and "95.30%" in text
 
 
 def test_a_reproduced_figure_names_its_set_and_the_steady_state_gap():
     entry = explain(_figure(provider="s3x", value=14.9), 0.05,
                     [SetValue(STEADY_STATE_LABEL, 16.44, 0.02, 50.0, 3), SetValue(PREFERRED_LABEL, 14.93, 0.02, 50.0, 3)])
     assert entry["best"] == PREFERRED_LABEL
-    assert entry["explanation"].startswith(f"Reproduced by '{PREFERRED_LABEL}' (14.93 vs 14.9, within rounding)")
+    assert entry["explanation"].startswith(
+        f"Reproduced by seed 001's definition, '{PREFERRED_LABEL}' (14.93 vs 14.9, within rounding)")
     assert "+10.3%" in entry["explanation"]
 
 
