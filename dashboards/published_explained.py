@@ -57,21 +57,23 @@ _WHY = {
         "window submits). Usability is judged on the steady-state window's success (VO where the mix has "
         "VO), as the reference's latency-vs-throughput tables print it."),
     "fa_mean_latency_at_knee": (
-        "mean FA commit latency over every recorded committed FA transaction at the knee; the knee itself "
-        "moves with the throughput definition, so it is read at the point the published definitions pick."),
+        "mean FA commit latency at the knee, over committed FA transactions inside the heatmap path's "
+        "middle-80% window; the knee itself moves with the throughput and usability definitions, so it is "
+        "read at the point those pick."),
     "vo_mean_latency_at_knee": (
-        "mean VO commit latency over every recorded committed VO transaction at the knee; VO latency grows "
-        "steeply with load, so the knee the published definitions pick matters more than the window."),
+        "mean VO commit latency at the knee, over committed VO transactions inside the heatmap path's "
+        "middle-80% window; VO latency grows steeply with load, so which grid point is the knee matters "
+        "more than the window."),
     "fa_success_rate": (
-        "success over every recorded transaction of the type (the reference's per-type and heatmap paths use "
-        "no warm-up window): the first minutes of a run are less contended, so it reads a little higher than "
-        "the steady-state window at high load."),
+        "success over every recorded transaction of the type (the reference's heatmap path uses no warm-up "
+        "window): the first minutes of a run are less contended, so it reads a little higher than the "
+        "steady-state window at high load."),
     "vo_success_rate": (
-        "success over every recorded VO transaction (no warm-up window), as the reference's per-type path."),
+        "success over every recorded VO transaction (no warm-up window), as the reference's heatmap path."),
     "fa_mean_latency": (
-        "mean commit latency of every recorded committed FA transaction (per-type path, no window)."),
+        "mean commit latency of committed FA transactions inside the heatmap path's middle-80% window."),
     "vo_mean_latency": (
-        "mean commit latency of every recorded committed VO transaction (per-type path, no window)."),
+        "mean commit latency of committed VO transactions inside the heatmap path's middle-80% window."),
 }
 
 
@@ -197,7 +199,7 @@ def _sentence(figure: PublishedFigure, cells: dict, best: str, half_unit: float)
             if best_cell["verdict"] in REPRODUCED:
                 parts.append(f"'{best}' lands {best_cell['verdict']} ({_number(best_cell)}), but that definition "
                              "misses most other published figures (docs/published.md), so it is no explanation.")
-            else:
+            elif best_cell["value"] != anchor["value"]:
                 parts.append(f"The closest candidate is '{best}' at {_number(best_cell)}.")
         note = _knee_note(figure, anchor_name, anchor, half_unit)
         if note:
@@ -212,7 +214,7 @@ def _sentence(figure: PublishedFigure, cells: dict, best: str, half_unit: float)
                          + ", yet here nearly every transaction retries at least once, because its snapshot is "
                            "read before a minutes-long runtime (MODEL.md). No metric definition over this model "
                            "reaches it; the caption it comes from must describe other runs.")
-    if steady is not None and best != STEADY_STATE_LABEL:
+    if steady is not None and (preferred is not None or best != STEADY_STATE_LABEL):
         if steady["value"] is None:
             parts.append("simcore's default steady-state window finds no point above 95% success on this curve.")
         else:
