@@ -1,6 +1,6 @@
 """Seed 001's published figures against each of the reference's metric definitions.
 
-    python benchmarks/published_repro.py [--seeds 1,2,3] [--duration-s 3600] [--cache PATH]
+    python benchmarks/published_repro.py [--seeds 5] [--duration-s 3600] [--cache PATH]
                                          [--only exp4a,exp4c] [--write-data] [--markdown PATH]
 
 For every figure in ``dashboards/data/seed001_published.csv`` it simulates
@@ -32,20 +32,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
-
-from dashboards.published import PUBLISHED_RESOURCE, PublishedFigure, describe, parse_published  # noqa: E402
-from dashboards.published_explained import (DATA_RESOURCE, TABLE_CONVOY_LABEL, SetValue, explain,  # noqa: E402
-                                            rounding_half_unit)
-from simcore import SimConfig  # noqa: E402
-from simcore import metric_sets  # noqa: E402
-from simcore.simulate import run_seed  # noqa: E402
-from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS  # noqa: E402
+from dashboards.published import PUBLISHED_RESOURCE, PublishedFigure, describe, parse_published
+from dashboards.published_explained import DATA_RESOURCE, TABLE_CONVOY_LABEL, SetValue, explain, rounding_half_unit
+from simcore import ConfigError, SimConfig, metric_sets
+from simcore.cli import SEEDS_HELP, parse_seeds
+from simcore.simulate import run_seed
+from simcore.usable import MeasuredPoint, find_knee, success_metric
+from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED_CSV = ROOT / "dashboards" / "data" / PUBLISHED_RESOURCE
 DATA_PATH = ROOT / "dashboards" / "data" / DATA_RESOURCE
-USABLE_SUCCESS = 0.95
 MARKS = {"within rounding": "=", "within noise": "~", "within agreement": "a", "off": "x", "no usable point": "?"}
 
 # published metric -> (metric-set key, factor to the published unit)
@@ -135,20 +132,15 @@ def _sem(values) -> float:
     return statistics.stdev(finite) / math.sqrt(len(finite)) if len(finite) > 1 else 0.0
 
 
-def _knee_success_key(fast_append_ratio: float) -> str:
-    return "knee_vo_success_rate" if fast_append_ratio < 1.0 else "knee_success_rate"
+def _knee_success_key(config: SimConfig) -> str:
+    """The success rate the usable rule reads (simcore.usable), as the metric set judges usability."""
+    return "knee_" + success_metric(config)
 
 
-def knee(points: list[Point], fast_append_ratio: float):
-    """The usable point: highest mean throughput whose mean success (VO where the mix has VO, as the
-    metric set judges usability) is > 95%."""
-    success_key = _knee_success_key(fast_append_ratio)
-    best = None
-    for point in points:
-        if _mean(point.values[success_key]) > USABLE_SUCCESS:
-            if best is None or _mean(point.values["throughput_cps"]) > _mean(best.values["throughput_cps"]):
-                best = point
-    return best
+def knee(points: list[Point], success_key: str):
+    """The knee of seed-mean points under ``simcore.usable``'s rule (None when no point passes)."""
+    return find_knee(points, lambda p: MeasuredPoint(p.scale_ms, _mean(p.values[success_key]),
+                                                     _mean(p.values["throughput_cps"])))
 
 
 def evaluate(figure: PublishedFigure, candidate: Candidate, cache: RunCache, seeds, duration_s: float) -> SetValue:
@@ -162,9 +154,9 @@ def evaluate(figure: PublishedFigure, candidate: Candidate, cache: RunCache, see
     else:
         key, factor = _KNEE[figure.metric]
         points = [Point(s, _point(cache, config(s), seeds, candidate.metric_set)) for s in INTER_ARRIVAL_SCALES_MS]
-        success_key = _knee_success_key(figure.fast_append_ratio)
+        success_key = _knee_success_key(config(figure.inter_arrival_scale_ms or INTER_ARRIVAL_SCALES_MS[0]))
         curve = tuple((p.scale_ms, _mean(p.values[success_key]), _mean(p.values[key]) * factor) for p in points)
-        best = knee(points, figure.fast_append_ratio)
+        best = knee(points, success_key)
         if best is None:
             return SetValue(candidate.label, None, None, None, len(seeds), curve)
         scaled = [v * factor for v in best.values[key]]
@@ -182,20 +174,17 @@ def _format(value, half_unit: float) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", default="1,2,3", help="a count N (seeds 1..N) or a comma list 1,2,3")
+    parser.add_argument("--seeds", default="5", help=SEEDS_HELP + " (default 5)")
     parser.add_argument("--duration-s", type=float, default=3600.0)
     parser.add_argument("--cache", type=Path, default=ROOT / "results" / "published_repro.jsonl")
     parser.add_argument("--only", default="", help="comma list of experiments to evaluate (default: all)")
     parser.add_argument("--write-data", action="store_true", help=f"write {DATA_PATH.relative_to(ROOT)}")
     parser.add_argument("--markdown", type=Path, help="write the per-figure table (markdown) here")
     args = parser.parse_args(argv)
-    text = args.seeds.strip()
-    if "," in text:
-        seeds = tuple(int(s) for s in text.split(","))
-    elif text.isdigit() and int(text) >= 1:
-        seeds = tuple(range(1, int(text) + 1))
-    else:
-        print(f"--seeds: {text!r} is not allowed; expected a count N >= 1 or a comma list like 1,2,3", file=sys.stderr)
+    try:
+        seeds = parse_seeds(args.seeds)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     args.cache.parent.mkdir(parents=True, exist_ok=True)
     cache = RunCache(args.cache)

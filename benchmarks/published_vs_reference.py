@@ -1,7 +1,7 @@
 """seed 001's metric definition applied to the reference simulator's own runs, beside simcore's.
 
     python benchmarks/published_vs_reference.py --endive ../endive --endive-python ../endive-venv/bin/python
-                                                [--seeds 1,2] [--cache-dir DIR]
+                                                [--seeds 2] [--cache-dir DIR]
 
 ``benchmarks/published_repro.py`` finds the definition that reproduces seed
 001 on simcore's runs. This script checks it on a few grid points with the
@@ -29,14 +29,12 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from fidelity import summarize_reference  # noqa: E402  (benchmarks/fidelity.py, beside this file)
-from simcore import SimConfig, metric_sets  # noqa: E402
-from simcore.metric_sets import Recorded, summarize_recorded  # noqa: E402
-from simcore.simulate import run_seed  # noqa: E402
-from simcore.workload import FAST_APPEND, MERGE_APPEND, VALIDATED_OVERWRITE  # noqa: E402
+from fidelity import summarize_reference  # benchmarks/fidelity.py, beside this script
+from simcore import ConfigError, SimConfig, metric_sets
+from simcore.cli import SEEDS_HELP, parse_seeds
+from simcore.metric_sets import Recorded, summarize_recorded
+from simcore.simulate import run_seed
+from simcore.workload import FAST_APPEND, MERGE_APPEND, VALIDATED_OVERWRITE
 
 DRIVER = str(Path(__file__).resolve().parent / "reference_driver.py")
 _OPS = {"fast_append": FAST_APPEND, "validated_overwrite": VALIDATED_OVERWRITE, "merge_append": MERGE_APPEND}
@@ -109,10 +107,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--endive", required=True, help="path of a cdouglas/endive checkout (revision 3bded463)")
     parser.add_argument("--endive-python", default=sys.executable, help="a Python with simpy, numpy, pandas, pyarrow")
-    parser.add_argument("--seeds", default="1,2", help="comma list of seeds for both simulators")
+    parser.add_argument("--seeds", default="2", help=SEEDS_HELP + " (default 2), for both simulators")
     parser.add_argument("--cache-dir", type=Path, default=Path("results") / "published_reference")
     args = parser.parse_args(argv)
-    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    try:
+        seeds = parse_seeds(args.seeds)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     print(f"seed001 metric set, seeds {args.seeds}: mean [min, max] over seeds")
     for label, config, key, factor in POINTS:

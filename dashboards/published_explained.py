@@ -26,6 +26,7 @@ from typing import Optional
 
 from dashboards.published import PublishedFigure, describe
 from simcore.reference import TARGETS
+from simcore.usable import USABLE_SUCCESS_THRESHOLD
 
 DATA_RESOURCE = "published_explained.json"
 # The candidate that runs the model with SimConfig.vo_convoy="table" under the seed001 metric set.
@@ -168,7 +169,7 @@ def _knee_note(figure: PublishedFigure, name: str, cell: dict, half_unit: float)
     if verdict(figure.value, half_unit, nearest[2], 0.0, figure.unit) not in REPRODUCED:
         return None
     picked = next(point for point in cell["curve"] if point[0] == cell["scale_ms"])
-    margin = (picked[1] - 0.95) * 100
+    margin = (picked[1] - USABLE_SUCCESS_THRESHOLD) * 100
     note = (f"Under '{name}' the published {figure.value:g} is the value at {nearest[0]:g} ms "
             f"({_number(cell, nearest[2])}); the 95% rule picks {cell['scale_ms']:g} ms instead, whose success "
             f"(as the rule reads it) is {picked[1] * 100:.2f}%")

@@ -47,6 +47,7 @@ class SweepPlan:
     configs: tuple[SimConfig, ...]
     seeds: tuple[int, ...]
     quick: bool = False
+    compares: Optional[dict] = None  # the grid's Treatment record, for the dashboard's comparisons
 
     def units(self) -> list[WorkUnit]:
         return [WorkUnit(self.experiment, config, seed) for config in self.configs for seed in self.seeds]
@@ -56,6 +57,7 @@ class SweepPlan:
         return {"experiment": self.experiment, "config_hashes": [c.config_hash for c in self.configs],
                 "seeds": list(self.seeds), "quick": self.quick,
                 "duration_s": sorted({c.duration_s for c in self.configs}),
+                "compares": self.compares, "command": f"commit-sweeps sweep {self.experiment}",
                 "planned_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
@@ -213,9 +215,10 @@ def run_sweep(work: Work, store: ResultsStore, *, max_parallel: Optional[int] = 
         KeyboardInterrupt (or SIGTERM turned into one) the rows finished so
         far are written and the summary has ``interrupted=True``.
 
-    Example:
-        >>> work = find_work([SweepPlan("demo", configs, seeds=(1, 2))], store)  # doctest: +SKIP
-        >>> ray.init(); summary = run_sweep(work, store)                          # doctest: +SKIP
+    Example (with Ray started; ``tests/test_ray_jobs.py`` runs it for real)::
+
+        work = find_work([SweepPlan("demo", configs, seeds=(1, 2))], store)
+        summary = run_sweep(work, store)
     """
     if work.todo and not ray.is_initialized():
         raise RuntimeError("run_sweep needs Ray: call ray_jobs.connect.connect_ray() or ray.init() first")

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from dashboards.server import check_query, make_server, QueryError
-from dashboards.store import StoreError
-from dashboards.testing import contract_row, write_store_file
+from dashboards.snapshot import StoreError
+from store_fixtures import contract_row, write_store_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -25,7 +25,7 @@ def row(seed=1, **config_fields):
 
 @pytest.fixture()
 def store(tmp_path):
-    write_store_file(str(tmp_path), "exp4c", [row(provider="s3"), row(provider="gcp")], name="a")
+    write_store_file(str(tmp_path), "exp4c", [row(provider="s3"), row(provider="gcp")])
     return tmp_path
 
 
@@ -58,7 +58,7 @@ def test_serves_the_page_and_its_files(server):
     assert response.getheader("Content-Type") == "text/html; charset=utf-8"
     assert b'<script src="data.js">' in body
     assert "default-src 'none'" in response.getheader("Content-Security-Policy")
-    for name, kind in (("app.js", "text/javascript"), ("charts.js", "text/javascript"), ("style.css", "text/css"),
+    for name, kind in (("main.js", "text/javascript"), ("charts.js", "text/javascript"), ("style.css", "text/css"),
                        ("data.js", "text/javascript"), ("index.html", "text/html")):
         response, body = request(server, "GET", "/" + name)
         assert response.status == 200 and response.getheader("Content-Type").startswith(kind), name
@@ -67,7 +67,7 @@ def test_serves_the_page_and_its_files(server):
 
 @pytest.mark.parametrize("target", [
     "/../pyproject.toml", "/..%2f..%2fetc%2fpasswd", "/%2e%2e/%2e%2e/etc/passwd", "//etc/passwd",
-    "/static/app.js", "/dashboards/static/app.js", "/./index.html", "/index.html/", "/data.js%00.png",
+    "/static/main.js", "/dashboards/static/main.js", "/./index.html", "/index.html/", "/data.js%00.png",
     "/C:%5cWindows", "/.git/config", "/exp4c/a.parquet", "/%2Findex.html", "/data.js/..",
 ])
 def test_nothing_but_the_sites_files_is_served(server, target):
@@ -131,7 +131,7 @@ def test_the_site_is_rebuilt_when_the_store_changes(server, store):
     _, before = request(server, "GET", "/data.js")
     assert b'"rows":2' in before
     time.sleep(0.01)
-    write_store_file(str(store), "exp4c", [row(provider="s3x")], name="b")
+    write_store_file(str(store), "exp4c", [row(provider="s3x")])
     _, after = request(server, "GET", "/data.js")
     assert b'"rows":3' in after
     assert request(server, "GET", "/?provider=s3x")[0].status == 200
