@@ -75,3 +75,18 @@ def test_latency_floors_back_the_unreachable_captions():
     attempt, with_retry = one_table
     assert 190 < attempt < 215 and with_retry > 2 * attempt    # a 1-table retry redoes the manifests
     assert attempt_floors_ms(_figure(experiment="exp4a", provider="s3", catalog_latency_ms=10.0)) is None
+
+
+def test_the_page_payload_carries_each_figures_explanation():
+    from dashboards.payload import _published_json
+    from dashboards.published import Comparison
+    figures = load_published()
+    rows = _published_json([Comparison(f, f.metric, None, None, None, None, 0, "not in store") for f in figures],
+                           load_explained())
+    assert len(rows) == len(figures)
+    for row in rows:
+        assert row["explanation"] and row["definition"]["label"] == PREFERRED_LABEL
+        assert row["definition"]["verdict"] in VERDICTS
+    reproduced = sum(row["definition"]["verdict"] in ("within rounding", "within noise", "within agreement")
+                     for row in rows)
+    assert reproduced >= 100  # docs/published.md: 106 of 117 with 5 seeds
