@@ -25,6 +25,7 @@ from importlib import resources
 from typing import Optional
 
 from dashboards.published import PublishedFigure, describe
+from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, PROVIDERS
 from simcore.reference import TARGETS
 from simcore.usable import USABLE_SUCCESS_THRESHOLD
 
@@ -148,7 +149,6 @@ def attempt_floors_ms(figure: PublishedFigure) -> Optional[tuple[float, float]]:
     with more it may be a catalog-only retry (catalog read and CAS)."""
     if figure.experiment != "exp4c":
         return None
-    from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, PROVIDERS
     provider = PROVIDERS[figure.provider]
     read, cas = provider.read().moments()[0], provider.cas().moments()[0]
     attempt = (read + provider.write(MANIFEST_FILE_BYTES).moments()[0]

@@ -62,7 +62,8 @@ def test_a_knee_on_the_threshold_is_explained_by_its_deciding_point():
 
 def test_a_reproduced_figure_names_its_set_and_the_steady_state_gap():
     entry = explain(_figure(provider="s3x", value=14.9), 0.05,
-                    [SetValue(STEADY_STATE_LABEL, 16.44, 0.02, 50.0, 3), SetValue(PREFERRED_LABEL, 14.93, 0.02, 50.0, 3)])
+                    [SetValue(STEADY_STATE_LABEL, 16.44, 0.02, 50.0, 3),
+                     SetValue(PREFERRED_LABEL, 14.93, 0.02, 50.0, 3)])
     assert entry["best"] == PREFERRED_LABEL
     assert entry["explanation"].startswith(
         f"Reproduced by seed 001's definition, '{PREFERRED_LABEL}' (14.93 vs 14.9, within rounding)")
