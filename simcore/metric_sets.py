@@ -29,13 +29,16 @@ steady-state window (docs/published.md has the numbers):
   by the window's own length (0.8 x the run) rather than the whole run's,
   i.e. the commit rate inside the middle 80%; and usability (the 95% rule)
   judged on the steady-state window's success, as the reference's
-  latency-vs-throughput tables print it.
+  latency-vs-throughput tables print it. (Its multi-table VO figures also
+  need the model option ``SimConfig.vo_convoy = "table"``: that is the
+  simulation, not the metrics.)
 
 Every set returns the same keys, fractions for success rates (0..1) and
 ms for latencies, so a caller can swap one for another. ``knee_success_rate``
 and ``knee_vo_success_rate`` are the success rates the 95% usability rule
-reads under the set (overall and VO); only ``seed001`` takes them from
-another window than its printed success rates.
+reads under the set (overall and VO; ``"knee_" + simcore.usable.success_metric(config)``
+names the one that counts); only ``seed001`` takes them from another window
+than its printed success rates.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ SEED001 = "seed001"
 METRIC_SETS = (STEADY_STATE, HEATMAP, PER_TYPE, SEED001)
 DEFAULT_METRIC_SET = STEADY_STATE
 
-# The keys every set returns (a subset of ``metrics.summarize``'s row).
+# The keys every set returns: a subset of ``metrics.summarize``'s row, and the two knee_ rates.
 KEYS = ("success_rate", "throughput_cps", "commit_latency_mean_ms",
         "fa_success_rate", "fa_commit_latency_mean_ms", "vo_success_rate", "vo_commit_latency_mean_ms",
         "knee_success_rate", "knee_vo_success_rate")
