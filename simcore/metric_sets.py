@@ -221,7 +221,15 @@ def summarize(metric_set: str, config: SimConfig, workload: Workload, outcome: O
 
 def simulate(metric_set: str, config: SimConfig, seeds: Iterable[int]) -> list[dict]:
     """``simcore.simulate`` under another metric set: one row per seed, ``seed``,
-    ``metric_set`` and the set's ``KEYS``."""
+    ``metric_set`` and the set's ``KEYS``.
+
+    Example:
+        >>> from simcore import SimConfig, metric_sets
+        >>> config = SimConfig(provider="s3x", num_tables=10, inter_arrival_scale_ms=500, duration_s=1900)
+        >>> row, = metric_sets.simulate("seed001", config, seeds=[7])
+        >>> row["metric_set"], row["success_rate"] > 0.99, sorted(row) == sorted(("seed", "metric_set") + KEYS)
+        ('seed001', True, True)
+    """
     if metric_set not in METRIC_SETS:
         raise ValueError(f"metric_set: {metric_set!r} is not allowed; expected one of {', '.join(METRIC_SETS)}")
     return [{"seed": int(seed), "metric_set": metric_set, **summarize(metric_set, config, *run_seed(config, seed))}
