@@ -12,7 +12,7 @@ import math
 import sys
 from typing import Optional, Sequence
 
-from simcore import bounds
+from simcore import bounds, metric_sets
 from simcore.config import (ARRIVAL_DISTRIBUTIONS, CATALOG_BACKENDS, DEFAULT_CATALOG_LATENCY_MS,
                             TABLE_DISTRIBUTIONS, ConfigError, SimConfig)
 from simcore.providers import PROVIDERS
@@ -138,6 +138,13 @@ def configure(run: argparse.ArgumentParser) -> None:
                      help="per-object write limit on the catalog object (token bucket; default: none)")
     run.add_argument("--throttle-object-writes", action="store_true",
                      help="apply the provider's documented per-object write limit (GCS: 1/s; others: none)")
+    run.add_argument("--vo-convoy", default="catalog",
+                     help="historical manifest lists a VO reads after a same-table conflict: catalog (default, "
+                          "one per commit to any table, as the reference) or table (one per commit to its table, "
+                          "as seed 001's multi-table figures need)")
+    run.add_argument("--metric-set", default=metric_sets.DEFAULT_METRIC_SET,
+                     help="how the summary is computed: " + ", ".join(metric_sets.METRIC_SETS)
+                          + " (default steady-state; seed001 reproduces seed 001's tables, docs/published.md)")
     run.add_argument("--seeds", required=True, help=SEEDS_HELP)
     run.add_argument("--json", action="store_true", help="one JSON object per seed per line")
     run.add_argument("--transactions-dir", default=None,
@@ -176,7 +183,7 @@ def _config_from_args(args: argparse.Namespace) -> SimConfig:
         fast_append_ratio=args.fast_append_ratio, merge_append_ratio=args.merge_append_ratio,
         inter_arrival_scale_ms=args.inter_arrival_scale_ms, arrivals=args.arrivals,
         duration_s=args.duration_s, retry=args.retry,
-        real_conflict_probability=args.real_conflict_probability)
+        real_conflict_probability=args.real_conflict_probability, vo_convoy=args.vo_convoy)
 
 
 def _json_value(value):
@@ -200,9 +207,12 @@ def render_table(config: SimConfig, rows: list[dict]) -> str:
                + f", FA {config.fast_append_ratio:g}, inter-arrival {config.inter_arrival_scale_ms:g} ms"
                + f" {config.arrivals}, {config.duration_s:g} s, window [{config.warmup_s:g}, "
                + f"{config.duration_s - config.warmup_s:g}) s, config {config.config_hash}")
-    cells = [[title for _, title, _ in TABLE_COLUMNS]]
-    cells += [[_format(row[key], fmt) for key, _, fmt in TABLE_COLUMNS] for row in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(TABLE_COLUMNS))]
+    columns = [column for column in TABLE_COLUMNS if any(column[0] in row for row in rows)]
+    if rows and "metric_set" in rows[0]:
+        heading += f", metric set {rows[0]['metric_set']}"
+    cells = [[title for _, title, _ in columns]]
+    cells += [[_format(row.get(key), fmt) for key, _, fmt in columns] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
     lines = ["  ".join(cell.rjust(w) for cell, w in zip(line, widths)) for line in cells]
     return "\n".join([heading, *lines])
 
@@ -249,6 +259,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         seeds = list(parse_seeds(args.seeds))
         config = _config_from_args(args)
+        if args.metric_set not in metric_sets.METRIC_SETS:
+            raise ConfigError("metric_set", args.metric_set, "one of " + ", ".join(metric_sets.METRIC_SETS))
         # Everything that could fail is checked before the first simulated second.
         limit_bytes, limit_source = bounds.memory_limit(args.max_memory)
         bounds.check(config, limit_bytes, limit_source)
@@ -257,7 +269,10 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
-    rows = simulate(config, seeds, max_memory_bytes=limit_bytes)
+    if args.metric_set == metric_sets.DEFAULT_METRIC_SET:
+        rows = simulate(config, seeds, max_memory_bytes=limit_bytes)
+    else:
+        rows = metric_sets.simulate(args.metric_set, config, seeds)
     if args.transactions_dir:
         _write_transactions(config, seeds, args.transactions_dir, limit_bytes)
     if args.json:

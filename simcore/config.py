@@ -20,6 +20,7 @@ from simcore.providers import PROVIDERS
 
 CATALOG_BACKENDS = ("storage", "service", "append")
 RETRY_POLICIES = ("immediate", "backoff", "split")
+VO_CONVOYS = ("catalog", "table")
 TABLE_DISTRIBUTIONS = ("uniform", "zipf")
 ARRIVAL_DISTRIBUTIONS = ("lognormal", "exponential")
 
@@ -90,6 +91,13 @@ class SimConfig:
             finds none is refused after its round trip (a failed attempt, as a
             429 from GCS). None: unlimited. GCS documents about 1 write/s.
         cas_throttle_burst: the bucket's size (default 1); only with a throttle.
+        vo_convoy: how many historical manifest lists a ValidatedOverwrite
+            (and a MergeAppend's re-merge) reads after a same-table conflict.
+            None or ``catalog``: one per catalog commit it fell behind, to any
+            table (the reference at revision 3bded463, MODEL.md). ``table``:
+            one per commit to its own table, as Iceberg's validation history
+            reads and as seed 001 describes; its multi-table VO figures need
+            it (docs/published.md).
 
     Fields that are None do not enter ``config_hash``, so adding an optional
     behaviour later leaves the hash of every existing config unchanged.
@@ -120,6 +128,7 @@ class SimConfig:
     backoff_jitter: Optional[float] = None
     cas_throttle_per_s: Optional[float] = None
     cas_throttle_burst: Optional[float] = None
+    vo_convoy: Optional[str] = None
 
     def __post_init__(self) -> None:
         # Normalise the fields that only apply to one mode, so that two configs
@@ -130,6 +139,8 @@ class SimConfig:
             object.__setattr__(self, "zipf_alpha", DEFAULT_ZIPF_ALPHA)
         if self.retry_policy == "immediate":
             object.__setattr__(self, "retry_policy", None)
+        if self.vo_convoy == "catalog":
+            object.__setattr__(self, "vo_convoy", None)
         if self.retry_policy in ("backoff", "split"):
             for name, default in DEFAULT_BACKOFF.items():
                 if getattr(self, name) is None:
@@ -246,6 +257,8 @@ def _validate(c: SimConfig) -> None:
         for name in DEFAULT_BACKOFF:
             if getattr(c, name) is not None:
                 raise ConfigError(name, getattr(c, name), "no value unless retry_policy is backoff or split")
+    if c.vo_convoy is not None:
+        _require_choice(c, "vo_convoy", VO_CONVOYS)
     if c.cas_throttle_per_s is not None:
         if c.catalog == "service":
             raise ConfigError("cas_throttle_per_s", c.cas_throttle_per_s,

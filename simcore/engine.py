@@ -46,7 +46,7 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
 # Slots of the protocol-parameter array handed to the kernel.
 (P_MAX_RETRIES, P_REAL_CONFLICT, P_MERGE_MANIFESTS, P_DURATION_MS, P_POLICY, P_BACKOFF_BASE_MS,
  P_BACKOFF_MULTIPLIER, P_BACKOFF_CAP_MS, P_BACKOFF_JITTER, P_THROTTLE_PER_MS, P_THROTTLE_BURST,
- P_DISCOVERY_READ) = range(12)
+ P_DISCOVERY_READ, P_CONVOY_PER_TABLE) = range(13)
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(12)
+    params = np.zeros(13)
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
     params[P_MERGE_MANIFESTS] = config.merge_manifests_per_commit
@@ -136,6 +136,7 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         params[P_THROTTLE_BURST] = config.cas_throttle_burst
     # An append catalog learns its commit's outcome by reading the log back.
     params[P_DISCOVERY_READ] = 1.0 if config.catalog == "append" else 0.0
+    params[P_CONVOY_PER_TABLE] = 1.0 if config.vo_convoy == "table" else 0.0
     return params
 
 
@@ -261,6 +262,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     throttle_burst = params[P_THROTTLE_BURST]
     discovery_read = params[P_DISCOVERY_READ] > 0.0
     policy = params[P_POLICY]
+    convoy_per_table = params[P_CONVOY_PER_TABLE] > 0.0
 
     table_version = np.zeros(num_tables, dtype=np.int64)
     snapshot_version = np.zeros(n, dtype=np.int64)
@@ -362,7 +364,9 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 t_read = t + _backoff_ms(params, rng, same_table[k]) + _draw(rng, CATALOG_READ, mu, sigma, floor)
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
                 continue
-        behind = seq - snapshot_seq[k]
+        # The convoy's length: commits missed since the snapshot, to any table
+        # (the reference) or, with vo_convoy="table", to this table only.
+        behind = table_version[tbl] - snapshot_version[k] if convoy_per_table else seq - snapshot_seq[k]
         t_next = t
         if overlap:
             if op[k] == VALIDATED_OVERWRITE:  # the I/O convoy, then validation
