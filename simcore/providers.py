@@ -71,6 +71,37 @@ class Provider:
     # The reference models its "instant" tier as a fixed latency for every
     # operation (its InstantStorageProvider ignores the lognormal figures).
     all_fixed: bool = False
+    # The measured model's terms (docs/measured.md). Their defaults are the
+    # reference's behaviour, so a profile without them simulates as before.
+    # A failed conditional write answers after ``failed_multiplier`` x the
+    # latency drawn for it (the outcome is decided at 1 x; seed 000: failed
+    # GCS CAS and Azure appends are 13-36x slower than successful ones).
+    cas_failed_multiplier: float = 1.0
+    append_failed_multiplier: float = 1.0
+    # Contention: with c conditional requests in flight on the object
+    # (this one included), the median is multiplied by c^exponent and the
+    # sigma grows by sigma_per_ln x ln(c) (seed 000's per-thread fits).
+    cas_contention_exponent: float = 0.0
+    cas_contention_sigma: float = 0.0
+    append_contention_exponent: float = 0.0
+    append_contention_sigma: float = 0.0
+    # When a read observes the object, as a fraction of its latency: 1 is
+    # when it returns (the reference), 0 when it is sent.
+    read_observed_at: float = 1.0
+
+    @property
+    def reference_terms_only(self) -> bool:
+        """True when none of the measured model's terms is set."""
+        return (self.cas_failed_multiplier == 1.0 and self.append_failed_multiplier == 1.0
+                and self.cas_contention_exponent == 0.0 and self.cas_contention_sigma == 0.0
+                and self.append_contention_exponent == 0.0 and self.append_contention_sigma == 0.0
+                and self.read_observed_at == 1.0)
+
+    def conditional_terms(self, operation: str) -> tuple[float, float, float]:
+        """(failed multiplier, contention exponent, contention sigma per ln c) of ``cas`` or ``append``."""
+        if operation == "append":
+            return self.append_failed_multiplier, self.append_contention_exponent, self.append_contention_sigma
+        return self.cas_failed_multiplier, self.cas_contention_exponent, self.cas_contention_sigma
 
     def read(self) -> Lognormal:
         if self.all_fixed:
