@@ -1,6 +1,7 @@
 """The command line every sweep script shares.
 
     python sweeps/exp4c.py [--seeds N] [--duration-s S] [--store URI] [--quick] [--max-parallel N]
+                           [--latency-model reference|measured] [--provider-file PATH]
 
 Order of work: parse flags, build and validate every config (a bad value
 exits 2 before Ray starts or the store is touched), connect to Ray, run,
@@ -19,6 +20,7 @@ import time
 from typing import Optional, Sequence
 
 from ray_jobs.grid import Grid, GridError
+from ray_jobs.latency_variant import add_latency_flags, latency_variant
 from ray_jobs.store import STORE_ENV, ResultsStore, StoreError, default_store_uri
 
 DEFAULT_SEEDS = 3
@@ -61,6 +63,7 @@ def build_parser(grids: Sequence[Grid], prog: Optional[str] = None) -> argparse.
                         help="run a small, representative subset of the grid (about a minute on 2 cores)")
     parser.add_argument("--max-parallel", type=positive_int, default=None, metavar="N",
                         help="at most N tasks at once (default: as many as the cluster has CPUs)")
+    add_latency_flags(parser)
     return parser
 
 
@@ -80,8 +83,10 @@ def sweep_main(grids: Sequence[Grid], argv: Optional[Sequence[str]] = None, *,
     # Every config is built, and so validated, before anything runs.
     from ray_jobs.fanout import SweepPlan  # imports Ray: after the cheap checks above
     try:
-        plans = [SweepPlan(g.experiment, g.configs(quick=args.quick, duration_s=args.duration_s), seeds, args.quick)
-                 for g in grids]
+        variants = [latency_variant(g.experiment, args.latency_model, args.provider_file) for g in grids]
+        plans = [SweepPlan(v.apply(g).experiment,
+                           g.configs(quick=args.quick, duration_s=args.duration_s, **v.overrides), seeds, args.quick)
+                 for g, v in zip(grids, variants)]
         store = ResultsStore(args.store)
     except (GridError, StoreError) as error:
         print(f"error: {error}\nNothing was run.", file=sys.stderr)

@@ -47,7 +47,7 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
 (P_MAX_RETRIES, P_REAL_CONFLICT, P_MERGE_MANIFESTS, P_DURATION_MS, P_POLICY, P_BACKOFF_BASE_MS,
  P_BACKOFF_MULTIPLIER, P_BACKOFF_CAP_MS, P_BACKOFF_JITTER, P_THROTTLE_PER_MS, P_THROTTLE_BURST,
  P_DISCOVERY_READ, P_FAILED_MULTIPLIER, P_CONTENTION_EXPONENT, P_CONTENTION_SIGMA,
- P_READ_OBSERVED_AT) = range(16)
+ P_READ_OBSERVED_AT, P_DECIDED_AT, P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA) = range(19)
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(16)
+    params = np.zeros(19)
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
     params[P_MERGE_MANIFESTS] = config.merge_manifests_per_commit
@@ -141,12 +141,17 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     # profiles, where the kernel then draws exactly as before).
     params[P_READ_OBSERVED_AT] = 1.0
     params[P_FAILED_MULTIPLIER] = 1.0
+    params[P_DECIDED_AT] = 1.0
     if config.catalog != "service":  # a catalog service's fixed latency has no storage terms
         profile = config.latency_profile
-        failed, exponent, sigma_per_ln = profile.conditional_terms("append" if config.catalog == "append" else "cas")
+        failed, exponent, sigma_per_ln, decided_at = profile.conditional_terms(
+            "append" if config.catalog == "append" else "cas")
         params[P_FAILED_MULTIPLIER] = failed
-        params[P_CONTENTION_EXPONENT] = exponent
-        params[P_CONTENTION_SIGMA] = sigma_per_ln
+        params[P_DECIDED_AT] = decided_at
+        # Contention delays the CAS, or the catalog reads (before they observe it).
+        into_read = profile.contention_in("append" if config.catalog == "append" else "cas") == "read"
+        params[P_READ_CONTENTION_EXPONENT if into_read else P_CONTENTION_EXPONENT] = exponent
+        params[P_READ_CONTENTION_SIGMA if into_read else P_CONTENTION_SIGMA] = sigma_per_ln
         params[P_READ_OBSERVED_AT] = profile.read_observed_at
     return params
 
@@ -273,7 +278,9 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     throttle_burst = params[P_THROTTLE_BURST]
     discovery_read = params[P_DISCOVERY_READ] > 0.0
     policy = params[P_POLICY]
-    failed_multiplier = params[P_FAILED_MULTIPLIER]
+    decided_at = params[P_DECIDED_AT]  # share of a CAS's latency before the object decides it
+    success_tail = 1.0 - decided_at  # ... and after, until the answer arrives
+    failure_tail = params[P_FAILED_MULTIPLIER] - decided_at  # a failure may answer later still
     read_lag = 1.0 - params[P_READ_OBSERVED_AT]  # share of a read's latency after it observed the catalog
 
     table_version = np.zeros(num_tables, dtype=np.int64)
@@ -303,7 +310,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         # catalog read, whose completion is its first instant of interest.
         while next_arrival < n and (size == 0 or submit[next_arrival] <= heap_t[0]):
             k = next_arrival
-            read_ms[k] = _draw(rng, CATALOG_READ, mu, sigma, floor)
+            read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight)
             t_read = submit[k] + read_ms[k]
             size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
             next_arrival += 1
@@ -330,14 +337,14 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 outcome = _CAS_REFUSED
                 throttled[k] += 1
             cas_ms[k] = _draw_cas(rng, mu, sigma, floor, params, inflight)
-            size = _heap_push(heap_t, heap_c, size, t + cas_ms[k], 4 * k + outcome)
+            size = _heap_push(heap_t, heap_c, size, t + decided_at * cas_ms[k], 4 * k + outcome)
             continue
 
         if kind == _CAS_DECIDED or kind == _CAS_REFUSED:
             inflight[0] -= 1
             t_learned = t
             if discovery_read:
-                t_learned += _draw(rng, CATALOG_READ, mu, sigma, floor)
+                t_learned += _draw_read(rng, mu, sigma, floor, params, inflight)
             if kind == _CAS_DECIDED and seq == snapshot_seq[k]:
                 seq += 1
                 table_version[tbl] += 1
@@ -346,6 +353,8 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                     commit_at[seq] = t
                     commit_table[seq] = tbl
                 commit_ms[k] = t
+                if success_tail > 0.0:
+                    t_learned += success_tail * cas_ms[k]
                 if t_learned < duration_ms:
                     status[k] = COMMITTED
                     end_ms[k] = t_learned
@@ -354,11 +363,11 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 # policy waits first, so that the read (and the retry built on
                 # it) sees the commits made meanwhile.
                 t_read = t_learned
-                if failed_multiplier > 1.0:  # a failed conditional write answers late
-                    t_read += (failed_multiplier - 1.0) * cas_ms[k]
+                if failure_tail > 0.0:  # the answer arrives after the decision
+                    t_read += failure_tail * cas_ms[k]
                 if policy == BACKOFF and retries[k] < max_retries:
                     t_read += _backoff_ms(params, rng, retries[k] + 1)
-                read_ms[k] = _draw(rng, CATALOG_READ, mu, sigma, floor)
+                read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight)
                 t_read += read_ms[k]
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
             continue
@@ -398,7 +407,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 # Same-table conflict: wait, then read again before redoing the work.
                 refreshing[k] = True
                 t_read = t + _backoff_ms(params, rng, same_table[k])  # drawn first, as it always was
-                read_ms[k] = _draw(rng, CATALOG_READ, mu, sigma, floor)
+                read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight)
                 t_read += read_ms[k]
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
                 continue
@@ -441,7 +450,7 @@ def _schedule_cas(heap_t, heap_c, size, k, t_ready, throttle_per_ms, rng, mu, si
     if throttle_per_ms > 0.0:
         return _heap_push(heap_t, heap_c, size, t_ready, 4 * k + _CAS_ISSUED)
     cas_ms[k] = _draw_cas(rng, mu, sigma, floor, params, inflight)
-    return _heap_push(heap_t, heap_c, size, t_ready + cas_ms[k], 4 * k + _CAS_DECIDED)
+    return _heap_push(heap_t, heap_c, size, t_ready + params[P_DECIDED_AT] * cas_ms[k], 4 * k + _CAS_DECIDED)
 
 
 @numba.njit(cache=True, inline="always")
@@ -450,6 +459,13 @@ def _draw_cas(rng, mu, sigma, floor, params, inflight):
     inflight[0] += 1
     return draw_contended(rng, mu[CATALOG_CAS], sigma[CATALOG_CAS], floor[CATALOG_CAS], inflight[0],
                           params[P_CONTENTION_EXPONENT], params[P_CONTENTION_SIGMA])
+
+
+@numba.njit(cache=True, inline="always")
+def _draw_read(rng, mu, sigma, floor, params, inflight):
+    """A catalog read's latency, sent now (the conditional requests in flight may slow it)."""
+    return draw_contended(rng, mu[CATALOG_READ], sigma[CATALOG_READ], floor[CATALOG_READ], inflight[0] + 1,
+                          params[P_READ_CONTENTION_EXPONENT], params[P_READ_CONTENTION_SIGMA])
 
 
 @numba.njit(cache=True, inline="always")

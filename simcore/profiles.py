@@ -24,6 +24,8 @@ the reference's behaviour::
     failed_multiplier = 1.0           # optional: a failed one answers after this x its latency
     contention_exponent = 0.0         # optional: median x c^exponent with c requests in flight
     contention_sigma = 0.0            # optional: sigma + this x ln(c)
+    decided_at = 1.0                  # optional: when the object decides it (0 on arrival .. 1 as it answers)
+    contention_in = "write"           # optional: what contention delays, the write or the read before it
 
     [append]                          # optional: conditional append, same keys as [cas]
     median_ms = 21
@@ -57,6 +59,7 @@ _NON_NEGATIVE = ("a number >= 0", lambda v: v >= 0)
 _FRACTION = ("a fraction in [0, 1]", lambda v: 0 <= v <= 1)
 _MULTIPLIER = ("a number >= 1 (a failure is learned no earlier than it is decided)", lambda v: v >= 1)
 _EXPONENT = ("a number in [-1, 5]", lambda v: -1 <= v <= 5)
+_CONTENTION_IN = ("write or read", lambda v: v in ("write", "read"))
 
 _SCHEMA: dict[str, dict[str, tuple[str, tuple, bool]]] = {
     # table -> key -> (Provider attribute, rule, required)
@@ -68,11 +71,15 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple, bool]]] = {
     "cas": {"median_ms": ("cas_median_ms", _POSITIVE, True), "sigma": ("cas_sigma", _NON_NEGATIVE, True),
             "failed_multiplier": ("cas_failed_multiplier", _MULTIPLIER, False),
             "contention_exponent": ("cas_contention_exponent", _EXPONENT, False),
-            "contention_sigma": ("cas_contention_sigma", _NON_NEGATIVE, False)},
+            "contention_sigma": ("cas_contention_sigma", _NON_NEGATIVE, False),
+            "decided_at": ("cas_decided_at", _FRACTION, False),
+            "contention_in": ("cas_contention_in", _CONTENTION_IN, False)},
     "append": {"median_ms": ("append_median_ms", _POSITIVE, True), "sigma": ("append_sigma", _NON_NEGATIVE, True),
                "failed_multiplier": ("append_failed_multiplier", _MULTIPLIER, False),
                "contention_exponent": ("append_contention_exponent", _EXPONENT, False),
-               "contention_sigma": ("append_contention_sigma", _NON_NEGATIVE, False)},
+               "contention_sigma": ("append_contention_sigma", _NON_NEGATIVE, False),
+               "decided_at": ("append_decided_at", _FRACTION, False),
+               "contention_in": ("append_contention_in", _CONTENTION_IN, False)},
     "limits": {"object_writes_per_s": ("object_writes_per_s", _POSITIVE, False)},
 }
 _OPTIONAL_TABLES = ("append", "limits")
@@ -121,9 +128,12 @@ def profile_from_mapping(data: Mapping[str, Any], prefix: str = "") -> Provider:
                     raise ConfigError(where + key, None, allowed)
                 continue
             value = section[key]
-            if not _is_number(value) or not ok(value):
+            if rule_is_text := key == "contention_in":
+                if not isinstance(value, str) or not ok(value):
+                    raise ConfigError(where + key, value, allowed)
+            elif not _is_number(value) or not ok(value):
                 raise ConfigError(where + key, value, allowed)
-            values[attribute] = float(value)
+            values[attribute] = value if rule_is_text else float(value)
     return Provider(**values)
 
 
@@ -141,7 +151,7 @@ def profile_to_mapping(provider: Provider) -> dict:
             value = getattr(provider, attribute)
             if value is None or (not required and value == getattr(defaults, attribute)):
                 continue
-            section[key] = float(value)
+            section[key] = value if isinstance(value, str) else float(value)
         if table == "":
             out.update(section)
         elif section:
