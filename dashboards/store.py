@@ -43,7 +43,7 @@ CONFIG_COLUMNS = (
     "inter_arrival_sigma", "runtime_median_ms", "runtime_sigma", "runtime_min_ms", "duration_s",
     "retry", "real_conflict_probability", "merge_manifests_per_commit",
     "retry_policy", "backoff_base_ms", "backoff_multiplier", "backoff_cap_ms", "backoff_jitter",
-    "cas_throttle_per_s", "cas_throttle_burst",
+    "cas_throttle_per_s", "cas_throttle_burst", "latency_model",
 )
 
 # The simulate() metrics the views use (a store holds more; they are not read,
@@ -65,7 +65,7 @@ READ_COLUMNS = KEY_COLUMNS + CONFIG_COLUMNS + SCALAR_METRIC_COLUMNS + TABLE_METR
 # Columns newer than the first stores: absent means null (a config field that
 # did not exist then) or not measured (``cas_throttled``), so no warning.
 OPTIONAL_COLUMNS = ("retry_policy", "backoff_base_ms", "backoff_multiplier", "backoff_cap_ms", "backoff_jitter",
-                    "cas_throttle_per_s", "cas_throttle_burst", "cas_throttled")
+                    "cas_throttle_per_s", "cas_throttle_burst", "cas_throttled", "latency_model")
 # Rows with a null in these cannot be keyed or placed on a curve: dropped and counted.
 KEYED_COLUMNS = ("config_hash", "seed", "provider", "num_tables", "fast_append_ratio", "inter_arrival_scale_ms")
 # Files without these columns are not results rows at all.

@@ -32,7 +32,7 @@ FIXED_FIELDS = tuple(name for name in CONFIG_COLUMNS if name not in SWEPT_AXES)
 # Experiments written by the knee search (sweeps/knee.py): scales are searched, not a grid.
 SEARCHED_SUFFIX = "_knee"
 # How a null reads in a study label, where "none" would mislead.
-_NULL_TEXT = {"retry_policy": "immediate", "cas_throttle_per_s": "unthrottled"}
+_NULL_TEXT = {"retry_policy": "immediate", "cas_throttle_per_s": "unthrottled", "latency_model": "reference"}
 
 
 def number_key(value) -> str:

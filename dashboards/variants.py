@@ -6,7 +6,8 @@ setting, the *treatment*:
 
 - ``gcs_throttle``: ``cas_throttle_per_s`` none (as seed 001) vs 1 write/s;
 - ``retry_policies``: ``retry_policy`` immediate vs backoff vs split;
-- ``append_catalog``: ``catalog`` storage (CAS) vs append.
+- ``append_catalog``: ``catalog`` storage (CAS) vs append;
+- ``latency_models``: ``latency_model`` reference vs measured (docs/measured.md).
 
 The store groups each value's points into its own study (studies.py), so
 each variant has its frontier computed as any experiment's. This module
@@ -31,6 +32,10 @@ def _throttle_label(value) -> str:
 
 def _retry_label(value) -> str:
     return "immediate" if value is None else str(value)
+
+
+def _latency_label(value) -> str:
+    return "measured model (seed 000)" if value == "measured" else "reference model (seed 001)"
 
 
 def _catalog_label(value) -> str:
@@ -67,6 +72,8 @@ COMPARISONS = (
                    ("backoff_base_ms", "backoff_multiplier", "backoff_cap_ms", "backoff_jitter"), None, _retry_label,
                    "python sweeps/retry_policies.py"),
     ComparisonSpec("append_catalog", "catalog", (), "storage", _catalog_label, "python sweeps/append_catalog.py"),
+    # The profile's content follows from the model and the provider; the store does not read it.
+    ComparisonSpec("latency_models", "latency_model", (), None, _latency_label, "python sweeps/latency_models.py"),
 )
 
 
