@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
+import pathlib
+import sys
 from dataclasses import replace
 
 import numpy as np
@@ -18,7 +20,8 @@ from simcore.profiles import (canonical_json, dump_profile, load_profile, measur
                               profile_from_json)
 from simcore.providers import PROVIDERS
 
-SEED000 = "../shared/data/seed000_conditional_writes.csv"
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+SEED000 = str(REPO_ROOT.parent / "shared" / "data" / "seed000_conditional_writes.csv")
 BENCH_KEYS = {"provider", "operation", "clients", "goodput_ops", "failure_rate", "latency_mean_ms",
               "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "seeds"}
 
@@ -247,3 +250,38 @@ def test_fit_command_rejects_bad_input(tmp_path, capsys):
     assert "latency_ms" in capsys.readouterr().err
     assert main(["fit", "--table", SEED000, "--provider", "nope"]) == 2
     assert "provider" in capsys.readouterr().err
+
+
+# -- sweeps and the knee search ---------------------------------------------------
+
+def test_a_sweep_under_another_model_is_another_experiment(tmp_path):
+    sys.path.insert(0, str(REPO_ROOT))  # the sweeps scripts, as a checkout runs them
+    from ray_jobs.latency_variant import latency_variant
+    from sweeps.exp4c import GRID
+
+    assert latency_variant("exp4c", "reference", None).apply(GRID) is GRID
+    measured = latency_variant("exp4c", "measured", None)
+    assert measured.apply(GRID).experiment == "exp4c-measured"
+    configs = GRID.configs(quick=True, **measured.overrides)
+    assert len(configs) == len(GRID.configs(quick=True))
+    assert all(c.latency_model == "measured" and c.provider_profile for c in configs)
+    path = tmp_path / "mine.toml"
+    path.write_text(dump_profile(replace(PROVIDERS["s3"], name="mine")))
+    mine = latency_variant("exp4c", "reference", str(path))
+    assert mine.apply(GRID).experiment == "exp4c-profile-mine"
+    # The provider axis collapses to the file's store.
+    assert {c.provider for c in GRID.configs(quick=True, **mine.overrides)} == {"mine"}
+
+
+def test_a_bad_latency_flag_stops_the_sweep_before_anything_runs(tmp_path, capsys):
+    import ray
+
+    from ray_jobs import Grid, sweep_main
+
+    grid = Grid("g", swept={"num_tables": [1]}, fixed={"provider": "s3"})
+    store = tmp_path / "store"
+    assert sweep_main([grid], ["--store", str(store), "--latency-model", "psychic"]) == 2
+    assert "latency_model: 'psychic' is not allowed" in capsys.readouterr().err
+    assert sweep_main([grid], ["--store", str(store), "--provider-file", str(tmp_path / "none.toml")]) == 2
+    assert "provider_file" in capsys.readouterr().err
+    assert not store.exists() and not ray.is_initialized()
