@@ -31,7 +31,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="seed 000's per-thread CSV")
     parser.add_argument("--only", default=None, help="comma list of stores to refit (default: all)")
-    parser.add_argument("--max-evaluations", default="360", help="simulations per operation (default 360)")
+    parser.add_argument("--max-evaluations", default="420", help="simulations per operation (default 420)")
     args = parser.parse_args()
     chosen = stores(pathlib.Path(args.data)) if args.only is None else args.only.split(",")
     for store in chosen:

@@ -76,7 +76,7 @@ def warmup_s(duration_s: float) -> float:
 
 def _kernel_inputs(profile: Provider, operation: str) -> np.ndarray:
     """[read mu, sigma, floor, observed_at, write mu, sigma, floor, failed x, contention exp, contention sigma,
-    decided_at]."""
+    decided_at, contention delays the read (1) or the write (0)]."""
     if operation not in OPERATIONS:
         raise ConfigError("operation", operation, "one of " + ", ".join(OPERATIONS))
     if operation == "append" and not profile.supports_append:

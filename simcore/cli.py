@@ -196,7 +196,9 @@ def _format(value, fmt: str) -> str:
 
 
 def render_table(config: SimConfig, rows: list[dict]) -> str:
-    heading = (f"{config.provider} / {config.catalog} catalog"
+    model = ("" if config.provider_profile is None
+             else " (measured latency model)" if config.latency_model == "measured" else " (provider file)")
+    heading = (f"{config.provider}{model} / {config.catalog} catalog"
                + (f" ({config.catalog_latency_ms:g} ms)" if config.catalog == "service" else "")
                + f", {config.num_tables} table(s) {config.table_distribution}"
                + f", FA {config.fast_append_ratio:g}, inter-arrival {config.inter_arrival_scale_ms:g} ms"

@@ -39,8 +39,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--description", default=None, help="one line describing the store")
     parser.add_argument("--observed-at", type=float, default=None, metavar="F",
                         help="fix when reads observe the object (0 sent .. 1 returned); default: fitted")
-    parser.add_argument("--max-evaluations", type=int, default=360, metavar="N",
-                        help="simulations per operation fitted (default 360)")
+    parser.add_argument("--max-evaluations", type=int, default=420, metavar="N",
+                        help="simulations per operation fitted (default 420)")
     parser.add_argument("--out", default=None, metavar="PATH", help="write the TOML here (default: print it)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 

@@ -21,7 +21,7 @@ the reference's behaviour::
     [cas]                             # the conditional write
     median_ms = 61
     sigma = 0.14
-    failed_multiplier = 1.0           # optional: a failed one answers after this x its latency
+    failed_multiplier = 1.0           # optional: a failed one answers after this x its latency (>= decided_at)
     contention_exponent = 0.0         # optional: median x c^exponent with c requests in flight
     contention_sigma = 0.0            # optional: sigma + this x ln(c)
     decided_at = 1.0                  # optional: when the object decides it (0 on arrival .. 1 as it answers)
@@ -57,7 +57,8 @@ from simcore.providers import PROVIDERS, Provider
 _POSITIVE = ("a number > 0", lambda v: v > 0)
 _NON_NEGATIVE = ("a number >= 0", lambda v: v >= 0)
 _FRACTION = ("a fraction in [0, 1]", lambda v: 0 <= v <= 1)
-_MULTIPLIER = ("a number >= 1 (a failure is learned no earlier than it is decided)", lambda v: v >= 1)
+_MULTIPLIER = ("a number > 0, and >= decided_at (a failure is answered no earlier than it is decided)",
+               lambda v: v > 0)
 _EXPONENT = ("a number in [-1, 5]", lambda v: -1 <= v <= 5)
 _CONTENTION_IN = ("write or read", lambda v: v in ("write", "read"))
 
@@ -134,6 +135,12 @@ def profile_from_mapping(data: Mapping[str, Any], prefix: str = "") -> Provider:
             elif not _is_number(value) or not ok(value):
                 raise ConfigError(where + key, value, allowed)
             values[attribute] = value if rule_is_text else float(value)
+    for operation in ("cas", "append"):
+        failed = values.get(f"{operation}_failed_multiplier", 1.0)
+        decided = values.get(f"{operation}_decided_at", 1.0)
+        if operation in data and failed < decided:
+            raise ConfigError(f"{prefix}{operation}.failed_multiplier", failed,
+                              f"a number >= decided_at ({decided:g}): a failure is answered no earlier than decided")
     return Provider(**values)
 
 

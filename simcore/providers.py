@@ -74,7 +74,7 @@ class Provider:
     # The measured model's terms (docs/measured.md). Their defaults are the
     # reference's behaviour, so a profile without them simulates as before.
     # A failed conditional write answers after ``failed_multiplier`` x the
-    # latency drawn for it (seed 000: failed
+    # latency drawn for it, no earlier than decided (seed 000: failed
     # GCS CAS and Azure appends are 13-36x slower than successful ones).
     cas_failed_multiplier: float = 1.0
     append_failed_multiplier: float = 1.0

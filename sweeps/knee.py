@@ -21,7 +21,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from
 
 from ray_jobs.knee_cli import knee_main  # noqa: E402
 from sweeps import (append_catalog, exp4a, exp4a_zipf, exp4b, exp4b_zipf, exp4c, gcs_throttle,  # noqa: E402
-                    retry_policies)
+                    latency_models, retry_policies)
 
 # The knee search's own quick subsets (the grids' own quick subsets pick
 # inter-arrival points, which the search does not need, and more curves).
@@ -34,12 +34,13 @@ _QUICK = {
     "gcs_throttle": {"num_tables": (1, 10), "fast_append_ratio": (1.0,)},
     "retry_policies": {"provider": ("s3x",), "num_tables": (1,), "fast_append_ratio": (0.9,)},
     "append_catalog": {"provider": ("s3x",), "num_tables": (1, 10), "fast_append_ratio": (1.0,)},
+    "latency_models": {"num_tables": (1, 10), "fast_append_ratio": (1.0, 0.9)},
 }
 
 KNEE_GRIDS = {
     grid.experiment: grid.derive(grid.experiment, quick=_QUICK[grid.experiment])
     for grid in (exp4c.GRID, exp4a.GRID, exp4b.GRID, exp4a_zipf.GRID, exp4b_zipf.GRID,
-                 gcs_throttle.GRID, retry_policies.GRID, append_catalog.GRID)
+                 gcs_throttle.GRID, retry_policies.GRID, append_catalog.GRID, latency_models.GRID)
 }
 
 if __name__ == "__main__":

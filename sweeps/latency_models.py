@@ -13,13 +13,16 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from ray_jobs import sweep_main  # noqa: E402
+from ray_jobs import Grid, sweep_main  # noqa: E402
 from sweeps.exp4c import GRID as EXP4C  # noqa: E402
 
-GRID = EXP4C.derive("latency_models", description="latency_models: exp4c under the reference and the measured "
-                    "latency model")
-GRID = type(GRID)(experiment=GRID.experiment, swept={"latency_model": (None, "measured"), **GRID.swept},
-                  fixed=GRID.fixed, quick=GRID.quick, description=GRID.description)
+GRID = Grid(
+    experiment="latency_models",
+    description="latency_models: exp4c under the reference and the measured latency model",
+    fixed=EXP4C.fixed,
+    swept={"latency_model": (None, "measured"), **EXP4C.swept},
+    quick=EXP4C.quick,
+)
 
 if __name__ == "__main__":
     sys.exit(sweep_main([GRID]))
