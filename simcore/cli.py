@@ -162,14 +162,14 @@ def _config_from_args(args: argparse.Namespace) -> SimConfig:
     alpha = args.zipf_alpha
     if alpha is not None and args.table_dist != "zipf":
         raise ConfigError("zipf_alpha", alpha, "no value unless --table-dist zipf")
-    latency = latency_fields(args.provider, args.latency_model, args.provider_file)
+    profile_fields = latency_fields(args.provider, args.latency_model, args.provider_file)
     throttle = args.cas_throttle_per_s
     if args.throttle_object_writes:
         if throttle is not None:
             raise ConfigError("cas_throttle_per_s", throttle, "no value with --throttle-object-writes")
-        documented = SimConfig(**latency).latency_profile.object_writes_per_s
+        documented = SimConfig(**profile_fields).latency_profile.object_writes_per_s
         throttle = documented if args.catalog != "service" else None
-    return SimConfig(**latency,
+    return SimConfig(**profile_fields,
         retry_policy=args.retry_policy, backoff_base_ms=args.backoff_base_ms,
         backoff_multiplier=args.backoff_multiplier, backoff_cap_ms=args.backoff_cap_ms,
         backoff_jitter=args.backoff_jitter, cas_throttle_per_s=throttle,

@@ -207,8 +207,9 @@ def _terms(x) -> tuple[float, float, float, float, float]:
     """[exponent, sigma per ln c, ln failed multiplier, decided at(, observed at)], clipped to their ranges."""
     exponent = float(np.clip(x[0], -1.0, 5.0))
     sigma_per_ln = float(np.clip(x[1], 0.0, 3.0))
-    failed = float(math.exp(np.clip(x[2], 0.0, 6.0)))
     decided_at = float(np.clip(x[3], 0.0, 1.0))
+    # A failure is answered no earlier than it is decided: multiplier >= decided_at.
+    failed = float(math.exp(np.clip(x[2], math.log(max(decided_at, 1e-3)), 6.0)))
     observed_at = float(np.clip(x[4], 0.0, 1.0)) if len(x) > 4 else math.nan
     return exponent, sigma_per_ln, failed, decided_at, observed_at
 
@@ -243,8 +244,8 @@ def mismatch(simulated: Sequence[ClientStats], measured: Sequence[ClientStats]) 
         # Goodput and failure rate are what the catalog simulation turns on: they weigh most.
         total += ((s.failure_rate - m.failure_rate) / 0.02) ** 2
         total += (math.log(s.goodput_ops / m.goodput_ops) / 0.03) ** 2
-        for got, want, tolerance in ((s.p50_ms, m.p50_ms, 0.10), (s.mean_ms, m.mean_ms, 0.25),
-                                     (s.p95_ms, m.p95_ms, 0.50), (s.p99_ms, m.p99_ms, 1.00)):
+        for got, want, tolerance in ((s.p50_ms, m.p50_ms, 0.15), (s.mean_ms, m.mean_ms, 0.40),
+                                     (s.p95_ms, m.p95_ms, 0.80), (s.p99_ms, m.p99_ms, 1.60)):
             total += (math.log(got / want) / tolerance) ** 2
         if m.failed_mean_ms is not None and s.failed_mean_ms is not None:
             total += (math.log(s.failed_mean_ms / m.failed_mean_ms) / 0.15) ** 2
@@ -252,7 +253,7 @@ def mismatch(simulated: Sequence[ClientStats], measured: Sequence[ClientStats]) 
 
 
 def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats], *,
-                  observed_at: Optional[float] = None, max_evaluations: int = 360,
+                  observed_at: Optional[float] = None, max_evaluations: int = 420,
                   progress=None) -> tuple[Provider, float]:
     """``base`` with ``operation``'s write and terms fitted to ``measured``; also the final loss.
 
@@ -286,7 +287,7 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
     # [exponent, sigma per ln c, ln failed multiplier, decided at(, observed at)].
     seen_values = (0.0, 0.5, 1.0) if observed_at is None else (None,)
     grid = [(where, [a, b, math.log(m), 1.0] + ([] if seen is None else [seen]))
-            for where in ("write", "read") for a in (0.0, 0.25, 0.5) for b in (0.0, 0.4, 0.8)
+            for where in ("write", "read") for a in (0.0, 0.25, 0.5, 1.0) for b in (0.0, 0.4, 0.8)
             for m in (1.0, 2.0, 8.0) for seen in seen_values]
     scored = sorted(((loss(x, where), where, x) for where, x in grid), key=lambda item: item[0])
     if progress:
@@ -309,7 +310,7 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
 
 def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]], *, name: Optional[str] = None,
                 description: Optional[str] = None, observed_at: Optional[float] = None,
-                max_evaluations: int = 360, progress=None) -> tuple[Provider, dict[str, float]]:
+                max_evaluations: int = 420, progress=None) -> tuple[Provider, dict[str, float]]:
     """A profile fitted to every operation measured (``cas`` first: it also fixes when reads observe)."""
     profile = replace(base, name=name or base.name, description=description or base.description,
                       all_fixed=False)
