@@ -237,9 +237,26 @@ def simulated_stats(profile: Provider, operation: str, clients: Iterable[int], d
     return out
 
 
-def mismatch(simulated: Sequence[ClientStats], measured: Sequence[ClientStats]) -> float:
-    """The fit's loss: failure-rate points, and log ratios of goodput and latencies, each scaled by its tolerance."""
+def failed_to_success_ratio(stats: Sequence[ClientStats]) -> Optional[float]:
+    """Mean failed-op latency / mean successful-op latency, all client counts pooled (seed 000 section 8)."""
+    failures = sum(s.failures for s in stats if s.failed_mean_ms is not None)
+    if not failures:
+        return None
+    failed = sum(s.failed_mean_ms * s.failures for s in stats if s.failed_mean_ms is not None) / failures
+    succeeded = sum(s.mean_ms * s.successes for s in stats) / sum(s.successes for s in stats)
+    return failed / succeeded
+
+
+def mismatch(simulated: Sequence[ClientStats], measured: Sequence[ClientStats],
+             failed_ratio: Optional[float] = None) -> float:
+    """The fit's loss: failure-rate points, and log ratios of goodput and latencies, each scaled by its tolerance.
+
+    ``failed_ratio``: the measured failed/successful mean-latency ratio, all client counts pooled, where
+    only that aggregate is known (seed 000 prints it, not per client count).
+    """
     total = 0.0
+    if failed_ratio is not None and (ratio := failed_to_success_ratio(simulated)) is not None:
+        total += len(measured) * (math.log(ratio / failed_ratio) / 0.25) ** 2
     for s, m in zip(simulated, measured):
         # Goodput and failure rate are what the catalog simulation turns on: they weigh most.
         total += ((s.failure_rate - m.failure_rate) / 0.02) ** 2
@@ -253,7 +270,8 @@ def mismatch(simulated: Sequence[ClientStats], measured: Sequence[ClientStats]) 
 
 
 def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats], *,
-                  observed_at: Optional[float] = None, max_evaluations: int = 420,
+                  observed_at: Optional[float] = None, failed_ratio: Optional[float] = None,
+                  max_evaluations: int = 420,
                   progress=None) -> tuple[Provider, float]:
     """``base`` with ``operation``'s write and terms fitted to ``measured``; also the final loss.
 
@@ -279,7 +297,8 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
                           seen if observed_at is None else observed_at)
 
     def loss(x, where):
-        return mismatch(simulated_stats(profile_for(x, where), operation, counts, duration_s), compared)
+        return mismatch(simulated_stats(profile_for(x, where), operation, counts, duration_s), compared,
+                        failed_ratio)
 
     # A coarse grid first (the loss is rough: Nelder-Mead alone stalls in the
     # wrong basin), writes decided as they answer; then Nelder-Mead from the two
@@ -310,7 +329,8 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
 
 def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]], *, name: Optional[str] = None,
                 description: Optional[str] = None, observed_at: Optional[float] = None,
-                max_evaluations: int = 420, progress=None) -> tuple[Provider, dict[str, float]]:
+                max_evaluations: int = 420, failed_ratios: Optional[Mapping[str, float]] = None,
+                progress=None) -> tuple[Provider, dict[str, float]]:
     """A profile fitted to every operation measured (``cas`` first: it also fixes when reads observe)."""
     profile = replace(base, name=name or base.name, description=description or base.description,
                       all_fixed=False)
@@ -319,6 +339,7 @@ def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]
         if operation == "append" and not profile.supports_append:
             profile = replace(profile, append_median_ms=1.0, append_sigma=0.0)  # fitted below
         profile, losses[operation] = fit_operation(profile, operation, measurements[operation],
+                                                   failed_ratio=(failed_ratios or {}).get(operation),
                                                    observed_at=observed_at, max_evaluations=max_evaluations,
                                                    progress=progress)
         observed_at = profile.read_observed_at  # one read model for both operations

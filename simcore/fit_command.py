@@ -16,6 +16,7 @@ adds its flags to a parser, ``run`` does the work and returns the exit status.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shlex
 import sys
@@ -39,6 +40,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--description", default=None, help="one line describing the store")
     parser.add_argument("--observed-at", type=float, default=None, metavar="F",
                         help="fix when reads observe the object (0 sent .. 1 returned); default: fitted")
+    parser.add_argument("--failed-ratio", action="append", default=[], metavar="OP=R",
+                        help="mean failed / mean successful op latency of operation OP (cas, append), all client "
+                             "counts pooled, where only that aggregate is known (seed 000 section 8); repeatable")
     parser.add_argument("--max-evaluations", type=int, default=420, metavar="N",
                         help="simulations per operation fitted (default 420)")
     parser.add_argument("--out", default=None, metavar="PATH", help="write the TOML here (default: print it)")
@@ -76,6 +80,16 @@ def run(args: argparse.Namespace) -> int:
         if args.max_evaluations < 3:
             raise ConfigError("max_evaluations", args.max_evaluations, "an integer >= 3")
         base = _base(args)
+        failed_ratios = {}
+        for item in args.failed_ratio:
+            operation, _, value = item.partition("=")
+            try:
+                ratio = float(value)
+            except ValueError:
+                ratio = math.nan
+            if operation not in ("cas", "append") or not ratio > 0:
+                raise ConfigError("failed_ratio", item, "OP=R with OP cas or append and R > 0, e.g. cas=1.22")
+            failed_ratios[operation] = ratio
         name = args.name or args.provider or base.name
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -84,14 +98,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         profile, losses = fit.fit_profile(base, measurements, name=name, description=args.description,
                                           observed_at=args.observed_at, max_evaluations=args.max_evaluations,
-                                          progress=progress)
+                                          failed_ratios=failed_ratios, progress=progress)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
     source = args.table or args.samples
     flags = [f"--{key.replace('_', '-')} {shlex.quote(str(value))}" for key, value in vars(args).items()
              if key in ("table", "samples", "provider", "base", "base_file", "name", "observed_at", "max_evaluations")
-             and value is not None]
+             and value is not None] + [f"--failed-ratio {item}" for item in args.failed_ratio]
     header = (f"Provider profile {name}, fitted by: python -m simcore fit {' '.join(flags)}\n"
               f"Measurements: {os.path.basename(source)} ({', '.join(f'{op} at {len(s)} client counts' for op, s in measurements.items())}).\n"
               f"Read, write and floor from {args.base_file or base.name}; conditional writes and terms fitted\n"
