@@ -6,14 +6,15 @@ Public API (everything else is internal):
 - ``ConfigError``: raised for any out-of-range value; names field, value, allowed.
 - ``simulate(config, seeds)``: one summary dict per seed.
 - ``simulate_transactions(config, seed)``: the per-transaction Arrow table.
-- ``usable_throughput(points)``: highest throughput with success above 95%.
+- ``usable_throughput(points)``: highest throughput with success above 95%
+  (``simcore.usable`` holds the whole rule: which success rate counts, the knee, statuses).
 - ``PROVIDERS``: the object-store latency profiles.
 """
 
 from simcore.config import ConfigError, SimConfig
-from simcore.metrics import usable_throughput
 from simcore.providers import PROVIDERS
 from simcore.simulate import simulate, simulate_transactions
+from simcore.usable import usable_throughput
 
 __version__ = "0.1.0"
 

@@ -1,4 +1,4 @@
-"""Command line: ``python -m simcore run ...`` simulates one config over several seeds.
+"""Command line: ``python -m simcore run ...`` (also ``commit-sweeps simulate``) simulates one config over seeds.
 
 ``bench`` simulates seed 000's conditional-write benchmark (simcore/bench.py);
 ``fit`` writes a provider profile fitted to measurements (simcore/fit_command.py).
@@ -15,6 +15,7 @@ import math
 import sys
 from typing import Optional, Sequence
 
+from simcore import bounds
 from simcore.config import (ARRIVAL_DISTRIBUTIONS, CATALOG_BACKENDS, DEFAULT_CATALOG_LATENCY_MS,
                             TABLE_DISTRIBUTIONS, ConfigError, SimConfig)
 from simcore.providers import PROVIDERS
@@ -65,22 +66,52 @@ def _number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected a number") from None
 
 
-def _parse_seeds(text: str) -> list[int]:
+MAX_SEEDS = 100_000
+SEEDS_HELP = ("a count N (seeds 1..N), or a list of seeds and ranges such as 1,2,3 or 4-6 "
+              "(the same in every command)")
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """The seeds a ``--seeds`` value names, in every command alike.
+
+    A bare number N means seeds 1..N (how many); a value with a comma or a
+    range names the seeds themselves. A single seed other than 1 is
+    written as a one-seed range (``7-7``) or with a trailing comma (``7,``).
+
+    >>> parse_seeds("3"), parse_seeds("1,2,3"), parse_seeds("4-6,9"), parse_seeds("7,")
+    ((1, 2, 3), (1, 2, 3), (4, 5, 6, 9), (7,))
+    """
+    allowed = SEEDS_HELP
+    text = str(text).strip()
     try:
-        seeds = [int(part) for part in text.split(",") if part.strip()]
+        if text.isdigit():
+            count = int(text)
+            if not 1 <= count <= MAX_SEEDS:
+                raise ValueError
+            return tuple(range(1, count + 1))
+        seeds: list[int] = []
+        for part in (part.strip() for part in text.split(",")):
+            if not part:
+                continue
+            low, _, high = part.partition("-")
+            first, last = int(low), int(high or low)
+            if first < 0 or last < first or last > bounds.MAX_SEED or len(seeds) + last - first + 1 > MAX_SEEDS:
+                raise ValueError
+            seeds.extend(range(first, last + 1))
     except ValueError:
-        raise ConfigError("seeds", text, "a comma-separated list of integers >= 0, e.g. 1,2,3") from None
-    if not seeds or any(s < 0 for s in seeds):
-        raise ConfigError("seeds", text, "a comma-separated list of integers >= 0, e.g. 1,2,3")
+        raise ConfigError("seeds", text, allowed + f", at most {MAX_SEEDS:,} seeds, each <= {bounds.MAX_SEED}") from None
+    if not seeds:
+        raise ConfigError("seeds", text, allowed)
     if len(set(seeds)) != len(seeds):
         raise ConfigError("seeds", text, "distinct seeds")
-    return seeds
+    return tuple(seeds)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m simcore", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    run = commands.add_parser("run", help="simulate one config for each seed and print the summaries")
+SIMULATE_HELP = "simulate one config for each seed and print the summaries"
+
+
+def configure(run: argparse.ArgumentParser) -> None:
+    """The flags of one simulation: ``python -m simcore run`` and ``commit-sweeps simulate``."""
     run.add_argument("--provider", default=None,
                      help="object store: " + ", ".join(PROVIDERS) + " (or the name in --provider-file)")
     run.add_argument("--catalog", required=True, help="catalog back-end: " + ", ".join(CATALOG_BACKENDS)
@@ -112,10 +143,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--throttle-object-writes", action="store_true",
                      help="apply the provider's documented per-object write limit (GCS: 1/s; others: none)")
     _latency_flags(run)
-    run.add_argument("--seeds", required=True, help="comma-separated seeds, e.g. 1,2,3")
+    run.add_argument("--seeds", required=True, help=SEEDS_HELP)
     run.add_argument("--json", action="store_true", help="one JSON object per seed per line")
     run.add_argument("--transactions-dir", default=None,
                      help="also write every transaction of each seed to DIR/<config_hash>-seed<seed>.parquet")
+    run.add_argument("--max-memory", default=None, metavar="SIZE",
+                     help=f"refuse a run estimated to need more memory than this, e.g. 4G (default "
+                          f"${bounds.MEMORY_LIMIT_ENV} if set, else half this machine's memory)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m simcore", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    configure(commands.add_parser("run", help=SIMULATE_HELP))
 
     bench = commands.add_parser("bench", help="simulate seed 000's conditional-write benchmark: N clients "
                                 "reading then conditionally writing one object, no retry")
@@ -126,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--clients", required=True, help="client counts: 1-16, 4 or 1,2,4,8")
     bench.add_argument("--duration-s", type=_number, default=300.0, help="simulated seconds per run (default 300)")
     _latency_flags(bench)
-    bench.add_argument("--seeds", required=True, help="comma-separated seeds, e.g. 1,2,3")
+    bench.add_argument("--seeds", required=True, help=SEEDS_HELP)
     bench.add_argument("--json", action="store_true", help="one JSON object per client count per line")
 
     from simcore import fit_command
@@ -211,7 +251,21 @@ def render_table(config: SimConfig, rows: list[dict]) -> str:
     return "\n".join([heading, *lines])
 
 
-def _write_transactions(config: SimConfig, seeds: list[int], directory: str) -> None:
+def _check_transactions_dir(directory: str) -> None:
+    """The directory exists or can be made, and is writable; else a ConfigError."""
+    import os
+
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise ConfigError("transactions_dir", directory, "a directory (this path is a file)")
+    parent = directory
+    while parent and not os.path.exists(parent):  # the nearest existing ancestor must be writable
+        parent = os.path.dirname(parent.rstrip(os.sep))
+    parent = parent or "."
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError("transactions_dir", directory, f"a writable directory ({parent} is not writable)")
+
+
+def _write_transactions(config: SimConfig, seeds: list[int], directory: str, max_memory_bytes: int) -> None:
     import os
 
     import pyarrow.parquet as pq
@@ -220,7 +274,7 @@ def _write_transactions(config: SimConfig, seeds: list[int], directory: str) -> 
     for seed in seeds:
         path = os.path.join(directory, f"{config.config_hash}-seed{seed}.parquet")
         partial = path + ".partial"
-        pq.write_table(simulate_transactions(config, seed), partial)
+        pq.write_table(simulate_transactions(config, seed, max_memory_bytes=max_memory_bytes), partial)
         os.replace(partial, path)  # never leave a torn file under the final name
         print(f"wrote {path}", file=sys.stderr)
 
@@ -231,16 +285,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "fit":
             from simcore import fit_command
             return fit_command.run(args)
-        seeds = _parse_seeds(args.seeds)
         if args.command == "bench":
-            return _bench(args, seeds)
-        config = _config_from_args(args)
+            return _bench(args, list(parse_seeds(args.seeds)))
     except (_UsageError, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
-    rows = simulate(config, seeds)
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Simulate the config the flags describe; bad values exit 2 with one line."""
+    try:
+        seeds = list(parse_seeds(args.seeds))
+        config = _config_from_args(args)
+        # Everything that could fail is checked before the first simulated second.
+        limit_bytes, limit_source = bounds.memory_limit(args.max_memory)
+        bounds.check(config, limit_bytes, limit_source)
+        if args.transactions_dir:
+            _check_transactions_dir(args.transactions_dir)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    rows = simulate(config, seeds, max_memory_bytes=limit_bytes)
     if args.transactions_dir:
-        _write_transactions(config, seeds, args.transactions_dir)
+        _write_transactions(config, seeds, args.transactions_dir, limit_bytes)
     if args.json:
         fields = config.to_dict()
         for row in rows:

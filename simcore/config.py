@@ -187,7 +187,7 @@ class SimConfig:
 
     @property
     def validated_overwrite_ratio(self) -> float:
-        return max(0.0, 1.0 - self.fast_append_ratio - self.merge_append_ratio)
+        return validated_overwrite_ratio(self.fast_append_ratio, self.merge_append_ratio)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -209,6 +209,11 @@ class SimConfig:
         content = {k: v for k, v in self.to_dict().items() if v is not None}
         canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def validated_overwrite_ratio(fast_append_ratio: float, merge_append_ratio: float) -> float:
+    """The ValidatedOverwrite share of a mix: what FastAppend and MergeAppend leave."""
+    return max(0.0, 1.0 - fast_append_ratio - merge_append_ratio)
 
 
 def _is_real(value: Any) -> bool:
