@@ -359,3 +359,15 @@ def test_every_chart_exports_as_a_standalone_svg(browser, page_url):
     assert text.startswith("<svg") and 'xmlns="http://www.w3.org/2000/svg"' in text
     assert "<style>" in text and ".chart" in text  # the page's styles travel with it
     assert browser.console_errors == []
+
+
+def test_published_figures_carry_their_explanation_and_seed_001s_definition(browser, page_url):
+    open_page(browser, page_url + "?experiment=exp4c")
+    assert count(browser, "table.published-table tr.explanation") > 0
+    header = browser.evaluate("[...document.querySelectorAll('table.published-table th')].map((th) => th.textContent)")
+    assert "seed 001's definition (simcore)" in header and "store / seed 001" in header
+    browser.evaluate("(() => { const s = document.getElementById('published-definition'); s.value = 'seed001';"
+                     " s.dispatchEvent(new Event('change')); })()")
+    header = browser.evaluate("[...document.querySelectorAll('table.published-table th')].map((th) => th.textContent)")
+    assert "definition / seed 001" in header
+    assert browser.console_errors == []

@@ -11,7 +11,7 @@
   const state = {
     study: null, series: null, mixes: null, tables: null,  // null = all
     frontierAxis: "tables", heatFamily: "success", curveGroup: "tables",
-    curveLatency: "fa_commit_latency_mean_ms", zipf: {}, retry: {}, yScales: {}, frontierSearched: "hide", queryProblems: [],
+    curveLatency: "fa_commit_latency_mean_ms", zipf: {}, retry: {}, yScales: {}, frontierSearched: "hide", queryProblems: [], publishedDefinition: "store",
   };
   const indexCache = new Map();
 

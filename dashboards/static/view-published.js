@@ -3,7 +3,7 @@
 
 (() => {
   const {
-    DATA, state, el, replace, sig, pct, selected, figure, noData
+    DATA, state, el, replace, sig, figure, noData, choice, requestUpdate
   } = window.Dash;
 
   // -- 6. published vs simulated ------------------------------------------------------------------------------------
@@ -36,25 +36,47 @@
           { label: "this store", colour: "#1f77b4",
             values: usable.map((e) => (e.simulated === null ? null : { y: e.simulated, lo: e.low, hi: e.high,
               tip: `${e.where}\nthis store: ${sig(e.simulated)} c/s (knee range ${sig(e.low)} to ${sig(e.high)}, ${e.n_seeds} seeds)` })) },
+          { label: "simcore, seed 001's definition", colour: "#2ca02c",
+            values: usable.map((e) => (!e.definition || e.definition.value === null ? null : { y: e.definition.value,
+              tip: `${e.where}\nseed 001's definition: ${sig(e.definition.value)} c/s (${e.definition.verdict})` })) },
         ],
       });
       chart.classList.add("published-chart");
     }
-    const row = (e) => el("tr", { class: e.status === "ok" ? null : "missing" },
-      el("td", {}, e.quantity), el("td", {}, e.where),
-      el("td", {}, `${e.published} ${UNITS[e.unit] || e.unit}`),
-      el("td", {}, e.simulated === null ? e.status
-        : `${sig(e.simulated)} ${UNITS[e.unit] || e.unit}` + (e.n_seeds > 1 ? ` (${sig(e.low)} to ${sig(e.high)}, ${e.n_seeds} seeds)` : "")),
-      el("td", {}, e.simulated === null || !e.published ? "–" : `${sig(e.simulated / e.published)}×`));
+    const unit = (e) => UNITS[e.unit] || e.unit;
+    const seed001 = state.publishedDefinition === "seed001";
+    // The value compared with the published one: the store's (steady-state window), or simcore's under
+    // the definition seed 001 was read with (docs/published.md).
+    const compared = (e) => (seed001 ? (e.definition ? e.definition.value : null) : e.simulated);
+    const storeCell = (e) => el("td", {}, e.simulated === null ? e.status
+      : `${sig(e.simulated)} ${unit(e)}` + (e.n_seeds > 1 ? ` (${sig(e.low)} to ${sig(e.high)}, ${e.n_seeds} seeds)` : ""));
+    const definitionCell = (e) => el("td", { class: e.definition && e.definition.verdict === "off" ? "low" : null },
+      !e.definition ? "–" : `${e.definition.value === null ? "no usable point" : `${sig(e.definition.value)} ${unit(e)}`}` +
+        ` (${e.definition.verdict})`);
+    const row = (e) => [
+      el("tr", { class: e.status === "ok" ? null : "missing" },
+        el("td", {}, e.quantity), el("td", {}, e.where),
+        el("td", {}, `${e.published} ${unit(e)}`), storeCell(e), definitionCell(e),
+        el("td", {}, compared(e) === null || !e.published ? "–" : `${sig(compared(e) / e.published)}×`)),
+      e.explanation ? el("tr", { class: "explanation" }, el("td", { colspan: 6 }, e.explanation)) : null];
     const table = (rows) => el("table", { class: "data published-table" },
-      el("thead", {}, el("tr", {}, ["Figure", "Where", "Seed 001", "This store", "store / seed 001"].map((h) => el("th", {}, h)))),
-      el("tbody", {}, rows.map(row)));
-    replace("published-body", chart ? figure(chart) : null,
+      el("thead", {}, el("tr", {}, ["Figure", "Where", "Seed 001", "This store (steady state)",
+                                    "seed 001's definition (simcore)", seed001 ? "definition / seed 001" : "store / seed 001"]
+        .map((h) => el("th", {}, h)))),
+      el("tbody", {}, rows.flatMap(row)));
+    const definitionChoice = choice("published-definition", "Compare seed 001 with",
+      [["store", "this store (steady-state window)"], ["seed001", "seed 001's own definition"]],
+      state.publishedDefinition || "store", (value) => { state.publishedDefinition = value; requestUpdate(); });
+    replace("published-body", definitionChoice, chart ? figure(chart) : null,
       matched.length ? table(matched) : noData("None of the selected published figures has a counterpart in this store yet."),
       absent.length ? el("details", {}, el("summary", {}, `${absent.length} more published figure${absent.length === 1 ? "" : "s"} ` +
         "for configurations this store does not hold"), table(absent)) : null,
-      el("p", { class: "legend-note" }, "Seed 001's numbers come from the reference simulator at the time of the post: " +
-        "anchors, not exact targets. Ranges: the knee's (or the point's) values over seeds."));
+      el("p", { class: "legend-note" }, "Seed 001 read its tables with the reference's own analysis (success over every " +
+        "recorded transaction, latency and throughput over the middle 80% of the run, usability on the steady-state " +
+        "success) and, for its multi-table VO figures, a convoy that counts commits to the transaction's own table. " +
+        "The 'seed 001's definition' column is simcore under those definitions (benchmarks/published_repro.py); each row's " +
+        "note says why the figures differ and how far every candidate definition landed (docs/published.md). " +
+        "Ranges: the knee's (or the point's) values over seeds."));
   }
 
   Object.assign(window.Dash, { renderPublished });
