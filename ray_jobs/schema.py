@@ -23,6 +23,8 @@ from typing import Any, Iterable, Mapping, Optional
 import pyarrow as pa
 
 from simcore import SimConfig
+from simcore.metrics import REQUEST_KINDS
+from simcore.workload import JOB_CLASS_PREFIXES
 
 KEY_COLUMNS = ("experiment", "config_hash", "seed")
 
@@ -65,7 +67,17 @@ def _metric_fields() -> list[pa.Field]:
         ("commit_latency_p50_ms", _REAL), ("commit_latency_p95_ms", _REAL),
         ("commit_latency_p99_ms", _REAL), ("retries_mean", _REAL),
         ("conflicts_same_table", _COUNT), ("conflicts_catalog_only", _COUNT), ("cas_throttled", _COUNT),
+        ("aborted_retry_budget", _COUNT),
     ]
+    # Requests per committed transaction by kind, and bytes written by attempts that lost.
+    fields += [(f"requests_{kind}_per_commit", _REAL) for kind in REQUEST_KINDS]
+    fields += [("wasted_write_bytes_per_commit", _REAL)]
+    for prefix, _ in JOB_CLASS_PREFIXES:  # writer workloads: writers, maintenance jobs
+        fields += [
+            (f"{prefix}_n_txns", _COUNT), (f"{prefix}_success_rate", _REAL), (f"{prefix}_aborted", _COUNT),
+            (f"{prefix}_commit_latency_p50_ms", _REAL), (f"{prefix}_commit_latency_p99_ms", _REAL),
+            (f"{prefix}_lag_p50_s", _REAL), (f"{prefix}_lag_p99_s", _REAL), (f"{prefix}_lag_max_s", _REAL),
+        ]
     for prefix in ("fa", "vo", "ma"):  # FastAppend, ValidatedOverwrite, MergeAppend
         fields += [
             (f"{prefix}_n_txns", _COUNT), (f"{prefix}_success_rate", _REAL),

@@ -80,7 +80,7 @@ class Outcome:
 
     @classmethod
     def from_records(cls, status, end_ms, commit_start_ms, retries, conflicts_same_table=None,
-                     conflicts_catalog_only=None, final_seq: int = 0) -> "Outcome":
+                     conflicts_catalog_only=None, final_seq: int = 0, start_ms=None) -> "Outcome":
         """An Outcome from per-transaction records made elsewhere (the reference's output, the
         test oracle, hand-made cases): the engine's I/O counters and snapshot bookkeeping,
         which only the metrics of the engine's own runs use, are left empty."""
@@ -96,7 +96,7 @@ class Outcome:
                    manifest_file_writes=zeros, cas_throttled=zeros, snapshot_ms=np.zeros(n),
                    commit_ms=np.full(n, np.nan), snapshot_seq=np.zeros(n, np.int64),
                    commit_seq=np.full(n, -1, np.int64), final_seq=final_seq, catalog_reads=zeros,
-                   start_ms=np.full(n, np.nan))
+                   start_ms=np.full(n, np.nan) if start_ms is None else np.asarray(start_ms, float))
 
 
 # Sums of more draws than this (long VO convoys) are drawn in one go from a
