@@ -36,16 +36,14 @@ import math
 import os
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from simcore import simulate, usable_throughput  # noqa: E402
-from simcore.bisection import (MeasuredPoint, SearchRange, same_resolution_grid_points,  # noqa: E402
-                                  search_sequentially)
-from ray_jobs.knee_curves import Curve, curves_from_grid, measured_point, seed_outcome  # noqa: E402
-from sweeps.knee import KNEE_GRIDS  # noqa: E402
-from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS  # noqa: E402
+from simcore import simulate, usable_throughput
+from simcore.bisection import (MeasuredPoint, SearchRange, same_resolution_grid_points,
+                               search_sequentially)
+from ray_jobs.knee_curves import Curve, curves_from_grid, measured_point, seed_outcome
+from sweeps.knee import KNEE_GRIDS
+from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
 
 
 class Meter:

@@ -29,7 +29,7 @@ from dashboards.frontier import CurveFrontier, curve_frontier, find_knee  # noqa
 from dashboards.knee import SearchedKnee, searched_knee  # noqa: E402
 from dashboards.payload import build_payload  # noqa: E402
 from dashboards.site import build_site  # noqa: E402
-from dashboards.store import StoreError, StoreSnapshot, read_store  # noqa: E402
+from dashboards.snapshot import StoreError, StoreSnapshot, read_store  # noqa: E402
 from dashboards.variants import COMPARISONS, Comparison, compare_variants  # noqa: E402
 
 __all__ = ["COMPARISONS", "Comparison", "CurveFrontier", "SearchedKnee", "StoreError", "StoreSnapshot",

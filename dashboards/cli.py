@@ -18,7 +18,7 @@ import sys
 from typing import Optional, Sequence
 
 from dashboards.site import build_site
-from dashboards.store import STORE_ENV_VAR, StoreError, default_store_uri, read_store
+from dashboards.snapshot import STORE_ENV, StoreError, default_store_uri, read_store
 from dashboards.studies import SEARCHED_SUFFIX
 from dashboards.variants import COMPARISONS
 
@@ -30,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
                                      description="Build or serve the results dashboard of a results store.")
     commands = parser.add_subparsers(dest="command", required=True)
     store_help = f"results store: a directory or a pyarrow URI such as s3://bucket/prefix " \
-                 f"(default: ${STORE_ENV_VAR}, else ./results; now {default_store_uri()!r})"
+                 f"(default: ${STORE_ENV}, else ./results; now {default_store_uri()!r})"
 
     build = commands.add_parser("build", help="write a self-contained static site")
     build.add_argument("--store", default=None, help=store_help)

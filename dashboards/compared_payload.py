@@ -22,7 +22,7 @@ from dashboards.knee import (SEARCH_RESOLUTION, fine_grid_simulations,
                              matching_source_study, parse_summary, searched_knee, source_experiment,
                              within_resolution)
 from dashboards.rounding import rounded, spread_json
-from dashboards.store import StoreSnapshot
+from dashboards.snapshot import StoreSnapshot
 from dashboards.studies import Study
 from dashboards.variants import COMPARISONS, Comparison, compare_variants, knee_mean
 

@@ -27,7 +27,7 @@ from simcore.usable import USABLE_SUCCESS_THRESHOLD
 from dashboards.points import Spread, elementwise_mean, group_points, is_number
 from dashboards.published import compare, describe, load_published
 from dashboards.rounding import rounded, spread_json
-from dashboards.store import TABLE_METRIC_COLUMNS, StoreSnapshot
+from dashboards.snapshot import TABLE_METRIC_COLUMNS, StoreSnapshot
 from dashboards.studies import Study, group_studies, mix_id, number_key, series_id
 
 PAYLOAD_SCHEMA_VERSION = 2
@@ -214,9 +214,6 @@ def _warnings(snapshot: StoreSnapshot, studies: list[Study]) -> list:
     warnings = []
     for skipped in snapshot.skipped_files:
         warnings.append(f"Skipped unreadable file {skipped.path}: {skipped.reason}")
-    if snapshot.incomplete_rows_dropped:
-        warnings.append(f"Dropped {snapshot.incomplete_rows_dropped} rows with no value in a key or grid column "
-                        "(config_hash, seed, provider, num_tables, fast_append_ratio, inter_arrival_scale_ms).")
     if snapshot.missing_columns:
         warnings.append("The store lacks the columns " + ", ".join(snapshot.missing_columns)
                         + "; the views that need them are empty.")

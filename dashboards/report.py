@@ -17,7 +17,7 @@ from typing import Optional, Sequence
 
 from dashboards.frontier import curve_frontiers
 from dashboards.points import group_points
-from dashboards.store import StoreSnapshot
+from dashboards.snapshot import StoreSnapshot
 from dashboards.studies import SEARCHED_SUFFIX, group_studies
 from dashboards.knee import parse_summary
 from simcore.usable import FOUND

@@ -24,7 +24,7 @@ from typing import Callable, Optional
 from urllib.parse import parse_qsl, urlsplit
 
 from dashboards.site import Site, render_site
-from dashboards.store import StoreError, read_store, store_signature
+from dashboards.snapshot import StoreError, read_store, store_signature
 
 FILTER_NAMES = ("experiment", "provider", "mix", "tables")
 MAX_QUERY_CHARS = 2000

@@ -18,7 +18,7 @@ from importlib import resources
 from typing import Mapping
 
 from dashboards.payload import build_payload, filter_values
-from dashboards.store import StoreSnapshot, read_store
+from dashboards.snapshot import StoreSnapshot, read_store
 
 STATIC_FILES = ("index.html", "app.js", "charts.js", "style.css")
 DATA_FILE = "data.js"

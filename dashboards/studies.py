@@ -24,7 +24,7 @@ from typing import Mapping, Optional
 
 from simcore.usable import success_metric
 from dashboards.points import Point
-from dashboards.store import CONFIG_COLUMNS
+from dashboards.snapshot import CONFIG_COLUMNS
 
 SWEPT_AXES = ("provider", "catalog_latency_ms", "num_tables", "fast_append_ratio", "merge_append_ratio",
               "inter_arrival_scale_ms")

@@ -213,9 +213,10 @@ def run_sweep(work: Work, store: ResultsStore, *, max_parallel: Optional[int] = 
         KeyboardInterrupt (or SIGTERM turned into one) the rows finished so
         far are written and the summary has ``interrupted=True``.
 
-    Example:
-        >>> work = find_work([SweepPlan("demo", configs, seeds=(1, 2))], store)  # doctest: +SKIP
-        >>> ray.init(); summary = run_sweep(work, store)                          # doctest: +SKIP
+    Example (with Ray started; ``tests/test_ray_jobs.py`` runs it for real)::
+
+        work = find_work([SweepPlan("demo", configs, seeds=(1, 2))], store)
+        summary = run_sweep(work, store)
     """
     if work.todo and not ray.is_initialized():
         raise RuntimeError("run_sweep needs Ray: call ray_jobs.connect.connect_ray() or ray.init() first")

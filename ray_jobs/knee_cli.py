@@ -24,7 +24,8 @@ from typing import Mapping, Optional, Sequence
 from ray_jobs.cli import (DASHBOARD_URL, DEFAULT_DURATION_S, DEFAULT_SEEDS, EXIT_BAD_INPUT, EXIT_FAILED,
                           EXIT_INTERRUPTED, EXIT_OK, positive_int, warn_if_store_is_temporary)
 from ray_jobs.grid import Grid, GridError
-from simcore.bisection import ERROR, FINAL_STATUSES, SearchRange, SearchRangeError, same_resolution_grid_points
+from simcore.bisection import SearchRange, SearchRangeError, same_resolution_grid_points
+from simcore.usable import ERROR, FINAL_STATUSES
 from ray_jobs.knee_curves import curves_from_grid, evidence_from_rows, knee_experiment_name
 from ray_jobs.store import STORE_ENV, ResultsStore, StoreError, default_store_uri
 

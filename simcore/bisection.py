@@ -45,8 +45,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence
 
-from simcore.usable import (ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, ERROR, FINAL_STATUSES, FOUND, SEARCHING,
-                            MeasuredPoint, failing_neighbour, find_knee)
+from simcore.usable import (ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FINAL_STATUSES, FOUND, SEARCHING, MeasuredPoint,
+                            failing_neighbour, find_knee)
 
 # Where noise keeps the bracket wide, bisecting the gap next to the failing
 # point stops at this fraction of the tolerance (three more halvings).

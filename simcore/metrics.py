@@ -23,6 +23,42 @@ NAN = float("nan")
 # Prefix and op code of the per-type metric groups.
 OP_PREFIXES = (("fa", FAST_APPEND), ("vo", VALIDATED_OVERWRITE), ("ma", MERGE_APPEND))
 
+# Kinds of summary metric; the results store derives its column types from them.
+COUNT, REAL, COUNT_PER_TABLE, REAL_PER_TABLE = "count", "real", "count per table", "real per table"
+
+# Every key of a ``summarize`` row (besides the seed), with its kind. Per-table
+# lists have one entry per table; table 0 is Zipf rank 1.
+SUMMARY_METRICS = (
+    ("n_arrivals", COUNT), ("n_unfinished", COUNT), ("n_txns", COUNT), ("n_committed", COUNT),
+    ("n_aborted", COUNT), ("aborted_max_retries", COUNT), ("aborted_validation", COUNT),
+    ("success_rate", REAL), ("throughput_cps", REAL), ("commit_latency_mean_ms", REAL),
+    ("commit_latency_p50_ms", REAL), ("commit_latency_p95_ms", REAL), ("commit_latency_p99_ms", REAL),
+    ("retries_mean", REAL), ("conflicts_same_table", COUNT), ("conflicts_catalog_only", COUNT),
+    ("cas_throttled", COUNT),
+    *((f"{prefix}_{name}", kind) for prefix, _ in OP_PREFIXES
+      for name, kind in (("n_txns", COUNT), ("success_rate", REAL), ("throughput_cps", REAL),
+                         ("commit_latency_mean_ms", REAL), ("commit_latency_p99_ms", REAL))),
+    ("table_n_txns", COUNT_PER_TABLE), ("table_n_committed", COUNT_PER_TABLE),
+    ("table_success_rate", REAL_PER_TABLE), ("table_conflicts_same_table", COUNT_PER_TABLE),
+    ("table_conflicts_catalog_only", COUNT_PER_TABLE),
+)
+# Requests by kind per committed transaction: the work the store serves for each commit it keeps.
+REQUEST_KINDS = ("catalog_read", "cas", "manifest_list_read", "manifest_list_write", "manifest_file_read",
+                 "manifest_file_write")
+# Client presets and writer workloads (issue 11): retry-budget aborts, wasted work, per writer class.
+CLIENT_METRICS = (
+    ("aborted_retry_budget", COUNT),
+    *((f"requests_{kind}_per_commit", REAL) for kind in REQUEST_KINDS),
+    ("wasted_write_bytes_per_commit", REAL),
+    *((f"{prefix}_{name}", kind) for prefix, _ in JOB_CLASS_PREFIXES
+      for name, kind in (("n_txns", COUNT), ("success_rate", REAL), ("aborted", COUNT),
+                         ("commit_latency_p50_ms", REAL), ("commit_latency_p99_ms", REAL),
+                         ("lag_p50_s", REAL), ("lag_p99_s", REAL), ("lag_max_s", REAL))),
+)
+SUMMARY_METRICS += CLIENT_METRICS
+# Metrics added after the first stored results: older rows have none (null).
+LATER_METRICS = ("cas_throttled", *(name for name, _ in CLIENT_METRICS))
+
 
 def window_mask(config: SimConfig, workload: Workload, outcome: Outcome) -> np.ndarray:
     """Recorded transactions submitted inside the steady-state window."""
@@ -111,11 +147,6 @@ def summarize(config: SimConfig, workload: Workload, outcome: Outcome) -> dict:
     row["table_conflicts_catalog_only"] = np.bincount(table, weights=catalog_only,
                                                       minlength=tables).astype(int).tolist()
     return row
-
-
-# Requests by kind per committed transaction: the work the store serves for each commit it keeps.
-REQUEST_KINDS = ("catalog_read", "cas", "manifest_list_read", "manifest_list_write", "manifest_file_read",
-                 "manifest_file_write")
 
 
 def _requests_per_commit(outcome: Outcome, in_window: np.ndarray, committed: np.ndarray, n_committed: int) -> dict:

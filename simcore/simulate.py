@@ -45,7 +45,7 @@ def simulate(config: SimConfig, seeds: Union[int, Iterable[int]] = (1,)) -> list
     Example:
         >>> from simcore import SimConfig, simulate
         >>> row, = simulate(SimConfig(provider="s3x", num_tables=10,
-        ...                           inter_arrival_scale_ms=500, duration_s=1800), seeds=[7])
+        ...                           inter_arrival_scale_ms=500, duration_s=2400), seeds=[7])
         >>> row["success_rate"] > 0.99
         True
     """

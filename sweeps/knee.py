@@ -14,13 +14,10 @@ enough for about a minute on two cores, and still showing a fast and a
 slow provider (or catalog) at one and at ten tables.
 """
 
-import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
-
-from ray_jobs.knee_cli import knee_main  # noqa: E402
-from sweeps import (append_catalog, exp4a, exp4a_zipf, exp4b, exp4b_zipf, exp4c, gcs_throttle,  # noqa: E402
+from ray_jobs.knee_cli import knee_main
+from sweeps import (append_catalog, exp4a, exp4a_zipf, exp4b, exp4b_zipf, exp4c, gcs_throttle,
                     retry_policies)
 
 # The knee search's own quick subsets (the grids' own quick subsets pick

@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from dashboards.headless import Browser, find_chromium
+from headless import Browser, find_chromium
 from dashboards.server import make_server
 from dashboards.site import build_site
 
@@ -41,7 +41,7 @@ def chromium():
 def real_store(tmp_path_factory):
     from simcore import SimConfig
 
-    from dashboards.testing import simulated_rows, write_store_file
+    from store_fixtures import simulated_rows, write_store_file
 
     store = tmp_path_factory.mktemp("store")
     short = {"duration_s": 1200, "runtime_median_ms": 20_000}  # warm-up 300 s: a short but real run
@@ -61,7 +61,7 @@ def issue6_store(real_store, tmp_path_factory):
     """exp4c of ``real_store`` plus small real runs of issue 6's experiments and a knee search's rows."""
     from simcore import SimConfig
 
-    from dashboards.testing import simulated_rows, write_store_file
+    from store_fixtures import simulated_rows, write_store_file
 
     store = tmp_path_factory.mktemp("issue6-store")
     shutil.copytree(real_store / "exp4c", store / "exp4c")

@@ -12,9 +12,9 @@ from dashboards.payload import build_payload
 from dashboards.points import group_points
 from dashboards.published import parse_published
 from dashboards.site import SITE_FILES, build_site
-from dashboards.store import read_store
+from dashboards.snapshot import read_store
 from dashboards.studies import group_studies
-from dashboards.testing import contract_row, write_store_file
+from store_fixtures import contract_row, write_store_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

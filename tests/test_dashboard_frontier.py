@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from dashboards.frontier import curve_frontier, find_knee
 from dashboards.payload import build_payload
 from dashboards.points import group_points
-from dashboards.store import read_store
+from dashboards.snapshot import read_store
 from dashboards.studies import group_studies
-from dashboards.testing import contract_row, write_store_file
+from store_fixtures import contract_row, write_store_file
 
 NAN = float("nan")
 SCALES_MS = (20, 50, 100, 200, 500, 1000)

@@ -17,8 +17,8 @@ from dashboards.knee import (fine_grid_simulations, parse_summary,
                              searched_knee, source_experiment, within_resolution)
 from dashboards.payload import build_payload
 from dashboards.points import group_points
-from dashboards.store import read_store, store_signature
-from dashboards.testing import contract_row, write_store_file
+from dashboards.snapshot import read_store, store_signature
+from store_fixtures import contract_row, write_store_file
 
 CURVE = {"provider": "s3", "num_tables": 1, "fast_append_ratio": 0.9}
 

@@ -4,8 +4,8 @@ from dashboards.cli import main
 import json
 
 from dashboards.report import comparisons_of, format_comparison, format_searched, searched_knees, summary_line
-from dashboards.store import read_store
-from dashboards.testing import write_store_file
+from dashboards.snapshot import read_store
+from store_fixtures import write_store_file
 from test_dashboard_variants import curve_rows, ok, retry_store_rows
 
 

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from dashboards.server import check_query, make_server, QueryError
-from dashboards.store import StoreError
-from dashboards.testing import contract_row, write_store_file
+from dashboards.snapshot import StoreError
+from store_fixtures import contract_row, write_store_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -25,7 +25,7 @@ def row(seed=1, **config_fields):
 
 @pytest.fixture()
 def store(tmp_path):
-    write_store_file(str(tmp_path), "exp4c", [row(provider="s3"), row(provider="gcp")], name="a")
+    write_store_file(str(tmp_path), "exp4c", [row(provider="s3"), row(provider="gcp")])
     return tmp_path
 
 
@@ -131,7 +131,7 @@ def test_the_site_is_rebuilt_when_the_store_changes(server, store):
     _, before = request(server, "GET", "/data.js")
     assert b'"rows":2' in before
     time.sleep(0.01)
-    write_store_file(str(store), "exp4c", [row(provider="s3x")], name="b")
+    write_store_file(str(store), "exp4c", [row(provider="s3x")])
     _, after = request(server, "GET", "/data.js")
     assert b'"rows":3' in after
     assert request(server, "GET", "/?provider=s3x")[0].status == 200

@@ -12,9 +12,9 @@ import pytest
 
 from dashboards.payload import build_payload
 from dashboards.points import group_points
-from dashboards.store import read_store
+from dashboards.snapshot import read_store
 from dashboards.studies import group_studies, telling_fields
-from dashboards.testing import contract_row, write_store_file
+from store_fixtures import contract_row, write_store_file
 from dashboards.variants import COMPARISONS, compare_variants, difference
 from dashboards.frontier import curve_frontier, curve_frontiers
 

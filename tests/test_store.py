@@ -29,6 +29,7 @@ from ray_jobs.schema import (CONFIG_COLUMNS, METRIC_COLUMNS, RESULTS_SCHEMA, Sch
                              rows_to_table)
 from ray_jobs.status import format_seeds, format_status, store_status
 from ray_jobs.store import ResultsStore, StoreError, default_store_uri
+from store_fixtures import write_digest_named
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -162,12 +163,42 @@ def test_a_damaged_file_is_reported_and_never_read(tmp_path, how):
 
 
 def test_a_file_of_another_shape_is_reported(tmp_path):
-    (tmp_path / "exp").mkdir()
-    import pyarrow.parquet as pq
-    pq.write_table(pa.table({"experiment": ["exp"], "seed": [1]}), tmp_path / "exp" / "foreign.parquet")
+    write_digest_named(tmp_path / "exp", pa.table({"experiment": ["exp"], "seed": [1]}))
     scan = ResultsStore(str(tmp_path)).scan()
-    assert len(scan.unreadable) == 1 and "missing required columns" in scan.unreadable[0].reason
+    assert len(scan.unreadable) == 1 and "missing columns" in scan.unreadable[0].reason
     assert scan.table.num_rows == 0
+
+
+def test_a_keys_only_file_cannot_pass_for_finished_work(tmp_path):
+    store = ResultsStore(str(tmp_path))
+    store.write_rows(table_for(STORAGE, [1]))
+    keys_only = pa.table({"experiment": ["exp"], "config_hash": [STORAGE.config_hash], "seed": [2],
+                          "finished_at": pa.array([datetime(2030, 1, 1, tzinfo=timezone.utc)],
+                                                  pa.timestamp("us", tz="UTC"))})
+    write_digest_named(tmp_path / "exp", keys_only)
+    scan = store.scan()
+    assert scan.keys() == {("exp", STORAGE.config_hash, 1)}
+    assert len(scan.unreadable) == 1 and "missing columns" in scan.unreadable[0].reason
+
+
+def test_a_file_without_a_digest_in_its_name_is_not_trusted(tmp_path):
+    import pyarrow.parquet as pq
+    store = ResultsStore(str(tmp_path))
+    (path,) = store.write_rows(table_for(STORAGE, [1]))
+    pq.write_table(pq.read_table(path), tmp_path / "exp" / "copied.parquet")
+    scan = store.scan()
+    assert scan.rows_read == 1 and "no content digest" in scan.unreadable[0].reason
+
+
+def test_a_file_of_an_older_schema_reads_its_later_columns_as_null(tmp_path):
+    from ray_jobs.schema import LATER_COLUMNS
+    table = table_for(STORAGE, [1])
+    older = table.drop_columns(["retry_policy", "cas_throttle_per_s", "cas_throttled"])
+    assert {"retry_policy", "cas_throttle_per_s", "cas_throttled"} <= set(LATER_COLUMNS)
+    write_digest_named(tmp_path / "exp", older)
+    scan = ResultsStore(str(tmp_path)).scan()
+    assert not scan.unreadable and scan.table.column("cas_throttled").to_pylist() == [None]
+    assert set(scan.missing_columns) == {"retry_policy", "cas_throttle_per_s", "cas_throttled"}
 
 
 def test_concurrent_readers_never_see_a_partial_file(tmp_path):
