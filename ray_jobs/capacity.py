@@ -45,10 +45,13 @@ from simcore.bisection import SearchRange, SearchRangeError, SearchStep, next_st
 from simcore.clients import REFERENCE, client_fields, client_names
 from simcore.config import CATALOG_BACKENDS, TABLE_DISTRIBUTIONS
 from simcore.metrics import REQUEST_KINDS
-from simcore.usable import MeasuredPoint, success_metric
+from simcore.usable import FOUND, MeasuredPoint, success_metric
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 DEFAULT_MAX_WRITERS = 20_000
+# The screening pass brackets the knee to this width with one seed before the
+# full seed set measures inside that bracket (see ``capacity_search``).
+SCREENING_TOLERANCE = 0.10
 MAX_PROBES = 200  # a guard: a search that has not ended by then never will
 
 
@@ -135,6 +138,39 @@ def run_search(search: Search, submit: Callable[[SimConfig, int], Future], seeds
                 progress(f"  {load}: success {point.success:.2%}, {point.throughput_cps:.3f} c/s"
                          f" ({'passes' if point.passes else 'fails'})")
     raise RuntimeError(f"the search did not end within {MAX_PROBES} probes")
+
+
+def capacity_search(base: SimConfig, interval_s: Optional[float], search_range: SearchRange,
+                    submit: Callable[[SimConfig, int], Future], seeds: Sequence[int], slots: int,
+                    progress: Callable[[str], None] = lambda line: None) -> tuple[Search, SearchStep]:
+    """Screen with one seed to a 10% bracket, then search inside it with every seed.
+
+    Most probes of a search from the whole range are far from the knee, where
+    one seed decides as well as three; only the last few, inside the screened
+    bracket (widened by its own width on each side, for seed noise), need the
+    seed mean. Should the knee still fall outside it, the search goes on over
+    the whole range with every point kept.
+    """
+    tolerance = search_range.tolerance
+    if len(seeds) > 1 and tolerance < SCREENING_TOLERANCE:
+        screen = Search(base, interval_s, SearchRange(search_range.min_scale_ms, search_range.max_scale_ms,
+                                                      SCREENING_TOLERANCE))
+        progress(f"screening with seed {seeds[0]} to a {SCREENING_TOLERANCE:.0%} bracket")
+        first = run_search(screen, submit, seeds[:1], slots, progress)
+        if first.status == FOUND:
+            widen = 1.0 + SCREENING_TOLERANCE
+            low = max(search_range.min_scale_ms, first.failing.scale_ms / widen)
+            high = min(search_range.max_scale_ms, first.knee.scale_ms * widen)
+            narrow = Search(base, interval_s, SearchRange(low, high, tolerance))
+            progress(f"searching {low:.4g}-{high:.4g} ms with seeds {','.join(map(str, seeds))}")
+            step = run_search(narrow, submit, seeds, slots, progress)
+            if step.status == FOUND:
+                return narrow, step
+            progress("the knee left the screened bracket: searching the whole range")
+            search = Search(base, interval_s, search_range, probes=dict(narrow.probes))
+            return search, run_search(search, submit, seeds, slots, progress)
+    search = Search(base, interval_s, search_range)
+    return search, run_search(search, submit, seeds, slots, progress)
 
 
 def answer(search: Search, step: SearchStep, simulations: int, wall_s: float) -> dict:
@@ -297,7 +333,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         seeds = parse_seeds(args.seeds)
         base = _base_config(args)
-        search = Search(base, args.writers_at_interval_s, _search_range(args))
+        search_range = _search_range(args)
     except (ConfigError, SearchRangeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -321,7 +357,8 @@ def run(args: argparse.Namespace) -> int:
         return submit_one(config, seed)
 
     try:
-        step = run_search(search, submit, seeds, slots, progress)
+        search, step = capacity_search(base, args.writers_at_interval_s, search_range, submit, seeds, slots,
+                                       progress)
     finally:
         close()
     result = answer(search, step, simulations, time.perf_counter() - started)
