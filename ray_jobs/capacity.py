@@ -66,7 +66,7 @@ class Probe:
     rows: tuple
 
     def mean(self, metric: str) -> float:
-        values = [r[metric] for r in self.rows if r[metric] is not None]
+        values = [r[metric] for r in self.rows if r.get(metric) is not None]
         return float(np.mean(values)) if values and not all(math.isnan(v) for v in values) else math.nan
 
     def point(self) -> MeasuredPoint:
@@ -115,6 +115,8 @@ def run_search(search: Search, submit: Callable[[SimConfig, int], Future], seeds
             if config.config_hash in by_config:
                 search.probes[scale] = Probe(scale, config, by_config[config.config_hash])
                 continue
+            if any(search.config_at(p).config_hash == config.config_hash for p in partial):
+                break  # the same writers are being measured: wait for them
             partial[scale] = []
             for seed in seeds:
                 in_flight[submit(config, seed)] = scale
@@ -152,6 +154,7 @@ def capacity_search(base: SimConfig, interval_s: Optional[float], search_range: 
     the whole range with every point kept.
     """
     tolerance = search_range.tolerance
+    submit = _memoized(submit)
     if len(seeds) > 1 and tolerance < SCREENING_TOLERANCE:
         screen = Search(base, interval_s, SearchRange(search_range.min_scale_ms, search_range.max_scale_ms,
                                                       SCREENING_TOLERANCE))
@@ -171,6 +174,19 @@ def capacity_search(base: SimConfig, interval_s: Optional[float], search_range: 
             return search, run_search(search, submit, seeds, slots, progress)
     search = Search(base, interval_s, search_range)
     return search, run_search(search, submit, seeds, slots, progress)
+
+
+def _memoized(submit: Callable[[SimConfig, int], Future]) -> Callable[[SimConfig, int], Future]:
+    """Each (config, seed) is simulated once across the search's passes."""
+    cache: dict[tuple[str, int], Future] = {}
+
+    def once(config: SimConfig, seed: int) -> Future:
+        key = (config.config_hash, seed)
+        if key not in cache:
+            cache[key] = submit(config, seed)
+        return cache[key]
+
+    return once
 
 
 def answer(search: Search, step: SearchStep, simulations: int, wall_s: float) -> dict:
