@@ -34,7 +34,7 @@ import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
@@ -96,18 +96,21 @@ class Search:
 
 def run_search(search: Search, submit: Callable[[SimConfig, int], Future], seeds: Sequence[int], slots: int,
                progress: Callable[[str], None] = lambda line: None) -> SearchStep:
-    """Measure probes until ``next_step`` says the knee is known; up to ``slots`` simulations at once.
+    """Measure probes until ``next_step`` says the knee is known.
 
+    The search goes in rounds: each round picks probes (``next_step`` with
+    the round's earlier probes pending) until it holds ``slots`` simulations,
+    runs them all, then decides again. Rounds make the answer depend only on
+    the results, never on which simulation happened to finish first.
     ``submit(config, seed)`` starts one simulation and returns a future of its
-    summary row. A probe whose config was simulated already (writers mode:
-    two scales, one whole number of writers) reuses those rows.
+    summary row. A probe whose config was measured already (writers mode: two
+    scales, one whole number of writers) reuses those rows.
     """
-    in_flight: dict[Future, float] = {}
-    partial: dict[float, list] = {}  # scale -> rows so far
     by_config: dict[str, tuple] = {p.config.config_hash: p.rows for p in search.probes.values()}
     for _ in range(MAX_PROBES):
-        while len(in_flight) < slots:
-            step = search.step(pending=list(partial))
+        chosen: dict[float, SimConfig] = {}
+        while len(chosen) * len(seeds) < slots or not chosen:
+            step = search.step(pending=list(chosen))
             if step.done or step.next_scale_ms is None:
                 break
             scale = step.next_scale_ms
@@ -115,31 +118,25 @@ def run_search(search: Search, submit: Callable[[SimConfig, int], Future], seeds
             if config.config_hash in by_config:
                 search.probes[scale] = Probe(scale, config, by_config[config.config_hash])
                 continue
-            if any(search.config_at(p).config_hash == config.config_hash for p in partial):
-                break  # the same writers are being measured: wait for them
-            partial[scale] = []
-            for seed in seeds:
-                in_flight[submit(config, seed)] = scale
-        if not in_flight:
+            if any(c.config_hash == config.config_hash for c in chosen.values()):
+                break  # these writers are in this round already
+            chosen[scale] = config
+        if not chosen:
             step = search.step()
             if step.done:
                 return step
             continue
-        done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
-        for future in done:
-            scale = in_flight.pop(future)
-            partial[scale].append(future.result())
-            if len(partial[scale]) == len(seeds):
-                config = search.config_at(scale)
-                rows = tuple(sorted(partial.pop(scale), key=lambda r: r["seed"]))
-                search.probes[scale] = probe = Probe(scale, config, rows)
-                by_config[config.config_hash] = rows
-                point = probe.point()
-                load = (f"{search.writers_at(scale)} writers" if search.interval_s is not None
-                        else f"scale {scale:g} ms")
-                progress(f"  {load}: success {point.success:.2%}, {point.throughput_cps:.3f} c/s"
-                         f" ({'passes' if point.passes else 'fails'})")
-    raise RuntimeError(f"the search did not end within {MAX_PROBES} probes")
+        futures = {scale: [submit(config, seed) for seed in seeds] for scale, config in chosen.items()}
+        for scale in sorted(futures):
+            rows = tuple(sorted((f.result() for f in futures[scale]), key=lambda r: r["seed"]))
+            search.probes[scale] = probe = Probe(scale, chosen[scale], rows)
+            by_config[chosen[scale].config_hash] = rows
+            point = probe.point()
+            load = (f"{search.writers_at(scale)} writers" if search.interval_s is not None
+                    else f"scale {scale:g} ms")
+            progress(f"  {load}: success {point.success:.2%}, {point.throughput_cps:.3f} c/s"
+                     f" ({'passes' if point.passes else 'fails'})")
+    raise RuntimeError(f"the search did not end within {MAX_PROBES} rounds")
 
 
 def capacity_search(base: SimConfig, interval_s: Optional[float], search_range: SearchRange,
