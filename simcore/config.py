@@ -210,10 +210,16 @@ class SimConfig:
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> "SimConfig":
+        """A config from field values. A ``client`` names a preset (simcore/clients.toml) whose
+        fields fill those ``values`` does not give, so a grid can sweep clients by name."""
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
             raise ConfigError(unknown[0], values[unknown[0]], f"one of the config fields {sorted(known)}")
+        if values.get("client") is not None:
+            from simcore.clients import client_fields  # the preset table imports this module
+
+            values = {**client_fields(values["client"]), **values}
         return cls(**values)
 
     def replace(self, **changes: Any) -> "SimConfig":

@@ -235,3 +235,30 @@ def test_new_fields_at_their_defaults_leave_hashes_alone():
     assert pinned.replace(client="reference", retry_rewrite="conflict").config_hash == "f6741f1855404752"
     assert SimConfig(retry_policy="backoff", backoff_jitter_shape="symmetric") == SimConfig(retry_policy="backoff")
     assert apply_client("iceberg-java").config_hash != SimConfig().config_hash
+
+
+# -- sweeps -----------------------------------------------------------------------------------------
+
+def test_clients_sweep_applies_each_preset_on_exp4c():
+    from sweeps import clients, exp4c
+
+    configs = clients.GRID.configs()
+    assert {c.client for c in configs} == set(client_names()) - {"reference"} | {None}
+    assert len(configs) == len(client_names()) * len(exp4c.GRID.configs())
+    for config in configs:
+        expected = apply_client(config.client or "reference", **{
+            k: getattr(config, k) for k in ("catalog", "provider", "num_tables", "fast_append_ratio",
+                                            "inter_arrival_scale_ms")})
+        assert config == expected
+    # The reference points are exp4c's own: same hashes, so stored exp4c rows serve them.
+    assert {c.config_hash for c in configs if c.client is None} == {c.config_hash for c in exp4c.GRID.configs()}
+
+
+def test_writers_sweeps_differ_only_by_maintenance():
+    from sweeps import writers
+
+    plain, maintained = (grid.configs() for grid in writers.GRIDS)
+    assert len(plain) == len(maintained) > 0
+    assert all(c.writers and c.commit_interval_s in (60.0, 300.0) and c.maintenance_jobs is None for c in plain)
+    assert all(c.maintenance_jobs == 2 and c.maintenance_interval_s == 600.0 for c in maintained)
+    assert [c.replace(maintenance_jobs=None, maintenance_interval_s=None) for c in maintained] == list(plain)
