@@ -20,15 +20,23 @@ from typing import Optional, Sequence
 from dashboards.site import build_site
 from dashboards.snapshot import STORE_ENV, StoreError, default_store_uri, read_store
 from dashboards.studies import SEARCHED_SUFFIX
-from dashboards.variants import COMPARISONS
 
 EXIT_STORE_ERROR = 2
+
+
+DASHBOARD_HELP = "build, serve or compare the results dashboard of a results store"
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m dashboards",
                                      description="Build or serve the results dashboard of a results store.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    configure(parser)
+    return parser
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """The dashboard's subcommands: ``python -m dashboards ...`` and ``commit-sweeps dashboard ...``."""
+    commands = parser.add_subparsers(dest="dashboard_command", required=True)
     store_help = f"results store: a directory or a pyarrow URI such as s3://bucket/prefix " \
                  f"(default: ${STORE_ENV}, else ./results; now {default_store_uri()!r})"
 
@@ -48,9 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     compare = commands.add_parser("compare", help="print the variant comparisons (throttle, retry policies, "
                                                   "append catalog) as text")
     compare.add_argument("--store", default=None, help=store_help)
-    compare.add_argument("--experiment", action="append", choices=[spec.experiment for spec in COMPARISONS],
-                         help="only this comparison (repeatable; default: every one the store holds)")
-    return parser
+    compare.add_argument("--experiment", action="append", metavar="NAME",
+                         help="only this study (repeatable; default: every study the store holds, e.g. "
+                              "gcs_throttle, retry_policies, append_catalog)")
 
 
 def _summary(site) -> str:
@@ -110,10 +118,9 @@ def _compare(args) -> int:
     snapshot = read_store(store)
     comparisons = comparisons_of(snapshot, args.experiment)
     if not comparisons:
-        wanted = args.experiment or [spec.experiment for spec in COMPARISONS]
-        sweeps = "; ".join(spec.sweep for spec in COMPARISONS if spec.experiment in wanted)
-        print(f"note: the store {store} holds none of {', '.join(wanted)}; fill it with: {sweeps}",
-              file=sys.stderr)
+        wanted = ", ".join(args.experiment) if args.experiment else "any study"
+        print(f"note: the store {store} holds no runs of {wanted}; fill one with e.g. "
+              f"commit-sweeps sweep retry_policies --quick (commit-sweeps sweep --help lists them)", file=sys.stderr)
         return 0
     snapshot_summaries = {summary.experiment: summary for summary in snapshot.knee_summaries}
     blocks = []
@@ -127,10 +134,13 @@ def _compare(args) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = _parser().parse_args(argv)
+    return run(_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
     commands = {"build": _build, "serve": _serve, "compare": _compare}
     try:
-        return commands[args.command](args)
+        return commands[args.dashboard_command](args)
     except StoreError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_STORE_ERROR

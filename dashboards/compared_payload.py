@@ -24,7 +24,7 @@ from dashboards.knee import (SEARCH_RESOLUTION, fine_grid_simulations,
 from dashboards.rounding import rounded, spread_json
 from dashboards.snapshot import StoreSnapshot
 from dashboards.studies import Study
-from dashboards.variants import COMPARISONS, Comparison, compare_variants, knee_mean
+from dashboards.variants import Comparison, compare_variants, comparison_specs, knee_mean
 
 
 def _summary_for(snapshot: StoreSnapshot, study: Study) -> tuple:
@@ -165,6 +165,7 @@ def comparison_json(comparison: Comparison) -> dict:
     }
 
 
-def comparisons_json(studies: list, frontier_of: Callable) -> dict:
-    """experiment -> comparison entry, for every experiment of ``variants.COMPARISONS`` (empty ones too)."""
-    return {spec.experiment: comparison_json(compare_variants(spec, studies, frontier_of)) for spec in COMPARISONS}
+def comparisons_json(snapshot: StoreSnapshot, studies: list, frontier_of: Callable) -> dict:
+    """experiment -> comparison entry, for every study the store's plans declare (empty ones too)."""
+    return {spec.experiment: comparison_json(compare_variants(spec, studies, frontier_of))
+            for spec in comparison_specs(snapshot.plans)}

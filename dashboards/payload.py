@@ -257,7 +257,7 @@ def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
         "studies": [_study_json(study, frontiers) for study in studies],
         "published": _published_json(comparisons),
         "knee_searches": knee_searches_json(studies, frontier_of, _curve_bounds, snapshot),
-        "comparisons": comparisons_json(studies, frontier_of),
+        "comparisons": comparisons_json(snapshot, studies, frontier_of),
         "warnings": _warnings(snapshot, studies),
     }
 

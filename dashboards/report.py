@@ -1,7 +1,7 @@
 """The variant comparisons as plain text, for terminals, notes and CI logs.
 
 ``python -m dashboards compare`` prints, for each experiment of
-``variants.COMPARISONS`` the store holds, one line per curve: every
+study the store's plans declare, one line per curve: every
 variant's usable throughput and its change from the baseline, and the
 change in VO p99 commit latency at each variant's own knee. The numbers are
 the ones dashboard views 9 to 11 draw (same ``compare_variants``). When the
@@ -21,7 +21,7 @@ from dashboards.snapshot import StoreSnapshot
 from dashboards.studies import SEARCHED_SUFFIX, group_studies
 from dashboards.knee import parse_summary
 from simcore.usable import FOUND
-from dashboards.variants import COMPARISONS, Comparison, Variant, compare_variants
+from dashboards.variants import Comparison, Variant, compare_variants, comparison_specs
 
 
 def comparisons_of(snapshot: StoreSnapshot, experiments: Optional[Sequence[str]] = None) -> list:
@@ -32,7 +32,7 @@ def comparisons_of(snapshot: StoreSnapshot, experiments: Optional[Sequence[str]]
     def frontier_of(study_id, key):
         return frontiers.get((study_id, key))
 
-    chosen = [spec for spec in COMPARISONS if experiments is None or spec.experiment in experiments]
+    chosen = [spec for spec in comparison_specs(snapshot.plans) if experiments is None or spec.experiment in experiments]
     return [comparison for comparison in (compare_variants(spec, studies, frontier_of) for spec in chosen)
             if not comparison.is_empty]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Mapping, Optional
 
 from ray_jobs.schema import CONFIG_COLUMNS, KEY_COLUMNS, PROVENANCE_COLUMNS
 from ray_jobs.store import (STORE_ENV, KneeSummaryFile, ResultsStore, StoreError, UnreadableFile,
@@ -54,6 +54,7 @@ class StoreSnapshot:
     duplicates_dropped: int = 0
     missing_columns: tuple = ()
     knee_summaries: tuple = ()  # KneeSummaryFile, one per _knee/*.json
+    plans: Mapping = field(default_factory=dict)  # experiment -> its latest sweep plan (what a study compares)
     read_at: str = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
 
     @property
@@ -87,7 +88,20 @@ def read_store(uri: str) -> StoreSnapshot:
         row["finished_at"] = _iso_utc(row["finished_at"])
     return StoreSnapshot(uri=uri, rows=tuple(rows), files_read=scan.files_read, skipped_files=scan.unreadable,
                          duplicates_dropped=scan.duplicates_dropped, missing_columns=scan.missing_columns,
-                         knee_summaries=store.knee_summaries())
+                         knee_summaries=store.knee_summaries(), plans=_plans(store))
+
+
+def _plans(store: ResultsStore) -> dict:
+    """experiment -> its latest sweep plan; a plan that cannot be read is left out (the rows still show)."""
+    plans = {}
+    for experiment in store.experiments():
+        try:
+            plan = store.read_plan(experiment)
+        except StoreError:
+            continue
+        if isinstance(plan, dict):
+            plans[experiment] = plan
+    return plans
 
 
 def store_signature(uri: str) -> tuple:

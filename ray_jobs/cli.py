@@ -1,6 +1,7 @@
 """The command line every sweep script shares.
 
-    python sweeps/exp4c.py [--seeds N] [--duration-s S] [--store URI] [--quick] [--max-parallel N]
+    python sweeps/exp4c.py [--seeds SEEDS] [--duration-s S] [--store URI] [--quick] [--max-parallel N]
+    commit-sweeps sweep exp4c [the same flags]
 
 Order of work: parse flags, build and validate every config (a bad value
 exits 2 before Ray starts or the store is touched), connect to Ray, run,
@@ -13,11 +14,12 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import signal
 import sys
 import time
 from typing import Optional, Sequence
 
+from simcore.cli import SEEDS_HELP, parse_seeds
+from simcore.config import ConfigError
 from ray_jobs.grid import Grid, GridError
 from ray_jobs.store import STORE_ENV, ResultsStore, StoreError, default_store_uri
 
@@ -38,6 +40,28 @@ def positive_int(text: str) -> int:
     return value
 
 
+def seeds_value(text: str) -> tuple[int, ...]:
+    """``--seeds`` as every command reads it (``simcore.cli.parse_seeds``), for argparse."""
+    try:
+        return parse_seeds(text)
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected {error.allowed}") from None
+
+
+def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags every command that runs simulations into the store shares: seeds, duration, store, quick, parallelism."""
+    parser.add_argument("--seeds", type=seeds_value, default=tuple(range(1, DEFAULT_SEEDS + 1)), metavar="SEEDS",
+                        help=f"seeds of every config: {SEEDS_HELP} (default {DEFAULT_SEEDS})")
+    parser.add_argument("--duration-s", type=float, default=DEFAULT_DURATION_S, metavar="S",
+                        help=f"simulated seconds per run (default {DEFAULT_DURATION_S:g}); must exceed twice the "
+                             f"warm-up, 1800 s with the default runtime")
+    parser.add_argument("--store", default=default_store_uri(), metavar="URI",
+                        help=f"results store: a directory or a pyarrow URI such as s3://bucket/prefix "
+                             f"(default ${STORE_ENV} if set, else ./results; now {default_store_uri()})")
+    parser.add_argument("--max-parallel", type=positive_int, default=None, metavar="N",
+                        help="at most N tasks at once (default: as many as the cluster has CPUs)")
+
+
 def build_parser(grids: Sequence[Grid], prog: Optional[str] = None) -> argparse.ArgumentParser:
     sizes = ", ".join(f"{g.experiment} ({len(g.points())} configs, quick {len(g.points(quick=True))})"
                       for g in grids)
@@ -49,18 +73,9 @@ def build_parser(grids: Sequence[Grid], prog: Optional[str] = None) -> argparse.
                 "else on a local Ray using every core. Runs already in the store are skipped,\n"
                 "so an interrupted sweep resumes where it stopped. Exit status: 0 all stored,\n"
                 "1 some runs failed, 2 bad input (nothing run), 130 interrupted."))
-    parser.add_argument("--seeds", type=positive_int, default=DEFAULT_SEEDS, metavar="N",
-                        help=f"run seeds 1..N of every config (default {DEFAULT_SEEDS})")
-    parser.add_argument("--duration-s", type=float, default=DEFAULT_DURATION_S, metavar="S",
-                        help=f"simulated seconds per run (default {DEFAULT_DURATION_S:g}); must exceed twice the "
-                             f"warm-up, 1800 s with the default runtime")
-    parser.add_argument("--store", default=default_store_uri(), metavar="URI",
-                        help=f"results store: a directory or a pyarrow URI such as s3://bucket/prefix "
-                             f"(default ${STORE_ENV} if set, else ./results; now {default_store_uri()})")
+    add_sweep_arguments(parser)
     parser.add_argument("--quick", action="store_true",
                         help="run a small, representative subset of the grid (about a minute on 2 cores)")
-    parser.add_argument("--max-parallel", type=positive_int, default=None, metavar="N",
-                        help="at most N tasks at once (default: as many as the cluster has CPUs)")
     return parser
 
 
@@ -74,13 +89,19 @@ def sweep_main(grids: Sequence[Grid], argv: Optional[Sequence[str]] = None, *,
         prog: program name for ``--help``.
         flush_interval_s: override how often rows are written (tests).
     """
-    args = build_parser(grids, prog).parse_args(argv)
-    seeds = tuple(range(1, args.seeds + 1))
+    return run_sweep_command(grids, build_parser(grids, prog).parse_args(argv), flush_interval_s=flush_interval_s)
+
+
+def run_sweep_command(grids: Sequence[Grid], args: argparse.Namespace, *,
+                      flush_interval_s: Optional[float] = None) -> int:
+    """Run ``grids`` with parsed sweep flags (``add_sweep_arguments`` and ``--quick``); returns the exit status."""
+    seeds = args.seeds
 
     # Every config is built, and so validated, before anything runs.
     from ray_jobs.fanout import SweepPlan  # imports Ray: after the cheap checks above
     try:
-        plans = [SweepPlan(g.experiment, g.configs(quick=args.quick, duration_s=args.duration_s), seeds, args.quick)
+        plans = [SweepPlan(g.experiment, g.configs(quick=args.quick, duration_s=args.duration_s), seeds, args.quick,
+                           g.compares.record() if g.compares else None)
                  for g in grids]
         store = ResultsStore(args.store)
     except (GridError, StoreError) as error:
@@ -88,41 +109,27 @@ def sweep_main(grids: Sequence[Grid], argv: Optional[Sequence[str]] = None, *,
         return EXIT_BAD_INPUT
     warn_if_store_is_temporary(args.store)
 
-    import ray
-
-    from ray_jobs.connect import connect_ray
+    from ray_jobs.connect import ray_session
     from ray_jobs.fanout import find_work, run_sweep
 
     runs = sum(len(p.configs) * len(p.seeds) for p in plans)
     print(f"Sweeping {', '.join(f'{p.experiment} ({len(p.configs)} configs)' for p in plans)}"
           f"{' [quick]' if args.quick else ''} x {len(seeds)} seeds = {runs} runs of {args.duration_s:g} "
           f"simulated s; store {store.location()}", flush=True)
-    previous_handler = signal.getsignal(signal.SIGTERM)
     try:
         work = find_work(plans, store)
         print(f"{len(work.todo)} runs to do, {runs - len(work.todo)} already stored", flush=True)
-        connect_s = 0.0
-        if work.todo:  # a finished sweep needs no cluster
-            started = time.perf_counter()
-            connection = connect_ray(num_cpus=min(args.max_parallel or os.cpu_count() or 1, os.cpu_count() or 1))
-            connect_s = time.perf_counter() - started
-            print(f"running on {connection.description} (connected in {connect_s:.1f} s)", flush=True)
-        # `ray job stop` sends SIGTERM: stop like Ctrl-C, writing the rows finished so far.
-        # Installed after ray.init, which sets a handler of its own that just exits.
-        signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-        options = {} if flush_interval_s is None else {"flush_interval_s": flush_interval_s}
-        summary = run_sweep(work, store, max_parallel=args.max_parallel, **options)
+        # A finished sweep needs no cluster.
+        with ray_session(args.max_parallel, connect=bool(work.todo)) as session:
+            options = {} if flush_interval_s is None else {"flush_interval_s": flush_interval_s}
+            summary = run_sweep(work, store, max_parallel=args.max_parallel, **options)
     except StoreError as error:
         print(f"error: {error}\nRows already written are kept; rerun to resume.", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:  # before the fan-out started: nothing to save
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    finally:
-        if previous_handler is not None:  # None: a handler set outside Python, left as it is
-            signal.signal(signal.SIGTERM, previous_handler)
-        if ray.is_initialized():
-            ray.shutdown()
+    connect_s = session.connect_s
     print(format_summary(summary, args.store, connect_s), flush=True)
     if summary.interrupted:
         return EXIT_INTERRUPTED
@@ -165,21 +172,18 @@ def warn_if_store_is_temporary(store_uri: str) -> None:
               f"absolute path or an s3:// URI, or set {STORE_ENV}.", file=sys.stderr, flush=True)
 
 
-def _raise_keyboard_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
+STATUS_HELP = "per experiment: configs done of total, seeds, last update"
 
 
-def status_main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python -m ray_jobs status --store URI``."""
+def configure_status(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", default=default_store_uri(), metavar="URI",
+                        help=f"results store (default ${STORE_ENV} if set, else ./results)")
+
+
+def run_status(args: argparse.Namespace) -> int:
+    """Print what the store holds; exit 1 when some file is unreadable, 2 when the store cannot be read."""
     from ray_jobs.status import format_status, store_status
 
-    parser = argparse.ArgumentParser(prog="python -m ray_jobs",
-                                     description="Inspect a results store written by the sweeps.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    status = commands.add_parser("status", help="per experiment: configs done of total, seeds, last update")
-    status.add_argument("--store", default=default_store_uri(), metavar="URI",
-                        help=f"results store (default ${STORE_ENV} if set, else ./results)")
-    args = parser.parse_args(argv)
     try:
         store = ResultsStore(args.store)
         started = time.perf_counter()
@@ -189,3 +193,12 @@ def status_main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_BAD_INPUT
     print(format_status(report, read_s=time.perf_counter() - started))
     return EXIT_FAILED if report.unreadable else EXIT_OK
+
+
+def status_main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m ray_jobs status --store URI``."""
+    parser = argparse.ArgumentParser(prog="python -m ray_jobs",
+                                     description="Inspect a results store written by the sweeps.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    configure_status(commands.add_parser("status", help=STATUS_HELP))
+    return run_status(parser.parse_args(argv))

@@ -47,6 +47,7 @@ class SweepPlan:
     configs: tuple[SimConfig, ...]
     seeds: tuple[int, ...]
     quick: bool = False
+    compares: Optional[dict] = None  # the grid's Treatment record, for the dashboard's comparisons
 
     def units(self) -> list[WorkUnit]:
         return [WorkUnit(self.experiment, config, seed) for config in self.configs for seed in self.seeds]
@@ -56,6 +57,7 @@ class SweepPlan:
         return {"experiment": self.experiment, "config_hashes": [c.config_hash for c in self.configs],
                 "seeds": list(self.seeds), "quick": self.quick,
                 "duration_s": sorted({c.duration_s for c in self.configs}),
+                "compares": self.compares, "command": f"commit-sweeps sweep {self.experiment}",
                 "planned_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 

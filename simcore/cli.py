@@ -1,4 +1,4 @@
-"""Command line: ``python -m simcore run ...`` simulates one config over several seeds.
+"""Command line: ``python -m simcore run ...`` (also ``commit-sweeps simulate``) simulates one config over seeds.
 
 Bad input exits with status 2 and one line naming the field, the value and
 what is allowed, so scripts can tell a usage error from a crash.
@@ -63,22 +63,52 @@ def _number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected a number") from None
 
 
-def _parse_seeds(text: str) -> list[int]:
+MAX_SEEDS = 100_000
+SEEDS_HELP = ("a count N (seeds 1..N), or a list of seeds and ranges such as 1,2,3 or 4-6 "
+              "(the same in every command)")
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """The seeds a ``--seeds`` value names, in every command alike.
+
+    A bare number N means seeds 1..N (how many); a value with a comma or a
+    range names the seeds themselves. A single seed other than 1 is
+    written as a one-seed range (``7-7``) or with a trailing comma (``7,``).
+
+    >>> parse_seeds("3"), parse_seeds("1,2,3"), parse_seeds("4-6,9"), parse_seeds("7,")
+    ((1, 2, 3), (1, 2, 3), (4, 5, 6, 9), (7,))
+    """
+    allowed = SEEDS_HELP
+    text = str(text).strip()
     try:
-        seeds = [int(part) for part in text.split(",") if part.strip()]
+        if text.isdigit():
+            count = int(text)
+            if not 1 <= count <= MAX_SEEDS:
+                raise ValueError
+            return tuple(range(1, count + 1))
+        seeds: list[int] = []
+        for part in (part.strip() for part in text.split(",")):
+            if not part:
+                continue
+            low, _, high = part.partition("-")
+            first, last = int(low), int(high or low)
+            if first < 0 or last < first or len(seeds) + last - first + 1 > MAX_SEEDS:
+                raise ValueError
+            seeds.extend(range(first, last + 1))
     except ValueError:
-        raise ConfigError("seeds", text, "a comma-separated list of integers >= 0, e.g. 1,2,3") from None
-    if not seeds or any(s < 0 for s in seeds):
-        raise ConfigError("seeds", text, "a comma-separated list of integers >= 0, e.g. 1,2,3")
+        raise ConfigError("seeds", text, allowed + f", at most {MAX_SEEDS:,} seeds") from None
+    if not seeds:
+        raise ConfigError("seeds", text, allowed)
     if len(set(seeds)) != len(seeds):
         raise ConfigError("seeds", text, "distinct seeds")
-    return seeds
+    return tuple(seeds)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m simcore", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    run = commands.add_parser("run", help="simulate one config for each seed and print the summaries")
+SIMULATE_HELP = "simulate one config for each seed and print the summaries"
+
+
+def configure(run: argparse.ArgumentParser) -> None:
+    """The flags of one simulation: ``python -m simcore run`` and ``commit-sweeps simulate``."""
     run.add_argument("--provider", required=True, help="object store: " + ", ".join(PROVIDERS))
     run.add_argument("--catalog", required=True, help="catalog back-end: " + ", ".join(CATALOG_BACKENDS)
                      + " (append: conditional-append log, s3x/azurex/azure)")
@@ -119,10 +149,16 @@ def build_parser() -> argparse.ArgumentParser:
                      help="per-object write limit on the catalog object (token bucket; default: none)")
     run.add_argument("--throttle-object-writes", action="store_true",
                      help="apply the provider's documented per-object write limit (GCS: 1/s; others: none)")
-    run.add_argument("--seeds", required=True, help="comma-separated seeds, e.g. 1,2,3")
+    run.add_argument("--seeds", required=True, help=SEEDS_HELP)
     run.add_argument("--json", action="store_true", help="one JSON object per seed per line")
     run.add_argument("--transactions-dir", default=None,
                      help="also write every transaction of each seed to DIR/<config_hash>-seed<seed>.parquet")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m simcore", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    configure(commands.add_parser("run", help=SIMULATE_HELP))
     return parser
 
 
@@ -205,9 +241,18 @@ def _write_transactions(config: SimConfig, seeds: list[int], directory: str) -> 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        seeds = _parse_seeds(args.seeds)
+    except _UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Simulate the config the flags describe; bad values exit 2 with one line."""
+    try:
+        seeds = list(parse_seeds(args.seeds))
         config = _config_from_args(args)
-    except (_UsageError, ConfigError) as error:
+    except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
     rows = simulate(config, seeds)

@@ -7,9 +7,9 @@ across experiment boundaries and Ray starts once.
 import sys
 
 from ray_jobs import sweep_main
-from sweeps import exp4a, exp4a_zipf, exp4b, exp4b_zipf, exp4c
+from sweeps.catalog import SEED001
 
-GRIDS = [exp4a.GRID, exp4b.GRID, exp4c.GRID, exp4a_zipf.GRID, exp4b_zipf.GRID]
+GRIDS = list(SEED001)
 
 if __name__ == "__main__":
     sys.exit(sweep_main(GRIDS))

@@ -9,7 +9,7 @@ it beside the CAS catalog of exp4c on the providers that have append.
 
 import sys
 
-from ray_jobs import Grid, sweep_main
+from ray_jobs import Grid, Treatment, sweep_main
 from sweeps.seed001 import (FAST_APPEND_RATIOS, INTER_ARRIVAL_SCALES_MS, QUICK_INTER_ARRIVAL_SCALES_MS,
                             QUICK_TABLE_COUNTS, TABLE_COUNTS)
 
@@ -25,6 +25,8 @@ GRID = Grid(
     },
     quick={"provider": ("s3x", "azure"), "num_tables": QUICK_TABLE_COUNTS, "fast_append_ratio": (1.0,),
            "inter_arrival_scale_ms": QUICK_INTER_ARRIVAL_SCALES_MS},
+    compares=Treatment("catalog", baseline="storage",
+                       labels=(("storage", "CAS (storage catalog)"), ("append", "conditional append"))),
 )
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ catalog object, where a CAS that finds no token is refused like a 429.
 
 import sys
 
-from ray_jobs import Grid, sweep_main
+from ray_jobs import Grid, Treatment, sweep_main
 from simcore import PROVIDERS
 from sweeps.seed001 import (FAST_APPEND_RATIOS, INTER_ARRIVAL_SCALES_MS, QUICK_INTER_ARRIVAL_SCALES_MS,
                             QUICK_TABLE_COUNTS, TABLE_COUNTS)
@@ -28,6 +28,8 @@ GRID = Grid(
     },
     quick={"num_tables": QUICK_TABLE_COUNTS, "fast_append_ratio": (1.0,),
            "inter_arrival_scale_ms": QUICK_INTER_ARRIVAL_SCALES_MS},
+    compares=Treatment("cas_throttle_per_s", baseline=None, companions=("cas_throttle_burst",),
+                       labels=((None, "unthrottled"), (GCS_WRITES_PER_S, f"throttled to {GCS_WRITES_PER_S:g} write/s"))),
 )
 
 if __name__ == "__main__":

@@ -17,8 +17,7 @@ slow provider (or catalog) at one and at ten tables.
 import sys
 
 from ray_jobs.knee_cli import knee_main
-from sweeps import (append_catalog, exp4a, exp4a_zipf, exp4b, exp4b_zipf, exp4c, gcs_throttle,
-                    retry_policies)
+from sweeps.catalog import EXPERIMENTS
 
 # The knee search's own quick subsets (the grids' own quick subsets pick
 # inter-arrival points, which the search does not need, and more curves).
@@ -33,11 +32,7 @@ _QUICK = {
     "append_catalog": {"provider": ("s3x",), "num_tables": (1, 10), "fast_append_ratio": (1.0,)},
 }
 
-KNEE_GRIDS = {
-    grid.experiment: grid.derive(grid.experiment, quick=_QUICK[grid.experiment])
-    for grid in (exp4c.GRID, exp4a.GRID, exp4b.GRID, exp4a_zipf.GRID, exp4b_zipf.GRID,
-                 gcs_throttle.GRID, retry_policies.GRID, append_catalog.GRID)
-}
+KNEE_GRIDS = {name: EXPERIMENTS[name].derive(name, quick=quick) for name, quick in _QUICK.items()}
 
 if __name__ == "__main__":
     sys.exit(knee_main(KNEE_GRIDS))

@@ -6,7 +6,9 @@ writes: digest-named files, ``RESULTS_SCHEMA`` columns, atomic replaces.
 
 - ``contract_row``: one hand-made row; metrics a test does not state are
   unmeasured (zero counts, NaN rates, empty per-table lists).
-- ``write_store_file``: rows of one experiment, written as one store file.
+- ``write_store_file``: rows of one experiment, written as one store file;
+  for a declared study (``sweeps.catalog``) the sweep's plan too, which
+  says what the study compares, as ``commit-sweeps sweep`` would record it.
 - ``simulated_rows``: rows made by really simulating, through the sweep
   worker's own ``run_units``.
 - ``write_digest_named``: a foreign file disguised as the store's own (a
@@ -55,8 +57,24 @@ def write_store_file(store_dir: str, experiment: str, rows: Iterable[dict]) -> s
     others = sorted({row["experiment"] for row in rows} - {experiment})
     if others:
         raise ValueError(f"rows: experiments {others} given to write under {experiment!r}")
-    (path,) = ResultsStore(str(store_dir)).write_rows(rows_to_table(rows))
+    store = ResultsStore(str(store_dir))
+    (path,) = store.write_rows(rows_to_table(rows))
+    _record_study_plan(store, experiment, rows)
     return path
+
+
+def _record_study_plan(store: ResultsStore, experiment: str, rows: list) -> None:
+    from ray_jobs.fanout import SweepPlan
+    from sweeps.catalog import EXPERIMENTS
+
+    grid = EXPERIMENTS.get(experiment)
+    if grid is None or grid.compares is None:
+        return
+    configs = {row["config_hash"]: SimConfig.from_dict({name: row[name] for name in SimConfig().to_dict()})
+               for row in rows}
+    plan = SweepPlan(experiment, tuple(configs.values()), tuple(sorted({row["seed"] for row in rows})),
+                     compares=grid.compares.record())
+    store.write_plan(experiment, plan.record())
 
 
 def simulated_rows(experiment: str, configs: Iterable[SimConfig], seeds: Iterable[int]) -> list[dict]:

@@ -247,7 +247,7 @@ def test_the_issue6_views_say_what_a_store_without_them_lacks(browser, page_url)
     assert "No knee search in this store yet" in text_of(browser, "knee-body")
     assert "python sweeps/knee.py --experiment exp4c" in text_of(browser, "knee-body")
     assert "No gcs_throttle runs in this store yet" in text_of(browser, "throttle-body")
-    assert "python sweeps/retry_policies.py" in text_of(browser, "retry-body")
+    assert "commit-sweeps sweep retry_policies" in text_of(browser, "retry-body")
     assert "No append_catalog runs" in text_of(browser, "append-body")
     assert count(browser, "svg.knee-chart, svg.throttle-chart, svg.retry-chart, svg.append-chart") == 0
 

@@ -15,10 +15,8 @@ from dashboards.points import group_points
 from dashboards.snapshot import read_store
 from dashboards.studies import group_studies, telling_fields
 from store_fixtures import contract_row, write_store_file
-from dashboards.variants import COMPARISONS, compare_variants, difference
+from dashboards.variants import ComparisonSpec, compare_variants, difference
 from dashboards.frontier import curve_frontier, curve_frontiers
-
-SPECS = {spec.experiment: spec for spec in COMPARISONS}
 
 
 def ok(success, throughput, **more):
@@ -37,7 +35,8 @@ def comparison_of(tmp_path, experiment, rows):
     snapshot = read_store(str(tmp_path))
     studies = group_studies(group_points(snapshot.rows))
     frontiers = curve_frontiers(studies)
-    return compare_variants(SPECS[experiment], studies, lambda sid, key: frontiers.get((sid, key))), snapshot
+    spec = ComparisonSpec.from_plan(experiment, snapshot.plans[experiment])  # as the sweep declared it
+    return compare_variants(spec, studies, lambda sid, key: frontiers.get((sid, key))), snapshot
 
 
 def vo(success, throughput, vo_success, vo_p99_ms):
@@ -165,10 +164,9 @@ def test_a_partial_comparison_says_what_it_lacks(tmp_path):
     assert [sorted(curve.frontiers) for curve in comparison.curves] == [["backoff"], ["split"]]
     payload = build_payload(snapshot)
     assert payload["comparisons"]["retry_policies"]["baseline"] is None
-    # The experiments not in the store are present and empty: the page says how to run them.
-    for experiment in ("gcs_throttle", "append_catalog"):
-        assert payload["comparisons"][experiment]["variants"] == []
-        assert payload["comparisons"][experiment]["sweep"] == f"python sweeps/{experiment}.py"
+    # Only the studies the store holds are compared (the page says how to run the others).
+    assert sorted(payload["comparisons"]) == ["retry_policies"]
+    assert payload["comparisons"]["retry_policies"]["sweep"] == "commit-sweeps sweep retry_policies"
 
 
 def test_variants_that_also_differ_elsewhere_are_left_out_and_named(tmp_path):

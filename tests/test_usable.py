@@ -76,3 +76,48 @@ def test_the_search_reads_the_same_knee_as_the_rule():
     assert step.knee == find_knee(points)
     assert step.failing == failing_neighbour(points, step.knee)
     assert math.isclose(step.knee.throughput_cps, usable_throughput([(p.success, p.throughput_cps) for p in points]))
+
+
+def test_every_consumer_reads_the_same_knee_of_a_fast_append_and_merge_append_mix(tmp_path):
+    """FA 0.7 + MA 0.3 has no overwrite: every consumer must read the overall success rate.
+
+    The rows are made so the two possible readings disagree: the overall
+    success passes at 100 ms, while a stray VO column (as a mix with
+    overwrites would have) fails there. The store is written by the real
+    writer and read back by the dashboard and by the knee search.
+    """
+    from dashboards.frontier import curve_frontier
+    from dashboards.points import group_points
+    from dashboards.snapshot import read_store
+    from ray_jobs.grid import Grid
+    from ray_jobs.knee_curves import complete_points, curves_from_grid, evidence_from_rows
+    from ray_jobs.store import ResultsStore
+    from store_fixtures import contract_row, write_store_file
+
+    mix = {"provider": "s3", "num_tables": 1, "fast_append_ratio": 0.7, "merge_append_ratio": 0.3}
+    curve = {50: (0.90, 9.0, 0.10), 100: (0.97, 6.0, 0.50), 200: (1.0, 3.0, 1.0)}
+    rows = [contract_row("mix", {**mix, "inter_arrival_scale_ms": float(scale)}, seed,
+                         {"success_rate": success, "throughput_cps": throughput, "vo_success_rate": vo})
+            for scale, (success, throughput, vo) in curve.items() for seed in (1, 2)]
+    write_store_file(str(tmp_path), "mix", rows)
+
+    config = SimConfig(**mix)
+    assert success_metric(config) == "success_rate"
+
+    # The dashboard's frontier.
+    frontier = curve_frontier(group_points(read_store(str(tmp_path)).rows))
+    assert frontier.success_metric == "success_rate"
+    assert frontier.usable_cps == 6.0 and frontier.knee.scale_ms == 100
+
+    # The knee search's reading of the same rows.
+    grid = Grid("mix", swept={"inter_arrival_scale_ms": [50.0, 100.0, 200.0]}, fixed=mix)
+    (search_curve,) = curves_from_grid(grid)
+    assert search_curve.success_metric == "success_rate"
+    evidence = evidence_from_rows(ResultsStore(str(tmp_path)).scan(["mix"]).table, [search_curve])
+    points = complete_points(evidence[search_curve.curve_id], seeds=(1, 2))
+    step = next_step(points, SearchRange(50, 200, 0.5))
+    assert step.knee.scale_ms == 100 and step.knee.throughput_cps == 6.0
+    assert step.failing.scale_ms == 50
+
+    # simcore's helper over the same pairs.
+    assert usable_throughput([(success, throughput) for success, throughput, _ in curve.values()]) == 6.0

@@ -752,7 +752,7 @@
     // Returns null when there is something to draw, else fills the body with what is missing.
     if (!comparison || !comparison.variants.length) {
       replace(bodyId, el("p", { class: "no-data" }, `No ${what} runs in this store yet. Run `,
-        command(comparison ? comparison.sweep : ""), " (add --quick for a small version), then rebuild or reload."));
+        command(comparison ? comparison.sweep : `commit-sweeps sweep ${what}`), " (add --quick for a small version), then rebuild or reload."));
       return false;
     }
     return true;
