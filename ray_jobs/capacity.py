@@ -42,6 +42,7 @@ import numpy as np
 
 from simcore import ConfigError, SimConfig, simulate
 from simcore.bisection import SearchRange, SearchRangeError, SearchStep, next_step
+from simcore.cli import SEEDS_HELP, parse_seeds
 from simcore.clients import REFERENCE, client_fields, client_names
 from simcore.config import CATALOG_BACKENDS, TABLE_DISTRIBUTIONS
 from simcore.metrics import REQUEST_KINDS
@@ -265,24 +266,10 @@ class _Usage(Exception):
     pass
 
 
-def parse_seeds(text: str) -> list[int]:
-    """``N`` means seeds 1..N; ``1,2,3`` lists them."""
-    try:
-        if "," not in text:
-            count = int(text)
-            if count < 1:
-                raise ValueError
-            return list(range(1, count + 1))
-        seeds = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise ConfigError("seeds", text, "a count N >= 1 (seeds 1..N) or a comma list of seeds, e.g. 1,2,3") from None
-    if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
-        raise ConfigError("seeds", text, "distinct seeds >= 0, e.g. 1,2,3")
-    return seeds
+CAPACITY_HELP = "usable commits/s (or the most writers at an interval) of one catalog setup, by adaptive search"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = "Usable commit throughput (or the most writers) of one catalog setup, by adaptive search."
     add = parser.add_argument
     add("--provider", required=True, help="object store: s3x, s3, azurex, azure, gcp, instant")
     add("--catalog", default="storage", help="catalog: " + ", ".join(CATALOG_BACKENDS) + " (default storage)")
@@ -305,7 +292,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--min-scale-ms", type=float, default=20.0, help="heaviest open-loop load searched (default 20)")
     add("--max-scale-ms", type=float, default=5000.0, help="lightest open-loop load searched (default 5000)")
     add("--duration-s", type=float, default=3600.0, help="simulated seconds per run (default 3600)")
-    add("--seeds", default="3", help="a count N (seeds 1..N) or a comma list (default 3)")
+    add("--seeds", default="3", help=SEEDS_HELP + " (default 3)")
     add("--tolerance", type=float, default=0.02, help="bracket width in relative load (default 0.02)")
     add("--workers", type=int, default=None, help="local processes (default: all cores)")
     add("--ray-address", default=None, help="run on this Ray cluster (default $RAY_ADDRESS, else local processes)")
@@ -412,7 +399,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = _Parser(prog="python -m ray_jobs.capacity")
+    parser = _Parser(prog="python -m ray_jobs.capacity", description=CAPACITY_HELP)
     configure(parser)
     return run(parser.parse_args(argv))
 

@@ -80,3 +80,13 @@ def test_bad_input_exits_2_naming_the_field(argv, field, capsys):
     code = capacity.main(["--provider", "s3", "--num-tables", "10", "--fast-append-ratio", "0.9", *argv])
     assert code == 2
     assert capsys.readouterr().err.startswith(f"error: {field}")
+
+
+def test_capacity_is_a_commit_sweeps_subcommand(capsys):
+    from commit_sweeps.cli import main
+
+    code = main(["capacity", "--provider", "s3", "--num-tables", "1", "--fast-append-ratio", "1.0", "--seeds", "1",
+                 "--tolerance", "0.2", "--duration-s", "1900", "--workers", "1", "--json"])
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["usable_throughput_cps"] > 0 and result["seeds"] == [1]
