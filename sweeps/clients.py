@@ -10,7 +10,7 @@ so the dashboard and the knee search can set each beside ``reference``.
 
 import sys
 
-from ray_jobs import Grid, sweep_main
+from ray_jobs import Grid, Treatment, sweep_main
 from simcore.clients import client_names
 from sweeps.seed001 import (FAST_APPEND_RATIOS, INTER_ARRIVAL_SCALES_MS, PROVIDERS,
                             QUICK_INTER_ARRIVAL_SCALES_MS, QUICK_TABLE_COUNTS, TABLE_COUNTS)
@@ -33,6 +33,11 @@ GRID = Grid(
         "fast_append_ratio": (1.0, 0.9),
         "inter_arrival_scale_ms": QUICK_INTER_ARRIVAL_SCALES_MS,
     },
+    # "reference" is stored as an unset client; a preset's fields follow from its name.
+    compares=Treatment("client", baseline=None,
+                       companions=("retry", "retry_policy", "backoff_base_ms", "backoff_multiplier", "backoff_cap_ms",
+                                   "backoff_jitter", "backoff_jitter_shape", "retry_budget_ms", "retry_rewrite"),
+                       labels=((None, "reference"),)),
 )
 
 if __name__ == "__main__":

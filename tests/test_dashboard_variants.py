@@ -184,3 +184,18 @@ def test_difference_without_a_knee_on_either_side_is_none():
     with_knee = curve_frontier(group_points(curve_rows("retry_policies", {100: ok(1.0, 6.0)})))
     assert difference(with_knee, no_knee).usable_cps is None
     assert difference(no_knee, with_knee).usable_ratio is None
+
+
+def test_client_presets_beside_the_reference(tmp_path):
+    # sweeps/clients.py declares the client as its treatment: the page compares every preset's usable
+    # throughput with the reference's on each curve. Reference knee 4.0 c/s; Iceberg Java's 2.0 c/s.
+    reference = {100: ok(0.90, 6.0), 200: ok(0.99, 4.0), 500: ok(1.0, 2.0)}
+    java = {100: ok(0.50, 3.0), 200: ok(0.80, 3.5), 500: ok(0.99, 2.0)}
+    rows = (curve_rows("clients", reference, catalog="storage")
+            + curve_rows("clients", java, catalog="storage", client="iceberg-java"))
+    comparison, _ = comparison_of(tmp_path, "clients", rows)
+    assert [(v.id, v.label) for v in comparison.variants] == [("none", "reference"), ("iceberg-java", "iceberg-java")]
+    assert comparison.baseline == "none"
+    (curve,) = comparison.curves
+    assert curve.differences["iceberg-java"].usable_cps == pytest.approx(-2.0)
+    assert curve.differences["iceberg-java"].usable_ratio == pytest.approx(-0.5)
