@@ -179,6 +179,8 @@ def group_studies(points: list[Point]) -> list[Study]:
     """Split points into studies: by experiment, then by the fixed config fields."""
     by_experiment: dict = {}
     for point in points:
+        if point.config.get("writers") is not None:
+            continue  # writer workloads are not inter-arrival curves: dashboards/writers.py reads them
         by_experiment.setdefault(point.experiment, []).append(point)
     studies = []
     for experiment in sorted(by_experiment):
