@@ -1,8 +1,8 @@
-"""Command line: ``python -m dashboards build|serve``.
+"""Command line: ``commit-sweeps dashboard build|serve|compare`` (also ``python -m dashboards ...``).
 
-    python -m dashboards build --store ./results --out ./site
-    python -m dashboards serve --store ./results [--host 127.0.0.1] [--port 8080]
-    python -m dashboards compare --store ./results [--experiment retry_policies]
+    commit-sweeps dashboard build --store ./results --out ./site
+    commit-sweeps dashboard serve --store ./results [--host 127.0.0.1] [--port 8080]
+    commit-sweeps dashboard compare --store ./results [--experiment retry_policies]
 
 ``--store`` defaults to ``$SWEEPS_STORE``, else ``./results``. A store that
 cannot be read, or an output folder that cannot be written, ends the command

@@ -88,8 +88,10 @@ def _knee_search_json(knee_study: Study, studies: list, frontier_of: Callable, b
             if searched.knee else None,
             "vo_p99_s": spread_json(searched.knee.metrics.get("vo_commit_latency_p99_ms"), 1e-3)
             if searched.knee else None,
-            "bracket": [rounded(value) for value in searched.bracket_cps] if searched.bracket_cps else None,
-            "bracket_x": [rounded(value) for value in searched.bracket_scale_ms] if searched.bracket_scale_ms else None,
+            "bracket": ({"knee_cps": rounded(searched.bracket_cps[0]), "failing_cps": rounded(searched.bracket_cps[1])}
+                        if searched.bracket_cps else None),
+            "bracket_x": ({"failing_ms": rounded(searched.bracket_scale_ms[0]),
+                           "knee_ms": rounded(searched.bracket_scale_ms[1])} if searched.bracket_scale_ms else None),
             "width": rounded(searched.width), "offered_width": rounded(searched.offered_width),
             "within": within,
             "sims": searched.n_simulations, "scales": searched.n_scales, "seeds": list(searched.seeds),
@@ -113,7 +115,7 @@ def _knee_search_json(knee_study: Study, studies: list, frontier_of: Callable, b
         "source_label": source.label if source else None,
         "settings_differ": [{"field": name, "search": knee_study.fixed.get(name), "grid": source.fixed.get(name)}
                             for name in differing] if source else [],
-        "resolution": resolution, "span_x": [rounded(span[0]), rounded(span[1])],
+        "resolution": resolution, "span_x": {"low_ms": rounded(span[0]), "high_ms": rounded(span[1])},
         "summary_file": path, "summary_problems": problems,
         "curves": curves, "totals": totals,
     }
@@ -130,10 +132,10 @@ def knee_searches_json(studies: list, frontier_of: Callable, bounds_of: Callable
             for study in studies if study.is_searched]
 
 
-def _difference_json(difference) -> list:
-    return [rounded(difference.usable_cps), rounded(difference.usable_ratio),
-            rounded(difference.vo_p99_ms / 1000 if difference.vo_p99_ms is not None else None),
-            rounded(difference.vo_p99_ratio)]
+def _difference_json(difference) -> dict:
+    return {"usable_cps": rounded(difference.usable_cps), "usable_ratio": rounded(difference.usable_ratio),
+            "vo_p99_s": rounded(difference.vo_p99_ms / 1000 if difference.vo_p99_ms is not None else None),
+            "vo_p99_ratio": rounded(difference.vo_p99_ratio)}
 
 
 def _throttled_per_txn(frontier) -> Optional[float]:

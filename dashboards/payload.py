@@ -11,8 +11,10 @@ the page small.
 Points, curves and Zipf entries are keyed compactly, as the page indexes
 thousands of them: ``s`` series id (``s3``, ``s3@10ms``), ``t`` table count,
 ``m`` mix id (``fast_append_ratio`` as text: ``1``, ``0.9``), ``x``
-inter-arrival scale in ms, ``n`` seeds, ``v`` metric -> [mean, sample std,
-min, max, seeds with a value].
+inter-arrival scale in ms, ``n`` seeds, ``v`` metric -> its seed spread
+(``{"mean", "sd", "low", "high", "n"}``). ``dashboards/static/payload.schema.json``
+is the written contract: every key, checked against the payload built here
+and against what the page reads (tests/test_payload_contract.py).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from dashboards.snapshot import TABLE_METRIC_COLUMNS, StoreSnapshot
 from dashboards.studies import Study, group_studies, mix_id, number_key, series_id
 from dashboards.writers import writer_frontiers
 
-PAYLOAD_SCHEMA_VERSION = 2
+PAYLOAD_SCHEMA_VERSION = 3  # 3: named keys throughout (spreads, brackets, differences), a written schema
 
 # What the heatmaps and curves can show. ``hatch_by`` names the success rate
 # that marks a cell when it is at or below the threshold (the cell is not
@@ -118,8 +120,9 @@ def _curve_json(study: Study, curve, frontier: CurveFrontier) -> dict:
         "fa_lat_s": knee_seconds("fa_commit_latency_mean_ms"),
         "vo_lat_s": knee_seconds("vo_commit_latency_mean_ms"),
         "vo_p99_s": knee_seconds("vo_commit_latency_p99_ms"),
-        "seed_usable": [[seed, rounded(value)] for seed, value in frontier.seed_usable_cps],
-        "seed_usable_range": [rounded(min(seed_values)), rounded(max(seed_values))] if seed_values else None,
+        "seed_usable": [{"seed": seed, "usable": rounded(value)} for seed, value in frontier.seed_usable_cps],
+        "seed_usable_range": ({"low": rounded(min(seed_values)), "high": rounded(max(seed_values))}
+                              if seed_values else None),
         "n_seeds": len(frontier.seed_usable_cps),
         "n_points": frontier.n_points,
         "missing_x": [rounded(scale) for scale in missing_scales],
@@ -163,7 +166,8 @@ def _provenance_json(study: Study) -> dict:
         "points": len(study.points),
         "grid_points": len(study.points) + len(study.missing),
         "seeds": sorted({row["seed"] for row in rows if row["seed"] is not None}),
-        "seeds_per_point": [min(seeds_per_point), max(seeds_per_point)] if seeds_per_point else None,
+        "seeds_per_point": ({"min": min(seeds_per_point), "max": max(seeds_per_point)}
+                            if seeds_per_point else None),
         "package_versions": dict(Counter(str(row["package_version"]) for row in rows).most_common()),
         "git_revisions": dict(Counter(str(row["git_revision"] or "unknown") for row in rows).most_common()),
         "finished_first": finished[0] if finished else None,

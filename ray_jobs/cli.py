@@ -158,8 +158,8 @@ def format_summary(summary, store_uri: str, connect_s: float = 0.0) -> str:
         lines.append(f"UNREADABLE (rows counted as missing and run again): {bad.path}: {bad.reason}")
     quoted = shlex.quote(store_uri)
     lines += [f"Results:   {ResultsStore(store_uri).location()}",
-              f"Status:    python -m ray_jobs status --store {quoted}",
-              f"Dashboard: python -m dashboards serve --store {quoted}   (then open {DASHBOARD_URL})"]
+              f"Status:    commit-sweeps status --store {quoted}",
+              f"Dashboard: commit-sweeps dashboard serve --store {quoted}   (then open {DASHBOARD_URL})"]
     return "\n".join(lines)
 
 

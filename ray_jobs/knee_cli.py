@@ -162,6 +162,6 @@ def format_run(run, search_range: SearchRange, store_uri: str, summary_path: str
     experiments = sorted({knee_experiment_name(o.curve.experiment) for o in run.outcomes})
     lines += [f"Results:   {ResultsStore(store_uri).location()} (experiment {', '.join(experiments)})",
               f"Summary:   {summary_path}",
-              f"Status:    python -m ray_jobs status --store {quoted}",
-              f"Dashboard: python -m dashboards serve --store {quoted}   (then open {DASHBOARD_URL})"]
+              f"Status:    commit-sweeps status --store {quoted}",
+              f"Dashboard: commit-sweeps dashboard serve --store {quoted}   (then open {DASHBOARD_URL})"]
     return "\n".join(lines)

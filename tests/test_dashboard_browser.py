@@ -8,6 +8,7 @@ Without /usr/bin/chromium these tests skip with the reason, unless CI is
 set: in CI a missing browser is a failure (install Debian's ``chromium``).
 """
 
+import json
 import os
 import shutil
 import threading
@@ -331,3 +332,20 @@ def test_the_searched_experiment_opens_without_a_grid(browser, issue6_url):
     assert count(browser, "svg.heatmap") == 0
     assert count(browser, "svg.knee-chart") == 2  # the same search, from its own side
     assert "has no grid to be missing points of" in text_of(browser, "provenance-body")
+
+
+def test_the_page_reads_only_keys_the_payload_contract_declares(chromium, issue6_url, page_url):
+    """Every key path the page's scripts read, over every view, is declared in payload.schema.json."""
+    from test_payload_contract import RECORDER, SCHEMA, resolve
+
+    reads = set()
+    with Browser(executable=chromium, width=1400, height=1000) as recording:
+        recording.send("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
+        for url in (page_url, page_url + "?experiment=exp4b_zipf", issue6_url,
+                    issue6_url + "?experiment=exp4c_knee"):
+            open_page(recording, url)
+            assert recording.console_errors == []
+            reads |= set(recording.evaluate("window.__payloadReads()"))
+    assert len(reads) > 100  # every view read its data through the proxy
+    undeclared = sorted(path for path in reads if not resolve(SCHEMA, json.loads(path)))
+    assert undeclared == []

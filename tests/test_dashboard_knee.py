@@ -123,11 +123,12 @@ def test_the_payload_sets_the_searched_knee_beside_the_grid_knee(tmp_path):
     payload = build_payload(read_store(str(tmp_path)))
     (search,) = payload["knee_searches"]
     assert (search["experiment"], search["source"], search["source_study"]) == ("exp4c_knee", "exp4c", "exp4c")
-    assert search["settings_differ"] == [] and search["span_x"] == [20.0, 5000.0]
+    assert search["settings_differ"] == [] and search["span_x"] == {"low_ms": 20.0, "high_ms": 5000.0}
     (curve,) = search["curves"]
     assert (curve["s"], curve["t"], curve["m"], curve["status"]) == ("s3", 1, "0.9", "found")
     assert curve["knee"] == pytest.approx(7.8) and curve["knee_x"] == 46.0
-    assert curve["bracket"] == [pytest.approx(7.8), pytest.approx(8.0)] and curve["bracket_x"] == [44.0, 46.0]
+    assert curve["bracket"] == {"knee_cps": pytest.approx(7.8), "failing_cps": pytest.approx(8.0)}
+    assert curve["bracket_x"] == {"failing_ms": 44.0, "knee_ms": 46.0}
     assert curve["width"] == pytest.approx(0.02564, rel=1e-3) and curve["within"] is False
     assert curve["sims"] == 12 and curve["fine_grid_sims"] == 280 * 2
     assert curve["grid"]["usable"] == pytest.approx(7.5) and curve["grid"]["knee_x"] == 50.0
@@ -166,7 +167,7 @@ def test_a_search_without_its_grid_experiment_stands_alone(tmp_path):
     write_store_file(str(tmp_path), "exp4c_knee", knee_rows())
     (search,) = build_payload(read_store(str(tmp_path)))["knee_searches"]
     assert search["source_study"] is None and search["curves"][0]["grid"] is None
-    assert search["span_x"] == [20.0, 5000.0]  # the search's own span
+    assert search["span_x"] == {"low_ms": 20.0, "high_ms": 5000.0}  # the search's own span
 
 
 def test_the_search_summary_file_is_read_beside_the_rows(tmp_path):
@@ -188,7 +189,7 @@ def test_the_search_summary_file_is_read_beside_the_rows(tmp_path):
     assert curve["file_sims"] == 14 and curve["file_knee"] == pytest.approx(7.8)
     assert search["summary_file"].endswith("exp4c.json") and search["summary_problems"] == []
     # The search's own range and target: 10-1000 ms at 5% is ceil(ln(100) / ln(1.05)) + 1 = 96 points.
-    assert search["span_x"] == [10.0, 1000.0] and search["resolution"] == 0.05
+    assert search["span_x"] == {"low_ms": 10.0, "high_ms": 1000.0} and search["resolution"] == 0.05
     assert curve["fine_grid_sims"] == 96 * 2
 
 

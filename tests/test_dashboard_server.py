@@ -58,7 +58,7 @@ def test_serves_the_page_and_its_files(server):
     assert response.getheader("Content-Type") == "text/html; charset=utf-8"
     assert b'<script src="data.js">' in body
     assert "default-src 'none'" in response.getheader("Content-Security-Policy")
-    for name, kind in (("app.js", "text/javascript"), ("charts.js", "text/javascript"), ("style.css", "text/css"),
+    for name, kind in (("main.js", "text/javascript"), ("charts.js", "text/javascript"), ("style.css", "text/css"),
                        ("data.js", "text/javascript"), ("index.html", "text/html")):
         response, body = request(server, "GET", "/" + name)
         assert response.status == 200 and response.getheader("Content-Type").startswith(kind), name
@@ -67,7 +67,7 @@ def test_serves_the_page_and_its_files(server):
 
 @pytest.mark.parametrize("target", [
     "/../pyproject.toml", "/..%2f..%2fetc%2fpasswd", "/%2e%2e/%2e%2e/etc/passwd", "//etc/passwd",
-    "/static/app.js", "/dashboards/static/app.js", "/./index.html", "/index.html/", "/data.js%00.png",
+    "/static/main.js", "/dashboards/static/main.js", "/./index.html", "/index.html/", "/data.js%00.png",
     "/C:%5cWindows", "/.git/config", "/exp4c/a.parquet", "/%2Findex.html", "/data.js/..",
 ])
 def test_nothing_but_the_sites_files_is_served(server, target):

@@ -85,12 +85,13 @@ def test_the_payload_carries_the_retry_differences_in_seconds(tmp_path):
     assert [variant["label"] for variant in entry["variants"]] == ["immediate", "backoff", "split"]
     (curve,) = entry["curves"]
     assert (curve["p"], curve["t"], curve["m"], curve["in"]) == ("s3", 1, "0.9", ["none", "backoff", "split"])
-    assert curve["d"]["backoff"] == [pytest.approx(2.0), pytest.approx(0.5), pytest.approx(-5.0), pytest.approx(-0.25)]
+    assert curve["d"]["backoff"] == {"usable_cps": pytest.approx(2.0), "usable_ratio": pytest.approx(0.5),
+                                     "vo_p99_s": pytest.approx(-5.0), "vo_p99_ratio": pytest.approx(-0.25)}
     # Each variant's own curve (knee, VO p99 at the knee) is in its study's payload.
     studies = {study["id"]: study for study in payload["studies"]}
     split_study = studies[next(v["study"] for v in entry["variants"] if v["id"] == "split")]
     (split_curve,) = split_study["curves"]
-    assert split_curve["usable"] == pytest.approx(6.6) and split_curve["vo_p99_s"][0] == pytest.approx(10.0)
+    assert split_curve["usable"] == pytest.approx(6.6) and split_curve["vo_p99_s"]["mean"] == pytest.approx(10.0)
 
 
 def test_retry_policy_studies_are_labelled_by_the_policy_alone(tmp_path):
