@@ -1,5 +1,9 @@
 """The writers view's data: max writers per setup and interval, from a hand-made store."""
 
+import json
+from pathlib import Path
+
+import jsonschema
 import pytest
 
 from dashboards.payload import build_payload
@@ -32,3 +36,6 @@ def test_max_writers_per_interval_and_no_curve_studies_from_writers(tmp_path):
     assert sixty["points"][1] == [200, pytest.approx(0.97), pytest.approx(3.3), pytest.approx(0.5), None]
     assert by_setup[("reference", 300)]["max_writers"] == 1000
     assert by_setup[("iceberg-java", 60)]["max_writers"] == 100
+    # The page contract declares the section (and the wasted-work metrics).
+    schema = json.loads((Path(__file__).resolve().parents[1] / "dashboards/static/payload.schema.json").read_text())
+    jsonschema.validate(json.loads(json.dumps(payload)), schema, cls=jsonschema.Draft202012Validator)
