@@ -15,8 +15,8 @@ from simcore.config import SimConfig
 from simcore.engine import (ABORT_REASONS, ABORTED_BUDGET, ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED,
                             STATUS_NAMES, UNFINISHED, Outcome)
 from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES
-from simcore.workload import (FAST_APPEND, JOB_CLASS_PREFIXES, MERGE_APPEND, OP_NAMES, VALIDATED_OVERWRITE,
-                              Workload)
+from simcore.workload import (FAST_APPEND, JOB_CLASS_NAMES, JOB_CLASS_PREFIXES, MERGE_APPEND, OP_NAMES,
+                              VALIDATED_OVERWRITE, Workload)
 
 NAN = float("nan")
 
@@ -220,5 +220,12 @@ def transactions_table(config: SimConfig, workload: Workload, outcome: Outcome) 
         "manifest_list_writes": outcome.manifest_list_writes,
         "manifest_file_reads": outcome.manifest_file_reads,
         "manifest_file_writes": outcome.manifest_file_writes,
+        "catalog_reads": outcome.catalog_reads if outcome.catalog_reads is not None
+        else np.zeros(len(workload), np.int32),
+        # Writer workloads: who committed, and how late it started against its due time (0 for open loop).
+        "job_class": pa.array(np.asarray(JOB_CLASS_NAMES)[workload.job_class if workload.job_class is not None
+                                                          else np.zeros(len(workload), np.int8)]).dictionary_encode(),
+        "lag_ms": pa.array(outcome.start_ms - workload.submit_ms if outcome.start_ms is not None
+                           else np.full(len(workload), np.nan), from_pandas=True),
         "in_window": in_window,
     })

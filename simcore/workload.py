@@ -24,6 +24,7 @@ ARRIVAL_FLOOR_MS = 1.0  # the reference floors its lognormal gaps at 1 ms
 
 # Who submitted a transaction (Workload.job_class).
 OPEN_LOOP, WRITER, MAINTENANCE = 0, 1, 2
+JOB_CLASS_NAMES = ("open_loop", "writer", "maintenance")
 JOB_CLASS_PREFIXES = (("writer", WRITER), ("maint", MAINTENANCE))
 
 

@@ -262,3 +262,18 @@ def test_writers_sweeps_differ_only_by_maintenance():
     assert all(c.writers and c.commit_interval_s in (60.0, 300.0) and c.maintenance_jobs is None for c in plain)
     assert all(c.maintenance_jobs == 2 and c.maintenance_interval_s == 600.0 for c in maintained)
     assert [c.replace(maintenance_jobs=None, maintenance_interval_s=None) for c in maintained] == list(plain)
+
+
+def test_transactions_table_shows_each_writer_commit_lag():
+    from simcore import simulate_transactions
+
+    config = SimConfig(provider="s3", num_tables=2, writers=20, commit_interval_s=2.0, maintenance_jobs=1,
+                       maintenance_interval_s=300.0, duration_s=1900.0)
+    table = simulate_transactions(config, 1)
+    classes = set(table.column("job_class").to_pylist())
+    assert classes == {"writer", "maintenance"}
+    lag = table.column("lag_ms").to_numpy(zero_copy_only=False)
+    started = ~np.isnan(lag)
+    assert started.sum() > 0.9 * len(lag) and (lag[started] >= 0).all()
+    assert (lag[started] > 0).any()  # 20 writers every 2 s on s3 fall behind now and then
+    assert (table.column("catalog_reads").to_numpy() >= 1).sum() == started.sum()
