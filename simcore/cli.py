@@ -138,9 +138,9 @@ def configure(run: argparse.ArgumentParser) -> None:
     run.add_argument("--maintenance-interval-s", type=_number, default=None, help="each maintenance job's interval")
     run.add_argument("--real-conflict-probability", type=_number, default=0.0,
                      help="chance a VO aborts on a same-table conflict (default 0)")
-    run.add_argument("--retry-policy", default="immediate",
-                     help="immediate (default, as the reference), backoff, or split (catalog-only conflicts at "
-                          "once, same-table conflicts back off)")
+    run.add_argument("--retry-policy", default=None,
+                     help="immediate (as the reference), backoff, or split (catalog-only conflicts at once, "
+                          "same-table conflicts back off); default: the client's")
     run.add_argument("--backoff-base-ms", type=_number, default=None, help="first backoff wait (default 10)")
     run.add_argument("--backoff-multiplier", type=_number, default=None, help="growth per retry (default 2)")
     run.add_argument("--backoff-cap-ms", type=_number, default=None, help="longest wait (default 5000)")
@@ -179,6 +179,10 @@ def _config_from_args(args: argparse.Namespace) -> SimConfig:
         raise ConfigError("inter_arrival_scale_ms", None, "a number > 0 (ms) unless --writers is given")
     # The client preset first; a flag given on the command line overrides its field.
     fields = client_fields(args.client)
+    if args.retry_policy == "immediate":  # retry at once: the preset's waits go with its policy
+        for name in ("retry_policy", "backoff_base_ms", "backoff_multiplier", "backoff_cap_ms", "backoff_jitter",
+                     "backoff_jitter_shape"):
+            fields.pop(name, None)
     overrides = dict(
         retry_policy=None if args.retry_policy == "immediate" else args.retry_policy,
         backoff_base_ms=args.backoff_base_ms, backoff_multiplier=args.backoff_multiplier,

@@ -277,3 +277,21 @@ def test_transactions_table_shows_each_writer_commit_lag():
     assert started.sum() > 0.9 * len(lag) and (lag[started] >= 0).all()
     assert (lag[started] > 0).any()  # 20 writers every 2 s on s3 fall behind now and then
     assert (table.column("catalog_reads").to_numpy() >= 1).sum() == started.sum()
+
+
+def test_command_line_flags_override_the_preset(capsys):
+    import json
+
+    from simcore.cli import main
+
+    base = ["run", "--provider", "instant", "--catalog", "storage", "--num-tables", "2", "--fast-append-ratio", "1",
+            "--inter-arrival-scale-ms", "500", "--duration-s", "1900", "--seeds", "1", "--json"]
+    assert main(base + ["--client", "iceberg-java", "--retry", "7", "--retry-policy", "immediate"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert (row["client"], row["retry"], row["retry_policy"], row["backoff_base_ms"], row["retry_rewrite"]) == \
+        ("iceberg-java", 7, None, None, "manifest_list")
+    assert main(base + ["--client", "ducklake"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert (row["retry"], row["retry_policy"], row["backoff_jitter_shape"]) == (10, "backoff", "down")
+    assert main(base[:-1] + ["--client", "spark"]) == 2
+    assert capsys.readouterr().err.startswith("error: client: 'spark'")
