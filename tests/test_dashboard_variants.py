@@ -200,3 +200,6 @@ def test_client_presets_beside_the_reference(tmp_path):
     (curve,) = comparison.curves
     assert curve.differences["iceberg-java"].usable_cps == pytest.approx(-2.0)
     assert curve.differences["iceberg-java"].usable_ratio == pytest.approx(-0.5)
+    # Studies are named by the preset, not by the retry settings that follow from it.
+    studies = group_studies(group_points(read_store(str(tmp_path)).rows))
+    assert [study.label for study in studies] == ["clients (client=reference)", "clients (client=iceberg-java)"]
