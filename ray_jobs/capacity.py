@@ -28,6 +28,7 @@ subcommand shape) and ``main(argv)`` for ``python -m ray_jobs.capacity``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import multiprocessing
@@ -242,29 +243,36 @@ def _simulate_one(config: SimConfig, seed: int) -> dict:
     return row
 
 
-class _RayPool:
-    """submit(config, seed) on a Ray cluster; Ray object refs become futures."""
-
-    def __init__(self, address: str):
+@contextlib.contextmanager
+def _executor(address: Optional[str], workers: Optional[int], progress: Callable[[str], None]):
+    """(submit, slots) on the named Ray cluster, else on local processes; torn down on the way out."""
+    if address:
         import ray
 
-        ray.init(address=address, logging_level="WARNING")
-        self._ray = ray
-        self._remote = ray.remote(num_cpus=1)(_simulate_one)
-        self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        from ray_jobs.connect import ray_session
 
-    def submit(self, config: SimConfig, seed: int) -> Future:
-        return self._remote.remote(config, seed).future()
-
-    def shutdown(self) -> None:
-        self._ray.shutdown()
+        previous = os.environ.get("RAY_ADDRESS")
+        os.environ["RAY_ADDRESS"] = address  # ray_session connects to $RAY_ADDRESS
+        try:
+            with ray_session(log=progress):
+                remote = ray.remote(num_cpus=1)(_simulate_one)
+                slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
+                progress(f"capacity search on Ray ({slots} CPUs)")
+                yield (lambda config, seed: remote.remote(config, seed).future()), slots
+        finally:
+            if previous is None:
+                os.environ.pop("RAY_ADDRESS", None)
+            else:
+                os.environ["RAY_ADDRESS"] = previous
+        return
+    slots = workers or os.cpu_count() or 1
+    # fork: workers inherit the imported simulator (and Numba's cache), so they start at once.
+    with ProcessPoolExecutor(slots, mp_context=multiprocessing.get_context("fork")) as pool:
+        progress(f"capacity search in {slots} local processes")
+        yield (lambda config, seed: pool.submit(_simulate_one, config, seed)), slots
 
 
 # -- command line -------------------------------------------------------------------------------------------
-
-class _Usage(Exception):
-    pass
-
 
 CAPACITY_HELP = "usable commits/s (or the most writers at an interval) of one catalog setup, by adaptive search"
 
@@ -340,27 +348,14 @@ def run(args: argparse.Namespace) -> int:
     progress = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
     address = args.ray_address or os.environ.get("RAY_ADDRESS")
     simulations = 0
-    if address:
-        pool = _RayPool(address)
-        slots, submit_one, close = pool.slots, pool.submit, pool.shutdown
-        progress(f"capacity search on the Ray cluster at {address} ({slots} CPUs)")
-    else:
-        slots = args.workers or os.cpu_count() or 1
-        # fork: workers inherit the imported simulator (and Numba's cache), so they start at once.
-        executor = ProcessPoolExecutor(slots, mp_context=multiprocessing.get_context("fork"))
-        submit_one, close = (lambda c, s: executor.submit(_simulate_one, c, s)), executor.shutdown
-        progress(f"capacity search in {slots} local processes")
+    with _executor(address, args.workers, progress) as (submit_one, slots):
+        def submit(config, seed):
+            nonlocal simulations
+            simulations += 1
+            return submit_one(config, seed)
 
-    def submit(config, seed):
-        nonlocal simulations
-        simulations += 1
-        return submit_one(config, seed)
-
-    try:
         search, step = capacity_search(base, args.writers_at_interval_s, search_range, submit, seeds, slots,
                                        progress)
-    finally:
-        close()
     result = answer(search, step, simulations, time.perf_counter() - started)
     print(json.dumps(result) if args.json else render(base, result))
     return EXIT_OK

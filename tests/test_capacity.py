@@ -90,3 +90,20 @@ def test_capacity_is_a_commit_sweeps_subcommand(capsys):
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     assert result["usable_throughput_cps"] > 0 and result["seeds"] == [1]
+
+
+@pytest.mark.slow
+def test_capacity_on_ray_gives_the_local_answer(capsys, monkeypatch):
+    # "local" starts an embedded Ray: the same rounds, the same simulations, hence the same answer.
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    argv = ["--provider", "s3", "--num-tables", "1", "--fast-append-ratio", "1.0", "--seeds", "2", "--tolerance", "0.2",
+            "--duration-s", "1900", "--workers", "2", "--json"]
+    assert capacity.main(argv) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert capacity.main(argv + ["--ray-address", "local"]) == 0
+    on_ray = json.loads(capsys.readouterr().out)
+    import os
+
+    assert "RAY_ADDRESS" not in os.environ
+    for key in ("usable_throughput_cps", "bracket", "success_rate", "requests_per_commit", "simulations"):
+        assert on_ray[key] == local[key], key
