@@ -15,7 +15,7 @@ KNEE_HELP = "search each curve's knee to a tolerance by bisection (Ray Tune)"
 
 
 def configure_sweep(parser: argparse.ArgumentParser) -> None:
-    from ray_jobs.cli import add_sweep_arguments
+    from ray_jobs.cli import add_memory_argument, add_sweep_arguments
     from sweeps.catalog import EXPERIMENTS, SEED001
 
     names = ", ".join(EXPERIMENTS)
@@ -25,6 +25,7 @@ def configure_sweep(parser: argparse.ArgumentParser) -> None:
     add_sweep_arguments(parser)
     parser.add_argument("--quick", action="store_true",
                         help="run a small, representative subset of each grid (about a minute on 2 cores)")
+    add_memory_argument(parser)
 
 
 def run_sweep(args: argparse.Namespace) -> int:

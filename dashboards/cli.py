@@ -52,6 +52,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--refresh-s", type=float, default=5.0,
                        help="look for store changes at most this often, in seconds; -1 never (default 5)")
     serve.add_argument("--quiet", action="store_true", help="do not log each request")
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="also answer requests whose Host header is NAME (repeatable); on loopback only "
+                            "loopback names are answered, elsewhere any unless names are given")
 
     compare = commands.add_parser("compare", help="print the variant comparisons (throttle, retry policies, "
                                                   "append catalog) as text")
@@ -68,6 +71,9 @@ def _summary(site) -> str:
             f"{'study' if len(studies) == 1 else 'studies'} ({', '.join(s['label'] for s in studies) or 'none'})")
     if store["skipped_files"]:
         text += f"; skipped {len(store['skipped_files'])} unreadable file(s)"
+        for item in store["skipped_files"]:  # reported once: a quarantined file is out of the way next time
+            where = f"; moved to {item['quarantined_to']}" if item.get("quarantined_to") else "; left in place"
+            print(f"warning: {item['path']}: {item['reason']}{where}", file=sys.stderr)
     return text
 
 
@@ -94,7 +100,8 @@ def _serve(args) -> int:
     store = args.store or default_store_uri()
     try:
         server = make_server(store, host=args.host, port=args.port, refresh_s=args.refresh_s, quiet=args.quiet,
-                             log=lambda message: print(message, file=sys.stderr, flush=True))
+                             log=lambda message: print(message, file=sys.stderr, flush=True),
+                             allowed_hosts=args.allow_host)
     except OSError as error:
         print(f"error: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
         return EXIT_STORE_ERROR

@@ -28,6 +28,7 @@ from dashboards.frontier import CurveFrontier, curve_frontiers
 from simcore.usable import USABLE_SUCCESS_THRESHOLD
 from dashboards.points import Spread, elementwise_mean, group_points, is_number
 from dashboards.published import compare, describe, load_published
+from dashboards.published_explained import PREFERRED_LABEL, STEADY_STATE_LABEL, explanation_for, load_explained
 from dashboards.rounding import rounded, spread_json
 from dashboards.snapshot import TABLE_METRIC_COLUMNS, StoreSnapshot
 from dashboards.studies import Study, group_studies, mix_id, number_key, series_id
@@ -210,10 +211,21 @@ def _study_json(study: Study, frontiers: dict) -> dict:
     }
 
 
-def _published_json(comparisons) -> list:
+def _definition_json(entry) -> dict:
+    """A figure under seed 001's definition, from its ``published_explained.json`` entry (or None)."""
+    if entry is None or PREFERRED_LABEL not in entry["sets"]:
+        return None
+    cell, steady = entry["sets"][PREFERRED_LABEL], entry["sets"].get(STEADY_STATE_LABEL, {})
+    return {"label": PREFERRED_LABEL, "value": rounded(cell["value"]), "x": rounded(cell["scale_ms"]),
+            "verdict": cell["verdict"], "steady_state": rounded(steady.get("value")), "n_seeds": cell["n_seeds"]}
+
+
+def _published_json(comparisons, explained=None) -> list:
+    explained = explained if explained is not None else {}
     entries = []
     for item in comparisons:
         figure = item.figure
+        entry = explanation_for(figure, explained)
         config = {"provider": figure.provider, "catalog_latency_ms": figure.catalog_latency_ms,
                   "fast_append_ratio": figure.fast_append_ratio, "merge_append_ratio": 0.0}
         entries.append({
@@ -224,6 +236,7 @@ def _published_json(comparisons) -> list:
             "published": rounded(figure.value), "unit": figure.unit,
             "simulated": rounded(item.simulated), "low": rounded(item.low), "high": rounded(item.high),
             "n_seeds": item.n_seeds, "status": item.status, "study": item.study_id,
+            "definition": _definition_json(entry), "explanation": entry["explanation"] if entry else None,
         })
     return entries
 
@@ -231,7 +244,7 @@ def _published_json(comparisons) -> list:
 def _warnings(snapshot: StoreSnapshot, studies: list[Study]) -> list:
     warnings = []
     for skipped in snapshot.skipped_files:
-        warnings.append(f"Skipped unreadable file {skipped.path}: {skipped.reason}")
+        warnings.append(skipped.describe())
     if snapshot.missing_columns:
         warnings.append("The store lacks the columns " + ", ".join(snapshot.missing_columns)
                         + "; the views that need them are empty.")
@@ -267,13 +280,14 @@ def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
         "threshold": USABLE_SUCCESS_THRESHOLD,
         "store": {
             "uri": snapshot.uri, "rows": len(snapshot.rows), "files_read": snapshot.files_read,
-            "skipped_files": [{"path": item.path, "reason": item.reason} for item in snapshot.skipped_files],
+            "skipped_files": [{"path": item.path, "reason": item.reason, "quarantined_to": item.quarantined_to}
+                              for item in snapshot.skipped_files],
             "duplicates_dropped": snapshot.duplicates_dropped,
             "missing_columns": list(snapshot.missing_columns),
         },
         "metrics": METRICS,
         "studies": [_study_json(study, frontiers) for study in studies],
-        "published": _published_json(comparisons),
+        "published": _published_json(comparisons, load_explained()),
         "knee_searches": knee_searches_json(studies, frontier_of, _curve_bounds, snapshot),
         "comparisons": comparisons_json(snapshot, studies, frontier_of),
         "writers": writer_frontiers(points),

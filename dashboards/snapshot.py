@@ -83,9 +83,10 @@ def read_store(uri: str) -> StoreSnapshot:
     store = ResultsStore(uri)
     store.require_readable()
     scan = store.scan(columns=READ_COLUMNS)
-    if scan.unreadable and not scan.files_read:
-        first = scan.unreadable[0]
-        raise StoreError(f"cannot read the results store {uri!r}: none of its {len(scan.unreadable)} data files "
+    left = [bad for bad in scan.unreadable if bad.quarantined_to is None]
+    if left and not scan.files_read:
+        first = left[0]
+        raise StoreError(f"cannot read the results store {uri!r}: none of its {len(left)} data files "
                          f"could be read; first: {first.path}: {first.reason}")
     table = scan.table.sort_by([(name, "ascending") for name in KEY_COLUMNS])
     rows = table.select(list(READ_COLUMNS)).to_pylist()

@@ -13,6 +13,13 @@ machine they yield to everything else, even to processes niced below them.
 An embedded sweep is the job its user started, so its workers run at the
 driver's own niceness instead (``nice python sweeps/exp4c.py`` still lowers
 it); ``RAY_worker_niceness`` in the environment overrides this.
+
+A task killed for running out of memory is retried at most
+``OOM_RETRIES`` times (Ray's default is forever, which turns one
+oversized point into an endless loop); ``RAY_task_oom_retries`` in the
+environment overrides this. Before starting a local Ray, the processes a
+killed driver left behind are stopped, and the new session is marked as
+this driver's (see ``ray_jobs.orphans``).
 """
 
 from __future__ import annotations
@@ -28,9 +35,14 @@ from typing import Callable, Iterator, Optional
 
 import ray
 
+from ray_jobs.orphans import cleanup_orphans, mark_session
+from ray_jobs.orphans import describe as describe_orphans
+
 # The embedded cluster only moves small result tables through its object store.
 _LOCAL_OBJECT_STORE_BYTES = 256 * 1024 * 1024
 _WORKER_NICENESS_ENV = "RAY_worker_niceness"
+_OOM_RETRIES_ENV = "RAY_task_oom_retries"
+OOM_RETRIES = 2
 _TOKEN_SETUP_LOGGER = "ray._private.authentication.authentication_token_setup"
 
 
@@ -57,15 +69,19 @@ def _quiet_token_notice() -> None:
 class RayConnection:
     description: str  # for people: where the sweep runs
     started_local: bool
+    cleaned: tuple = ()  # ray_jobs.orphans.Stopped: what a killed driver had left, stopped first
 
 
 def connect_ray(num_cpus: int | None = None) -> RayConnection:
     """Connect to ``$RAY_ADDRESS`` or start local Ray with ``num_cpus`` (default: all cores)."""
+    # Read by this driver's core worker, which owns (and so retries) the tasks it submits.
+    os.environ.setdefault(_OOM_RETRIES_ENV, str(OOM_RETRIES))
     address = os.environ.get("RAY_ADDRESS")
     if address:
         ray.init(address=address, logging_level=logging.WARNING)
         cpus = int(ray.cluster_resources().get("CPU", 0))
         return RayConnection(f"Ray cluster at {address} ({cpus} CPUs now)", started_local=False)
+    cleaned = tuple(cleanup_orphans())
     num_cpus = num_cpus or os.cpu_count() or 1
     _quiet_token_notice()
     code_root = str(Path(__file__).resolve().parent.parent)
@@ -80,7 +96,8 @@ def connect_ray(num_cpus: int | None = None) -> RayConnection:
     finally:
         if not niceness_was_set:
             del os.environ[_WORKER_NICENESS_ENV]
-    return RayConnection(f"local Ray with {num_cpus} CPUs", started_local=True)
+    mark_session(ray._private.worker._global_node.get_session_dir_path())
+    return RayConnection(f"local Ray with {num_cpus} CPUs", started_local=True, cleaned=cleaned)
 
 
 @dataclass(frozen=True)
@@ -121,6 +138,8 @@ def ray_session(max_parallel: Optional[int] = None, *, connect: bool = True,
             cores = os.cpu_count() or 1
             connection = connect_ray(num_cpus=min(max_parallel or cores, cores))
             connect_s = time.perf_counter() - started
+            if connection.cleaned:
+                log(describe_orphans(list(connection.cleaned)))
             log(f"running on {connection.description} (connected in {connect_s:.1f} s)")
         # Installed after ray.init, which sets a SIGTERM handler of its own that just exits.
         signal.signal(signal.SIGTERM, on_sigterm)

@@ -19,11 +19,12 @@ import sys
 from typing import Mapping, Optional, Sequence
 
 from simcore.bisection import SearchRange, SearchRangeError, same_resolution_grid_points
-from simcore.usable import ERROR, FINAL_STATUSES
+from simcore.usable import ERROR, FINAL_STATUSES, USABLE_SUCCESS_THRESHOLD
 from ray_jobs.cli import (DASHBOARD_URL, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_sweep_arguments,
                           positive_int, warn_if_store_is_temporary)
 from ray_jobs.grid import Grid, GridError
 from ray_jobs.knee_curves import curves_from_grid, evidence_from_rows, knee_experiment_name
+from ray_jobs.lease import Lease
 from ray_jobs.store import ResultsStore, StoreError
 
 DEFAULT_RANGE = SearchRange()
@@ -40,7 +41,8 @@ def configure(parser: argparse.ArgumentParser, grids: Mapping[str, Grid]) -> Non
     sizes = ", ".join(f"{name} ({len(curves_from_grid(grid))} curves, quick {len(curves_from_grid(grid, quick=True))})"
                       for name, grid in grids.items())
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.description = ("Find each curve's knee (the highest commit rate whose success rate stays above 95%, VO "
+    parser.description = ("Find each curve's knee (the highest commit rate whose success rate stays above "
+                          f"{USABLE_SUCCESS_THRESHOLD:.0%}, VO "
                           "success where the mix has VO) to within a tolerance, by bracketing and bisecting the "
                           f"inter-arrival scale on Ray Tune.\nExperiments: {sizes}.")
     parser.epilog = ("Rows go to the experiment <name>_knee of the store (one per point and seed), a summary to\n"
@@ -88,11 +90,15 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
         search_range = SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
         curves = curves_from_grid(grids[args.experiment], quick=args.quick, duration_s=args.duration_s)
         store = ResultsStore(args.store)
+        store.check_usable()
+        knee_experiment = knee_experiment_name(args.experiment)
+        # One writer per experiment, as for sweeps: a second search of it refuses here.
+        lease = Lease(args.store, [knee_experiment])
+        lease.acquire()
     except (SearchRangeError, GridError, StoreError) as error:
         print(f"error: {error}\nNothing was run.", file=sys.stderr)
         return EXIT_BAD_INPUT
     warn_if_store_is_temporary(args.store)
-    knee_experiment = knee_experiment_name(args.experiment)
     print(f"Knee search over {args.experiment} ({len(curves)} curves){' [quick]' if args.quick else ''}: "
           f"{search_range.min_scale_ms:g}-{search_range.max_scale_ms:g} ms to {100 * search_range.tolerance:g}% "
           f"in rate, {len(seeds)} seeds per point, {args.duration_s:g} simulated s per run; rows to "
@@ -107,8 +113,7 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
     try:
         scan = store.scan([knee_experiment])
         for bad in scan.unreadable:
-            print(f"warning: unreadable results file {bad.path} ({bad.reason}); its points count as missing "
-                  f"and are run again. Move it out of the store once you have looked at it.", file=sys.stderr)
+            print("warning: " + bad.describe(), file=sys.stderr)
         evidence = evidence_from_rows(scan.table, curves)
         left = KneeSearcher(curves, seeds, search_range, evidence).curves_left()
         print(f"{left} curves to search, {len(curves) - left} already done", flush=True)
@@ -127,6 +132,8 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
     except KeyboardInterrupt:
         print("interrupted; rerun to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        lease.release()
     connect_s = session.connect_s
     print(format_run(run, search_range, args.store, summary_path, connect_s), flush=True)
     if any(outcome.status == ERROR for outcome in run.outcomes):

@@ -7,6 +7,8 @@ This is the one module that reads and writes it: sweeps, the knee search,
     <store>/<experiment>/part-<keys>-<content>.parquet   complete rows, full schema
     <store>/<experiment>/_sweep.json                     the latest sweep's plan (for status)
     <store>/_knee/<experiment>.json                      the knee search's summary of <experiment>
+    <store>/_quarantine/<experiment>/<when>-<why>-<name>.quarantined   files that failed verification
+    <store>/_lease/<experiment>.json                     the running sweep's lease (ray_jobs.lease)
     names starting with "." or "_"                       temporary or internal; readers skip them
 
 A store is a local directory (the default, ``./results``) or any URI that
@@ -38,8 +40,22 @@ Why the write path looks the way it does:
   with the schema's types; one foreign or damaged file never hides the
   rows of the others.
 
-Readers still drop duplicate keys (keeping the latest ``finished_at``): two
-drivers sweeping the same store at once can each write a row for a key.
+The store heals itself. A data file that fails its digest, its schema or
+its key checks (rows of another experiment than its folder, keys that do
+not match the keys digest in its name, a ``finished_at`` in the future) is moved, by whichever reader finds it first, to
+``_quarantine/<experiment>/<UTC time>-<why>-<name>.quarantined``: kept for
+inspection, seen by no reader and by no ``**/*.parquet`` glob, reported
+once (by the reader that moved it), and its runs count as missing, so the
+next sweep recomputes them. A file superseded by a rewrite of the same keys
+(a writer killed between writing the new file and deleting the old) is
+deleted. A file that cannot be read for a passing reason (a network error)
+is reported and left alone; so is everything when the reader cannot write
+(a read-only mount). Temporary files are named ``.tmp-*.partial``, so no
+``*.parquet`` glob sees one either; those older than a day are removed.
+
+Readers still drop duplicate keys (keeping the latest ``finished_at``), as
+the DuckDB and pandas recipes in docs/sweeps.md do; with one writer at a
+time (``ray_jobs.lease``) there are none left after healing.
 """
 
 from __future__ import annotations
@@ -48,7 +64,9 @@ import hashlib
 import json
 import os
 import re
+import time
 import uuid
+from datetime import datetime, timedelta, timezone
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Iterable, Optional
@@ -64,6 +82,11 @@ STORE_ENV = "SWEEPS_STORE"
 DEFAULT_STORE = "./results"
 PLAN_FILE = "_sweep.json"
 KNEE_SUMMARY_FOLDER = "_knee"
+QUARANTINE_FOLDER = "_quarantine"
+QUARANTINE_SUFFIX = ".quarantined"
+TEMPORARY_SUFFIX = ".partial"
+STALE_TEMPORARY_S = 24 * 3600.0  # a temporary file this old belongs to a writer that died
+FUTURE_SLACK = timedelta(days=1)  # clocks differ; a finished_at further ahead than this is forged or broken
 MAX_DOCUMENT_BYTES = 20_000_000  # plans and summaries are a few hundred bytes per config or curve
 
 # Filesystems whose writes are single all-or-nothing uploads (no rename needed).
@@ -86,10 +109,21 @@ class StoreError(RuntimeError):
 
 @dataclass(frozen=True)
 class UnreadableFile:
-    """A data file that failed verification; its rows are treated as missing."""
+    """A data file that failed verification; its rows are treated as missing.
+
+    ``quarantined_to``: where it was moved (None: left in place, because the
+    failure may pass, e.g. a network error, or the store is read-only).
+    """
 
     path: str
     reason: str
+    quarantined_to: Optional[str] = None
+
+    def describe(self) -> str:
+        if self.quarantined_to:
+            return (f"QUARANTINED {self.path}: {self.reason}; moved to {self.quarantined_to} (its runs count as "
+                    f"missing; the next sweep recomputes them)")
+        return f"UNREADABLE (left in place; its runs count as missing) {self.path}: {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -157,6 +191,24 @@ class ResultsStore:
         """Where the data is, for people: an absolute path for a local store, else the URI."""
         return self._root if self._is_local else self.uri
 
+    def check_usable(self) -> None:
+        """Raise StoreError unless the store can be written: a sweep checks this before
+        starting Ray, so a file in the way or a read-only mount fails at once."""
+        try:
+            info = self._fs.get_file_info(self._root)
+        except OSError as error:
+            raise StoreError(f"store: {self.uri!r} cannot be opened: {error}") from error
+        if info.type not in (pafs.FileType.Directory, pafs.FileType.NotFound):
+            raise StoreError(f"store: {self.uri!r} is not allowed; expected a directory (this path is a file)")
+        probe = f"{self._root}/.probe-{uuid.uuid4().hex}"
+        try:
+            self._fs.create_dir(self._root, recursive=True)
+            with self._fs.open_output_stream(probe) as out:
+                out.write(b"probe")
+            self._fs.delete_file(probe)
+        except OSError as error:
+            raise StoreError(f"store: {self.uri!r} is not writable: {error}") from error
+
     # -- writing ------------------------------------------------------------
 
     def write_rows(self, table: pa.Table) -> list[str]:
@@ -171,7 +223,8 @@ class ResultsStore:
         written = []
         for experiment in sorted(set(table.column("experiment").to_pylist())):
             rows = table.filter(pc.equal(table.column("experiment"), experiment))
-            rows = rows.sort_by([("config_hash", "ascending"), ("seed", "ascending")])
+            # One row per key in a file (the latest), so even a reader that does not deduplicate counts it once.
+            rows = _latest_per_key(rows).sort_by([("config_hash", "ascending"), ("seed", "ascending")])
             sink = pa.BufferOutputStream()
             pq.write_table(rows, sink, write_page_checksum=True)
             data = sink.getvalue()
@@ -182,7 +235,10 @@ class ResultsStore:
             # Same keys written before (a rerun of the same rows): the new file replaces them.
             for older in self.data_files(experiment):
                 if older != path and _name_parts(older)[0] == f"part-{keys_digest}":
-                    self._fs.delete_file(older)
+                    try:
+                        self._fs.delete_file(older)
+                    except FileNotFoundError:  # a healing reader deleted it first
+                        pass
             written.append(path)
         return written
 
@@ -205,7 +261,8 @@ class ResultsStore:
                 with self._fs.open_output_stream(path) as out:
                     out.write(data)
                 return
-            temporary = f"{directory}/.tmp-{uuid.uuid4().hex}-{path.rsplit('/', 1)[1]}"
+            # Hidden, and not *.parquet: neither the store's readers nor a DuckDB glob see it.
+            temporary = f"{directory}/.tmp-{uuid.uuid4().hex}-{path.rsplit('/', 1)[1]}{TEMPORARY_SUFFIX}"
             try:
                 with self._fs.open_output_stream(temporary) as out:
                     out.write(data)
@@ -296,7 +353,7 @@ class ResultsStore:
                             if not info.base_name.startswith(".")))
 
     def scan(self, experiments: Optional[Iterable[str]] = None,
-             columns: Optional[Iterable[str]] = None) -> StoreScan:
+             columns: Optional[Iterable[str]] = None, heal: bool = True) -> StoreScan:
         """Read and verify every data file of ``experiments`` (default: all).
 
         Args:
@@ -304,17 +361,25 @@ class ResultsStore:
             columns: the columns to return (the keys and ``finished_at`` are
                 always included); default all of ``RESULTS_SCHEMA``. Every
                 file is verified whole either way.
+            heal: quarantine files that fail verification, delete superseded
+                ones and stale temporary files (see the module's notes); when
+                False (or the store is read-only) they are only reported.
         """
         names = self.experiments() if experiments is None else sorted(set(experiments))
         schema = _projected_schema(columns)
         paths = [path for experiment in names for path in self.data_files(experiment)]
+        if heal:
+            paths = self._drop_superseded(paths)
+            for experiment in names:
+                self._remove_stale_temporaries(experiment)
         tables, unreadable, seen = [], [], set()
         for path, (table, reason, present) in zip(paths, _map_threads(self._read_verified, paths)):
             if reason is None:
                 tables.append(table.select(schema.names))
                 seen.update(present)
             else:
-                unreadable.append(UnreadableFile(path, reason))
+                moved = self._quarantine(path, reason) if heal and not reason.startswith(_PASSING) else None
+                unreadable.append(UnreadableFile(path, reason, moved))
         rows = pa.concat_tables(tables) if tables else schema.empty_table()
         latest = _latest_per_key(rows)
         missing = tuple(name for name in schema.names if tables and name not in seen)
@@ -360,7 +425,66 @@ class ResultsStore:
             verified.validate(full=True)  # non-nullable columns hold no null
         except (pa.ArrowInvalid, ValueError) as error:
             return None, f"rows break the schema: {error}", frozenset()
+        problem = _key_problem(path, verified)
+        if problem is not None:
+            return None, problem, frozenset()
         return verified, None, frozenset(table.column_names)
+
+    # -- healing ------------------------------------------------------------
+
+    def quarantined(self) -> list[str]:
+        """Paths of every file in the quarantine folder."""
+        found = []
+        for info in self._list(f"{self._root}/{QUARANTINE_FOLDER}"):
+            if info.type == pafs.FileType.Directory:
+                found += [i.path for i in self._list(info.path) if i.type == pafs.FileType.File]
+        return sorted(found)
+
+    def _quarantine(self, path: str, reason: str) -> Optional[str]:
+        """Move a file that failed verification out of every reader's way; None when it cannot be moved."""
+        experiment, name = path.rsplit("/", 2)[-2:]
+        when = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        why = _slug(reason)
+        target = f"{self._root}/{QUARANTINE_FOLDER}/{experiment}/{when}-{why}-{name}{QUARANTINE_SUFFIX}"
+        try:
+            self._fs.create_dir(target.rsplit("/", 1)[0], recursive=True)
+            self._fs.move(path, target)
+        except OSError:
+            return None  # read-only, or another reader moved it first: reported in place
+        return target
+
+    def _drop_superseded(self, paths: list[str]) -> list[str]:
+        """Delete all but the newest of files holding the same keys (a rewrite whose writer died
+        before deleting the older file); returns the paths still there."""
+        by_keys: dict[tuple[str, str], list[str]] = {}
+        for path in paths:
+            stem, digest = _name_parts(path)
+            if digest is not None and stem.startswith("part-"):
+                by_keys.setdefault((path.rsplit("/", 1)[0], stem), []).append(path)
+        dropped = set()
+        for group in by_keys.values():
+            if len(group) < 2:
+                continue
+            infos = self._fs.get_file_info(group)
+            newest = max(infos, key=lambda info: (info.mtime_ns or 0, info.path)).path
+            for path in group:
+                if path != newest:
+                    try:
+                        self._fs.delete_file(path)
+                        dropped.add(path)
+                    except OSError:
+                        pass
+        return [path for path in paths if path not in dropped]
+
+    def _remove_stale_temporaries(self, experiment: str) -> None:
+        now_ns = time.time_ns()
+        for info in self._list(self._experiment_dir(experiment)):
+            if info.type == pafs.FileType.File and info.base_name.startswith(".tmp-") \
+                    and info.mtime_ns is not None and now_ns - info.mtime_ns > STALE_TEMPORARY_S * 1e9:
+                try:
+                    self._fs.delete_file(info.path)
+                except OSError:
+                    pass
 
     def _read_json(self, path: str) -> Optional[dict]:
         """A JSON document of the store, or None when there is none."""
@@ -398,6 +522,36 @@ class ResultsStore:
 
 
 KNEE_SUMMARY_SUFFIX = "_knee"
+
+_WRITER_STEM = re.compile(r"^part-[0-9a-f]{20}$")  # part-<keys digest>, as write_rows names files
+
+# Reasons that may pass (the file itself may be fine): never quarantined.
+_PASSING = "cannot read:"
+
+
+def _slug(reason: str) -> str:
+    """A short name for why a file failed, for its quarantined name."""
+    for prefix, slug in (("not written by", "foreign"), ("content does not match", "digest"),
+                         ("missing columns", "schema"), ("column ", "schema"), ("rows break", "schema"),
+                         ("keys:", "keys")):
+        if reason.startswith(prefix):
+            return slug
+    return "undecodable"
+
+
+def _key_problem(path: str, rows: pa.Table) -> Optional[str]:
+    """Why the verified rows of ``path`` do not belong under its name, or None."""
+    experiment = path.rsplit("/", 2)[-2]
+    names = set(rows.column("experiment").to_pylist())
+    if names - {experiment}:
+        return f"keys: rows of experiment(s) {sorted(names - {experiment})} in the folder of {experiment!r}"
+    stem, _ = _name_parts(path)
+    if _WRITER_STEM.match(stem) and stem != f"part-{_keys_digest(rows)}":
+        return "keys: the rows' keys do not match the keys digest in the file's name"
+    latest = pc.max(rows.column("finished_at")).as_py() if rows.num_rows else None
+    if latest is not None and latest > datetime.now(timezone.utc) + FUTURE_SLACK:
+        return f"keys: finished_at {latest.isoformat()} is in the future"
+    return None
 
 
 @dataclass(frozen=True)

@@ -25,5 +25,8 @@ fi
 # helm for the chart tests, built from its Go module and cached between runs.
 HELM=$(scripts/install-helm.sh)
 export HELM
+# helm-docs for the check that the chart's values table is up to date, built and cached the same way.
+HELM_DOCS=$(scripts/install-helm-docs.sh)
+export HELM_DOCS
 
 exec .venv/bin/python -m pytest "$@"

@@ -12,6 +12,7 @@ import math
 import sys
 from typing import Optional, Sequence
 
+from simcore import bounds, metric_sets
 from simcore.config import (ARRIVAL_DISTRIBUTIONS, CATALOG_BACKENDS, DEFAULT_CATALOG_LATENCY_MS,
                             TABLE_DISTRIBUTIONS, ConfigError, SimConfig)
 from simcore.clients import client_fields, client_names
@@ -92,11 +93,11 @@ def parse_seeds(text: str) -> tuple[int, ...]:
                 continue
             low, _, high = part.partition("-")
             first, last = int(low), int(high or low)
-            if first < 0 or last < first or len(seeds) + last - first + 1 > MAX_SEEDS:
+            if first < 0 or last < first or last > bounds.MAX_SEED or len(seeds) + last - first + 1 > MAX_SEEDS:
                 raise ValueError
             seeds.extend(range(first, last + 1))
     except ValueError:
-        raise ConfigError("seeds", text, allowed + f", at most {MAX_SEEDS:,} seeds") from None
+        raise ConfigError("seeds", text, allowed + f", at most {MAX_SEEDS:,} seeds, each <= {bounds.MAX_SEED}") from None
     if not seeds:
         raise ConfigError("seeds", text, allowed)
     if len(set(seeds)) != len(seeds):
@@ -149,10 +150,20 @@ def configure(run: argparse.ArgumentParser) -> None:
                      help="per-object write limit on the catalog object (token bucket; default: none)")
     run.add_argument("--throttle-object-writes", action="store_true",
                      help="apply the provider's documented per-object write limit (GCS: 1/s; others: none)")
+    run.add_argument("--vo-convoy", default="catalog",
+                     help="historical manifest lists a VO reads after a same-table conflict: catalog (default, "
+                          "one per commit to any table, as the reference) or table (one per commit to its table, "
+                          "as seed 001's multi-table figures need)")
+    run.add_argument("--metric-set", default=metric_sets.DEFAULT_METRIC_SET,
+                     help="how the summary is computed: " + ", ".join(metric_sets.METRIC_SETS)
+                          + " (default steady-state; seed001 reproduces seed 001's tables, docs/published.md)")
     run.add_argument("--seeds", required=True, help=SEEDS_HELP)
     run.add_argument("--json", action="store_true", help="one JSON object per seed per line")
     run.add_argument("--transactions-dir", default=None,
                      help="also write every transaction of each seed to DIR/<config_hash>-seed<seed>.parquet")
+    run.add_argument("--max-memory", default=None, metavar="SIZE",
+                     help=f"refuse a run estimated to need more memory than this, e.g. 4G (default "
+                          f"${bounds.MEMORY_LIMIT_ENV} if set, else half this machine's memory)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -197,7 +208,7 @@ def _config_from_args(args: argparse.Namespace) -> SimConfig:
         num_tables=args.num_tables, table_distribution=args.table_dist, zipf_alpha=alpha,
         fast_append_ratio=args.fast_append_ratio, merge_append_ratio=args.merge_append_ratio,
         arrivals=args.arrivals, duration_s=args.duration_s,
-        real_conflict_probability=args.real_conflict_probability)
+        real_conflict_probability=args.real_conflict_probability, vo_convoy=args.vo_convoy)
 
 
 def _json_value(value):
@@ -221,14 +232,31 @@ def render_table(config: SimConfig, rows: list[dict]) -> str:
                + f", FA {config.fast_append_ratio:g}, inter-arrival {config.inter_arrival_scale_ms:g} ms"
                + f" {config.arrivals}, {config.duration_s:g} s, window [{config.warmup_s:g}, "
                + f"{config.duration_s - config.warmup_s:g}) s, config {config.config_hash}")
-    cells = [[title for _, title, _ in TABLE_COLUMNS]]
-    cells += [[_format(row[key], fmt) for key, _, fmt in TABLE_COLUMNS] for row in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(TABLE_COLUMNS))]
+    columns = [column for column in TABLE_COLUMNS if any(column[0] in row for row in rows)]
+    if rows and "metric_set" in rows[0]:
+        heading += f", metric set {rows[0]['metric_set']}"
+    cells = [[title for _, title, _ in columns]]
+    cells += [[_format(row.get(key), fmt) for key, _, fmt in columns] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
     lines = ["  ".join(cell.rjust(w) for cell, w in zip(line, widths)) for line in cells]
     return "\n".join([heading, *lines])
 
 
-def _write_transactions(config: SimConfig, seeds: list[int], directory: str) -> None:
+def _check_transactions_dir(directory: str) -> None:
+    """The directory exists or can be made, and is writable; else a ConfigError."""
+    import os
+
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise ConfigError("transactions_dir", directory, "a directory (this path is a file)")
+    parent = directory
+    while parent and not os.path.exists(parent):  # the nearest existing ancestor must be writable
+        parent = os.path.dirname(parent.rstrip(os.sep))
+    parent = parent or "."
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError("transactions_dir", directory, f"a writable directory ({parent} is not writable)")
+
+
+def _write_transactions(config: SimConfig, seeds: list[int], directory: str, max_memory_bytes: int) -> None:
     import os
 
     import pyarrow.parquet as pq
@@ -237,7 +265,7 @@ def _write_transactions(config: SimConfig, seeds: list[int], directory: str) -> 
     for seed in seeds:
         path = os.path.join(directory, f"{config.config_hash}-seed{seed}.parquet")
         partial = path + ".partial"
-        pq.write_table(simulate_transactions(config, seed), partial)
+        pq.write_table(simulate_transactions(config, seed, max_memory_bytes=max_memory_bytes), partial)
         os.replace(partial, path)  # never leave a torn file under the final name
         print(f"wrote {path}", file=sys.stderr)
 
@@ -256,12 +284,22 @@ def run(args: argparse.Namespace) -> int:
     try:
         seeds = list(parse_seeds(args.seeds))
         config = _config_from_args(args)
+        if args.metric_set not in metric_sets.METRIC_SETS:
+            raise ConfigError("metric_set", args.metric_set, "one of " + ", ".join(metric_sets.METRIC_SETS))
+        # Everything that could fail is checked before the first simulated second.
+        limit_bytes, limit_source = bounds.memory_limit(args.max_memory)
+        bounds.check(config, limit_bytes, limit_source)
+        if args.transactions_dir:
+            _check_transactions_dir(args.transactions_dir)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
-    rows = simulate(config, seeds)
+    if args.metric_set == metric_sets.DEFAULT_METRIC_SET:
+        rows = simulate(config, seeds, max_memory_bytes=limit_bytes)
+    else:
+        rows = metric_sets.simulate(args.metric_set, config, seeds)
     if args.transactions_dir:
-        _write_transactions(config, seeds, args.transactions_dir)
+        _write_transactions(config, seeds, args.transactions_dir, limit_bytes)
     if args.json:
         fields = config.to_dict()
         for row in rows:

@@ -20,6 +20,7 @@ from simcore.providers import PROVIDERS
 
 CATALOG_BACKENDS = ("storage", "service", "append")
 RETRY_POLICIES = ("immediate", "backoff", "split")
+VO_CONVOYS = ("catalog", "table")
 TABLE_DISTRIBUTIONS = ("uniform", "zipf")
 ARRIVAL_DISTRIBUTIONS = ("lognormal", "exponential")
 # Client retry behaviour (see simcore/clients.py); the first of each is the default (stored as None).
@@ -122,6 +123,13 @@ class SimConfig:
             on the same tables (only with writers): job ``m`` runs a
             ValidatedOverwrite (compaction) of table ``m mod num_tables``
             every interval, each with a runtime drawn as ``runtime_*``.
+        vo_convoy: how many historical manifest lists a ValidatedOverwrite
+            (and a MergeAppend's re-merge) reads after a same-table conflict.
+            None or ``catalog``: one per catalog commit it fell behind, to any
+            table (the reference at revision 3bded463, MODEL.md). ``table``:
+            one per commit to its own table, as Iceberg's validation history
+            reads and as seed 001 describes; its multi-table VO figures need
+            it (docs/published.md).
 
     Fields that are None do not enter ``config_hash``, so adding an optional
     behaviour later leaves the hash of every existing config unchanged.
@@ -160,6 +168,7 @@ class SimConfig:
     commit_interval_s: Optional[float] = None
     maintenance_jobs: Optional[int] = None
     maintenance_interval_s: Optional[float] = None
+    vo_convoy: Optional[str] = None
 
     def __post_init__(self) -> None:
         # Normalise the fields that only apply to one mode, so that two configs
@@ -170,6 +179,8 @@ class SimConfig:
             object.__setattr__(self, "zipf_alpha", DEFAULT_ZIPF_ALPHA)
         if self.retry_policy == "immediate":
             object.__setattr__(self, "retry_policy", None)
+        if self.vo_convoy == "catalog":
+            object.__setattr__(self, "vo_convoy", None)
         if self.retry_policy in ("backoff", "split"):
             for name, default in DEFAULT_BACKOFF.items():
                 if getattr(self, name) is None:
@@ -297,6 +308,8 @@ def _validate(c: SimConfig) -> None:
         for name in DEFAULT_BACKOFF:
             if getattr(c, name) is not None:
                 raise ConfigError(name, getattr(c, name), "no value unless retry_policy is backoff or split")
+    if c.vo_convoy is not None:
+        _require_choice(c, "vo_convoy", VO_CONVOYS)
     if c.cas_throttle_per_s is not None:
         if c.catalog == "service":
             raise ConfigError("cas_throttle_per_s", c.cas_throttle_per_s,

@@ -46,7 +46,7 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
 # Slots of the protocol-parameter array handed to the kernel.
 (P_MAX_RETRIES, P_REAL_CONFLICT, P_MERGE_MANIFESTS, P_DURATION_MS, P_POLICY, P_BACKOFF_BASE_MS,
  P_BACKOFF_MULTIPLIER, P_BACKOFF_CAP_MS, P_BACKOFF_JITTER, P_THROTTLE_PER_MS, P_THROTTLE_BURST,
- P_DISCOVERY_READ, P_JITTER_SHAPE, P_RETRY_BUDGET_MS, P_REWRITE) = range(15)
+ P_DISCOVERY_READ, P_CONVOY_PER_TABLE, P_JITTER_SHAPE, P_RETRY_BUDGET_MS, P_REWRITE) = range(16)
 
 # Client retry behaviour (SimConfig.backoff_jitter_shape, retry_rewrite).
 JITTER_SYMMETRIC, JITTER_UP, JITTER_DOWN, JITTER_RANGE = range(4)
@@ -129,7 +129,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(15)
+    params = np.zeros(16)
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
     params[P_MERGE_MANIFESTS] = config.merge_manifests_per_commit
@@ -145,6 +145,7 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         params[P_THROTTLE_BURST] = config.cas_throttle_burst
     # An append catalog learns its commit's outcome by reading the log back.
     params[P_DISCOVERY_READ] = 1.0 if config.catalog == "append" else 0.0
+    params[P_CONVOY_PER_TABLE] = 1.0 if config.vo_convoy == "table" else 0.0
     params[P_JITTER_SHAPE] = _JITTER_CODES[config.backoff_jitter_shape]
     params[P_RETRY_BUDGET_MS] = config.retry_budget_ms or 0.0
     params[P_REWRITE] = _REWRITE_CODES[config.retry_rewrite]
@@ -286,6 +287,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     throttle_burst = params[P_THROTTLE_BURST]
     discovery_read = params[P_DISCOVERY_READ] > 0.0
     policy = params[P_POLICY]
+    convoy_per_table = params[P_CONVOY_PER_TABLE] > 0.0
 
     table_version = np.zeros(num_tables, dtype=np.int64)
     snapshot_version = np.zeros(n, dtype=np.int64)
@@ -403,7 +405,9 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 catalog_reads[k] += 1
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
                 continue
-        behind = seq - snapshot_seq[k]
+        # The convoy's length: commits missed since the snapshot, to any table
+        # (the reference) or, with vo_convoy="table", to this table only.
+        behind = table_version[tbl] - snapshot_version[k] if convoy_per_table else seq - snapshot_seq[k]
         t_next = t
         if overlap:
             if op[k] == VALIDATED_OVERWRITE:  # the I/O convoy, then validation

@@ -10,15 +10,18 @@ and only that:
 - the /tmp/ray emptyDir is a per-process `--temp-dir` (Ray's default /tmp/ray would be shared
   with every other Ray on this machine);
 - ports come from the chart's port values set to free ports, and the worker's dashboard-agent
-  port differs from the head's (two pods have two network namespaces; two processes share one).
+  port differs from the head's (two pods have two network namespaces; two processes share one);
+- an env entry taken from a Secret (the Ray token) gets the value of the rendered Secret.
 
 Then the worker's wait-for-head init command must block until the head is up, the readiness probe
-commands must pass, `ray job submit ... python sweeps/exp4c.py --quick` must land rows in the
-store through SWEEPS_STORE as the chart sets it, and the dashboard's command must serve them.
+commands must pass, a submission without the Ray token must be refused, `ray job submit ... python
+sweeps/exp4c.py --quick` with the token (as NOTES.txt says) must land rows in the store through
+SWEEPS_STORE as the chart sets it, and the dashboard's command must serve them.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -35,7 +38,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from test_chart_support import CI_VALUES_DIR, REPO_ROOT, env_of, missing_tool, named, render
+from test_chart_support import CI_VALUES_DIR, REPO_ROOT, by_kind, missing_tool, named, render
 
 pytestmark = pytest.mark.slow
 
@@ -57,8 +60,9 @@ def command_of(container: dict) -> list:
 class LocalPods:
     """Starts rendered containers as local processes and stops exactly those processes."""
 
-    def __init__(self, work_dir: Path, store_dir: Path, mount_path: str):
+    def __init__(self, work_dir: Path, store_dir: Path, mount_path: str, secrets: list):
         self.work_dir = work_dir
+        self.secrets = {secret["metadata"]["name"]: secret.get("data", {}) for secret in secrets}
         self.store_dir = store_dir
         self.mount_path = mount_path
         self.processes = {}
@@ -77,9 +81,13 @@ class LocalPods:
 
     def environment(self, container: dict) -> dict:
         env = dict(self.base_env)
-        for name, value in env_of(container).items():
-            assert value is not None, f"{container['name']}: env {name} comes from valueFrom, not supported here"
-            env[name] = self.localize(value)
+        for item in container.get("env", []):
+            if "value" in item:
+                env[item["name"]] = self.localize(item["value"])
+                continue
+            reference = item["valueFrom"]["secretKeyRef"]
+            data = self.secrets[reference["name"]]
+            env[item["name"]] = base64.b64decode(data[reference["key"]]).decode()
         return env
 
     def start(self, name: str, command: list, env: dict) -> subprocess.Popen:
@@ -171,7 +179,7 @@ def test_rendered_cluster_runs_a_quick_sweep_and_the_dashboard_serves_it():
     worker_tmp = Path(tempfile.mkdtemp(prefix="rw-", dir="/tmp"))
     store_dir = work_dir / "results"
     store_dir.mkdir()
-    pods = LocalPods(work_dir, store_dir, mount_path)
+    pods = LocalPods(work_dir, store_dir, mount_path, by_kind(objects, "Secret"))
     try:
         # 1. The worker's init container waits while no head answers.
         (wait_container,) = worker["initContainers"]
@@ -209,12 +217,18 @@ def test_rendered_cluster_runs_a_quick_sweep_and_the_dashboard_serves_it():
                    pods)
 
         # 4. The documented submit command. The submitting shell has no SWEEPS_STORE: the job must
-        # find the store through the head's environment, as the chart sets it.
-        submit_env = dict(pods.base_env)
-        submit = subprocess.run(
-            ["ray", "job", "submit", "--address", f"http://127.0.0.1:{ports['dashboard']}", "--working-dir", ".",
-             "--", "python", "sweeps/exp4c.py", "--quick"],
-            env=submit_env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=JOB_TIMEOUT_S)
+        # find the store through the head's environment, as the chart sets it. Without the token
+        # the job API refuses; with it (exported as NOTES.txt says) the job runs.
+        submit_command = ["ray", "job", "submit", "--address", f"http://127.0.0.1:{ports['dashboard']}",
+                          "--working-dir", ".", "--", "python", "sweeps/exp4c.py", "--quick"]
+        refused = subprocess.run(submit_command, env=dict(pods.base_env, RAY_AUTH_MODE="disabled"), cwd=REPO_ROOT,
+                                 capture_output=True, text=True, timeout=START_TIMEOUT_S)
+        assert refused.returncode != 0, "the job API accepted a submission without the token"
+        assert "401" in refused.stdout + refused.stderr or "uthenticat" in refused.stdout + refused.stderr, \
+            refused.stdout[-2000:] + refused.stderr[-2000:]
+        submit_env = dict(pods.base_env, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=head_env["RAY_AUTH_TOKEN"])
+        submit = subprocess.run(submit_command, env=submit_env, cwd=REPO_ROOT, capture_output=True, text=True,
+                                timeout=JOB_TIMEOUT_S)
         job_output = submit.stdout[-4000:] + submit.stderr[-4000:]
         assert submit.returncode == 0, f"ray job submit failed:\n{job_output}\n" + pods.all_logs()
         assert "succeeded" in job_output

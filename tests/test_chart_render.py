@@ -178,8 +178,8 @@ def default_objects():
 def test_default_objects_are_the_static_cluster(default_objects):
     kinds = sorted((obj["kind"], obj["metadata"]["name"]) for obj in default_objects)
     assert kinds == [("Deployment", "sweeps-dashboard"), ("Deployment", "sweeps-head"), ("Deployment", "sweeps-worker"),
-                     ("PersistentVolumeClaim", "sweeps-results"), ("Service", "sweeps-dashboard"),
-                     ("Service", "sweeps-head")]
+                     ("NetworkPolicy", "sweeps-ray"), ("PersistentVolumeClaim", "sweeps-results"),
+                     ("Secret", "sweeps-ray-token"), ("Service", "sweeps-dashboard"), ("Service", "sweeps-head")]
 
 
 def test_head_runs_the_documented_ray_start_command_with_no_cpus(default_objects):
@@ -255,8 +255,13 @@ def test_every_container_is_sized_and_locked_down(values_file):
         for container in all_containers(template):
             where = f"{owner} {container['name']}"
             resources = container["resources"]
-            assert resources["requests"] and resources["requests"] == resources["limits"], where
             assert {"cpu", "memory"} <= set(resources["limits"]), where
+            if container["name"] == "ray-worker" and values_file.name == "local-cluster-values.yaml":
+                # worker.cpuRequest: a lower CPU request, the rest as everywhere else.
+                assert resources["requests"]["memory"] == resources["limits"]["memory"], where
+                assert resources["requests"]["cpu"] == "500m", where
+            else:
+                assert resources["requests"] and resources["requests"] == resources["limits"], where
             security = container["securityContext"]
             assert security["allowPrivilegeEscalation"] is False, where
             assert security["capabilities"]["drop"] == ["ALL"], where
@@ -278,7 +283,7 @@ def test_long_names_are_cut_to_63_characters_and_stay_distinct():
     names = [obj["metadata"]["name"] for obj in objects]
     assert all(len(name) <= 63 and DNS_LABEL.match(name) for name in names), names
     assert len(set((obj["kind"], obj["metadata"]["name"]) for obj in objects)) == len(objects)
-    assert {name.rsplit("-", 1)[-1] for name in names} == {"head", "worker", "dashboard", "results"}
+    assert {name.rsplit("-", 1)[-1] for name in names} == {"head", "worker", "dashboard", "results", "ray", "token"}
     # The worker's head address and wait follow the cut name.
     worker = next(obj for obj in objects if obj["metadata"]["name"].endswith("-worker"))
     head_service = next(obj for obj in by_kind(objects, "Service") if obj["metadata"]["name"].endswith("-head"))

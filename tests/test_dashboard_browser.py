@@ -378,3 +378,13 @@ def test_the_page_reads_only_keys_the_payload_contract_declares(chromium, issue6
     assert len(reads) > 100  # every view read its data through the proxy
     undeclared = sorted(path for path in reads if not resolve(SCHEMA, json.loads(path)))
     assert undeclared == []
+
+
+def test_every_chart_exports_as_a_standalone_svg(browser, page_url):
+    open_page(browser, page_url)
+    charts, links = count(browser, "figure svg.chart"), count(browser, "figure .export button")
+    assert charts > 0 and links == 2 * charts  # SVG and PNG under each chart
+    text = browser.evaluate("window.Dash.svgBlob(document.querySelector('figure svg.chart')).text()")
+    assert text.startswith("<svg") and 'xmlns="http://www.w3.org/2000/svg"' in text
+    assert "<style>" in text and ".chart" in text  # the page's styles travel with it
+    assert browser.console_errors == []

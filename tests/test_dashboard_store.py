@@ -43,8 +43,8 @@ def test_the_dashboard_and_the_sweeps_read_the_same_rows(tmp_path):
     write_store_file(str(tmp_path), "exp4c", [row(seed=1, throughput_cps=1.0, finished_at=late), row(seed=2)])
     write_store_file(str(tmp_path), "exp4c", [row(seed=1, throughput_cps=2.0, finished_at=early)])
     (tmp_path / "exp4c" / "torn.parquet").write_bytes(b"PAR1 this is not a parquet file")
+    scan = ResultsStore(str(tmp_path)).scan(heal=False)  # reports it, leaves it for the dashboard to find
     snapshot = read_store(str(tmp_path))
-    scan = ResultsStore(str(tmp_path)).scan()
     assert [(r["seed"], r["throughput_cps"]) for r in snapshot.rows] == \
         sorted(zip(scan.table.column("seed").to_pylist(), scan.table.column("throughput_cps").to_pylist()))
     assert snapshot.duplicates_dropped == scan.duplicates_dropped == 1
@@ -86,11 +86,17 @@ def test_a_store_that_is_a_file_is_an_error(tmp_path):
         read_store(str(tmp_path / "results"))
 
 
-def test_a_store_with_only_unreadable_files_is_an_error(tmp_path):
+def test_a_store_with_only_unreadable_files_is_an_error_unless_they_were_quarantined(tmp_path, monkeypatch):
     os.makedirs(tmp_path / "exp4c")
     (tmp_path / "exp4c" / "bad.parquet").write_bytes(b"garbage")
+    # A store the dashboard cannot heal (read-only to it): its bad files stay, and say so.
+    monkeypatch.setattr(ResultsStore, "_quarantine", lambda self, path, reason: None)
     with pytest.raises(StoreError, match="none of its 1 data files could be read"):
         read_store(str(tmp_path))
+    monkeypatch.undo()
+    snapshot = read_store(str(tmp_path))  # healed: an empty store, with the file named once
+    assert snapshot.rows == () and snapshot.skipped_files[0].quarantined_to.endswith("bad.parquet.quarantined")
+    assert read_store(str(tmp_path)).skipped_files == ()
 
 
 def test_a_file_uri_reads_like_a_path(tmp_path):

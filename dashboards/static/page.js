@@ -221,7 +221,64 @@
   }
 
   function figure(chart, caption, extra) {
-    return el("figure", { class: "card" }, chart, caption ? el("figcaption", {}, caption) : null, extra || null);
+    const exports = chart instanceof SVGElement ? exportLinks(chart) : null;
+    return el("figure", { class: "card" }, chart, caption ? el("figcaption", {}, caption) : null, extra || null,
+              exports);
+  }
+
+  // -- export: every chart downloads as SVG (as drawn) or PNG (rasterised at twice its size) ----------------------
+
+  function chartFileName(chart) {
+    const title = chart.getAttribute("aria-label") || "chart";
+    return title.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "chart";
+  }
+
+  function pageStyles() {
+    // The page's stylesheet travels inside the file, so the chart looks as it does here.
+    try {
+      return [...document.styleSheets].flatMap((sheet) => [...sheet.cssRules].map((rule) => rule.cssText)).join("\n");
+    } catch (error) {
+      return "";  // a browser that keeps file:// stylesheets from scripts: the shapes still export
+    }
+  }
+
+  function svgBlob(chart) {
+    const copy = chart.cloneNode(true);
+    copy.setAttribute("xmlns", "http://www.w3.org/2000/svg");
+    const style = document.createElementNS("http://www.w3.org/2000/svg", "style");
+    style.textContent = pageStyles();
+    copy.insertBefore(style, copy.firstChild);
+    return new Blob([new XMLSerializer().serializeToString(copy)], { type: "image/svg+xml" });
+  }
+
+  function download(blob, name) {
+    const link = el("a", { href: URL.createObjectURL(blob), download: name });
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+  }
+
+  function downloadPng(chart) {
+    const width = Number(chart.getAttribute("width")), height = Number(chart.getAttribute("height"));
+    const image = new Image();
+    image.onload = () => {
+      const canvas = el("canvas", { width: 2 * width, height: 2 * height });
+      const context = canvas.getContext("2d");
+      context.fillStyle = "#fff";
+      context.fillRect(0, 0, canvas.width, canvas.height);
+      context.drawImage(image, 0, 0, canvas.width, canvas.height);
+      URL.revokeObjectURL(image.src);
+      canvas.toBlob((blob) => download(blob, `${chartFileName(chart)}.png`), "image/png");
+    };
+    image.src = URL.createObjectURL(svgBlob(chart));
+  }
+
+  function exportLinks(chart) {
+    return el("div", { class: "export" }, "download: ",
+      el("button", { type: "button", class: "link", onclick: () => download(svgBlob(chart), `${chartFileName(chart)}.svg`) },
+         "SVG"), " ",
+      el("button", { type: "button", class: "link", onclick: () => downloadPng(chart) }, "PNG"));
   }
 
   function noData(text) {
@@ -263,6 +320,10 @@
     return { label, colour, points };
   }
 
+  // The usable threshold as people read it ("95%"), from the payload (simcore.usable's rule).
+  const thresholdText = () => `${Number((DATA.threshold * 100).toPrecision(4))}%`;
+  const noneAbove = () => `none > ${thresholdText()}`;
+
   // Views ask for a redraw through this; main.js sets what a redraw is.
   function requestUpdate() {
     window.Dash.update();
@@ -271,7 +332,7 @@
   window.Dash = {
     DATA, FILTERS, state, indexCache, el, replace, fmt, sig, pct, currentStudy, index, selected,
     selectedSeries, selectedMixes, selectedTables, seriesColour, metricValue, spreadText, tablesText,
-    readQuery, writeQuery, chipGroup, renderFilters, choice, renderHeader, renderNotices, figure, noData,
-    frontierTip, curveLine, requestUpdate
+    readQuery, writeQuery, chipGroup, renderFilters, choice, renderHeader, renderNotices, figure, noData, svgBlob,
+    frontierTip, curveLine, requestUpdate, thresholdText, noneAbove
   };
 })();

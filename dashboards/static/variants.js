@@ -1,13 +1,10 @@
-/* The results dashboard page, helpers of the views that set experiments side by side (8 to 11).
- * Part of the page's scripts (loaded in order by index.html): page.js holds the
- * data, state, filters and helpers, each view-*.js draws one view, main.js
- * draws them all. The payload they read is dashboards/static/payload.schema.json.
- * Store-provided text is always inserted with textContent. */
+/* The results dashboard page: helpers of the views that set experiments side by side (8 to 11). page.js says how the scripts fit together. */
 "use strict";
 
 (() => {
   const {
-    DATA, state, el, replace, sig, pct, currentStudy, index, spreadText, tablesText, choice, figure, noData
+    DATA, state, el, replace, sig, pct, currentStudy, index, spreadText, tablesText, choice, figure, noData,
+    noneAbove
   } = window.Dash;
 
   // -- shared by views 8 to 11 (they set experiments side by side) --------------------------------------------
@@ -98,7 +95,7 @@
 
   function usableCell(curve) {
     if (!curve) return el("td", { class: "missing" }, "not run");
-    if (curve.usable === null) return el("td", { class: "low", title: kneeText(curve) }, "none > 95%");
+    if (curve.usable === null) return el("td", { class: "low", title: kneeText(curve) }, noneAbove());
     return el("td", { class: isLowerBound(curve) ? "bound" : null, title: kneeText(curve) },
               `${isLowerBound(curve) ? "≥ " : ""}${sig(curve.usable)}`);
   }
@@ -151,6 +148,16 @@
     return true;
   }
 
+  function studyEntries(experiment, bodyId, expected) {
+    // A study view's curves that the filters keep, with its notes; null once the body says what is missing.
+    const comparison = DATA.comparisons[experiment];
+    if (!comparisonPreamble(comparison, bodyId, experiment)) return null;
+    const entries = comparison.curves.filter(keepEntry);
+    const notes = variantsNote(comparison, expected);
+    if (!entries.length) { replace(bodyId, notes, filteredAway(comparison.experiment)); return null; }
+    return { comparison, entries, notes };
+  }
+
   function variantsNote(comparison, expected) {
     const notes = [];
     if (comparison.variants.length < 2) {
@@ -189,5 +196,9 @@
     return { x, y: entry.knee, lo, hi, hollow: entry.status === "above_search_range", tip: lines.join("\n") };
   }
 
-  Object.assign(window.Dash, { studyById, percentChange, command, selectedProviders, keepEntry, filterText, filteredAway, variantCurve, mixLabel, mixHasVo, shortMix, yScaleControl, isLowerBound, kneeText, usableMark, usableCell, changeCell, secondsCell, variantFrontiers, comparisonPreamble, variantsNote, kneeSearchFor, searchedMark });
+  Object.assign(window.Dash, {
+    studyEntries, studyById, percentChange, command, selectedProviders, keepEntry, filterText, filteredAway,
+    variantCurve, mixLabel, mixHasVo, shortMix, yScaleControl, isLowerBound, kneeText, usableMark, usableCell,
+    changeCell, secondsCell, variantFrontiers, comparisonPreamble, variantsNote, kneeSearchFor, searchedMark
+  });
 })();

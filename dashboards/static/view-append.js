@@ -1,24 +1,18 @@
-/* The results dashboard page, view 11. conditional-append catalog.
- * Part of the page's scripts (loaded in order by index.html): page.js holds the
- * data, state, filters and helpers, each view-*.js draws one view, main.js
- * draws them all. The payload they read is dashboards/static/payload.schema.json.
- * Store-provided text is always inserted with textContent. */
+/* The results dashboard page: view 11. conditional-append catalog. page.js says how the scripts fit together. */
 "use strict";
 
 (() => {
   const {
-    DATA, state, el, replace, sig, seriesColour, tablesText, keepEntry, filteredAway, variantCurve, mixLabel,
-    yScaleControl, usableCell, changeCell, variantFrontiers, comparisonPreamble, variantsNote
+    state, el, replace, sig, seriesColour, tablesText, variantCurve, mixLabel, yScaleControl, usableCell,
+    changeCell, variantFrontiers, studyEntries
   } = window.Dash;
 
   // -- 11. conditional-append catalog ---------------------------------------------------------------------------------
 
   function renderAppend() {
-    const comparison = DATA.comparisons.append_catalog;
-    if (!comparisonPreamble(comparison, "append-body", "append_catalog")) return;
-    const entries = comparison.curves.filter(keepEntry);
-    const notes = variantsNote(comparison, "CAS and append catalogs");
-    if (!entries.length) { replace("append-body", notes, filteredAway(comparison.experiment)); return; }
+    const found = studyEntries("append_catalog", "append-body", "CAS and append catalogs");
+    if (!found) return;
+    const { comparison, entries, notes } = found;
     const studyIds = comparison.variants.map((v) => v.study);
     const short = (v) => (v.id === "storage" ? "CAS" : v.id === "append" ? "append" : v.label);
     const charts = variantFrontiers(comparison, entries, "append-chart", (provider, pi, variant, vi) => ({

@@ -1,8 +1,4 @@
-/* The results dashboard page, view 3. latency vs throughput.
- * Part of the page's scripts (loaded in order by index.html): page.js holds the
- * data, state, filters and helpers, each view-*.js draws one view, main.js
- * draws them all. The payload they read is dashboards/static/payload.schema.json.
- * Store-provided text is always inserted with textContent. */
+/* The results dashboard page: view 3. latency vs throughput. page.js says how the scripts fit together. */
 "use strict";
 
 (() => {

@@ -1,14 +1,11 @@
-/* The results dashboard page, view 8. knee search.
- * Part of the page's scripts (loaded in order by index.html): page.js holds the
- * data, state, filters and helpers, each view-*.js draws one view, main.js
- * draws them all. The payload they read is dashboards/static/payload.schema.json.
- * Store-provided text is always inserted with textContent. */
+/* The results dashboard page: view 8. knee search. page.js says how the scripts fit together. */
 "use strict";
 
 (() => {
   const {
     DATA, state, el, replace, sig, index, seriesColour, tablesText, figure, requestUpdate, studyById,
-    percentChange, command, filteredAway, mixLabel, yScaleControl, kneeSearchFor, searchedMark
+    percentChange, command, filteredAway, mixLabel, yScaleControl, kneeSearchFor, searchedMark, noneAbove,
+    thresholdText
   } = window.Dash;
 
   // -- 8. knee search ----------------------------------------------------------------------------------------------
@@ -31,7 +28,7 @@
         const where = (e) => `${series.label}, ${tablesText(e.t)}, ${mixLabel(ids, m)}`;
         const grid = mine.filter((e) => e.grid).map((e) => {
           const g = e.grid;
-          const tip = `${where(e)}\ngrid knee (${search.source}): ` + (g.usable === null ? "no grid point above 95%"
+          const tip = `${where(e)}\ngrid knee (${search.source}): ` + (g.usable === null ? `no grid point above ${thresholdText()}`
             : `${sig(g.usable)} c/s at ${sig(g.knee_x)} ms${g.lower_bound ? " (a lower bound)" : ""}`) + `\n${g.sims} simulations`;
           return g.usable === null ? { x: e.t * dodge(0), y: null, cross: true, tip }
             : { x: e.t * dodge(0), y: g.usable, hollow: g.lower_bound, tip,
@@ -55,9 +52,9 @@
     const rows = entries.map((e) => {
       const series = index(knee).series.get(e.s);
       const g = e.grid;
-      const gridText = !g ? "not in the store" : g.usable === null ? "none > 95%"
+      const gridText = !g ? "not in the store" : g.usable === null ? noneAbove()
         : `${g.lower_bound ? "≥ " : ""}${sig(g.usable)} @ ${sig(g.knee_x)} ms`;
-      const searchedText = e.knee === null ? "none > 95%"
+      const searchedText = e.knee === null ? noneAbove()
         : `${e.status === "above_search_range" ? "≥ " : ""}${sig(e.knee)} @ ${sig(e.knee_x)} ms`;
       const spread = e.knee_tp && e.knee_tp.n > 1 ? `${sig(e.knee_tp.low)}–${sig(e.knee_tp.high)} (sd ${sig(e.knee_tp.sd)})` : "–";
       const label = (status) => status.replace(/_/g, " ");

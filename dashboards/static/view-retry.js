@@ -1,15 +1,10 @@
-/* The results dashboard page, view 10. retry policies.
- * Part of the page's scripts (loaded in order by index.html): page.js holds the
- * data, state, filters and helpers, each view-*.js draws one view, main.js
- * draws them all. The payload they read is dashboards/static/payload.schema.json.
- * Store-provided text is always inserted with textContent. */
+/* The results dashboard page: view 10. retry policies. page.js says how the scripts fit together. */
 "use strict";
 
 (() => {
   const {
-    DATA, state, el, replace, index, tablesText, choice, figure, noData, curveLine, studyById, percentChange,
-    keepEntry, filteredAway, variantCurve, mixLabel, mixHasVo, shortMix, usableCell, changeCell, secondsCell,
-    comparisonPreamble, variantsNote
+    state, el, replace, index, tablesText, choice, figure, noData, curveLine, studyById, percentChange,
+    variantCurve, mixLabel, mixHasVo, shortMix, usableCell, changeCell, secondsCell, studyEntries
   } = window.Dash;
 
   // -- 10. retry policies --------------------------------------------------------------------------------------------
@@ -76,11 +71,9 @@
   }
 
   function renderRetry() {
-    const comparison = DATA.comparisons.retry_policies;
-    if (!comparisonPreamble(comparison, "retry-body", "retry_policies")) return;
-    const entries = comparison.curves.filter(keepEntry);
-    const notes = variantsNote(comparison, "immediate, backoff and split");
-    if (!entries.length) { replace("retry-body", notes, filteredAway(comparison.experiment)); return; }
+    const found = studyEntries("retry_policies", "retry-body", "immediate, backoff and split");
+    if (!found) return;
+    const { comparison, entries, notes } = found;
     const studyIds = comparison.variants.map((v) => v.study);
     const others = comparison.variants.filter((v) => v.id !== comparison.baseline);
     const tableCounts = [...new Set(entries.map((e) => e.t))].sort((a, b) => a - b);

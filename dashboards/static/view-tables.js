@@ -1,13 +1,9 @@
-/* The results dashboard page, view 4. provider tables.
- * Part of the page's scripts (loaded in order by index.html): page.js holds the
- * data, state, filters and helpers, each view-*.js draws one view, main.js
- * draws them all. The payload they read is dashboards/static/payload.schema.json.
- * Store-provided text is always inserted with textContent. */
+/* The results dashboard page: view 4. provider tables. page.js says how the scripts fit together. */
 "use strict";
 
 (() => {
   const {
-    el, replace, sig, index, selectedSeries, selectedMixes, selectedTables, tablesText, frontierTip
+    el, replace, sig, index, selectedSeries, selectedMixes, selectedTables, tablesText, frontierTip, noneAbove
   } = window.Dash;
 
   // -- 4. provider tables ------------------------------------------------------------------------------------
@@ -21,7 +17,7 @@
       const curve = index(study).curves.get(`${series.id}|${t}|${mix.id}`);
       if (!curve) return [el("td", { class: "missing" }, "not run"), el("td", { class: "missing" }, "–")];
       const tip = frontierTip(study, series, mix, t, curve);
-      if (curve.usable === null) return [el("td", { class: "low", title: tip }, "none > 95%"), el("td", {}, "–")];
+      if (curve.usable === null) return [el("td", { class: "low", title: tip }, noneAbove()), el("td", {}, "–")];
       const range = curve.knee_tp && curve.knee_tp.n > 1 ? ` (${sig(curve.knee_tp.low)}–${sig(curve.knee_tp.high)})` : "";
       const latency = (spread) => (spread ? `${sig(spread.mean)} s` : "—");
       return [el("td", { title: tip, class: curve.at_grid_edge || curve.heavier_missing ? "bound" : null },

@@ -1,24 +1,18 @@
-/* The results dashboard page, view 9. GCS write throttle.
- * Part of the page's scripts (loaded in order by index.html): page.js holds the
- * data, state, filters and helpers, each view-*.js draws one view, main.js
- * draws them all. The payload they read is dashboards/static/payload.schema.json.
- * Store-provided text is always inserted with textContent. */
+/* The results dashboard page: view 9. GCS write throttle. page.js says how the scripts fit together. */
 "use strict";
 
 (() => {
   const {
-    DATA, el, replace, sig, tablesText, keepEntry, filteredAway, variantCurve, mixLabel, usableCell,
-    changeCell, secondsCell, variantFrontiers, comparisonPreamble, variantsNote
+    el, replace, sig, tablesText, variantCurve, mixLabel, usableCell, changeCell, secondsCell,
+    variantFrontiers, studyEntries
   } = window.Dash;
 
   // -- 9. GCS write throttle ----------------------------------------------------------------------------------------
 
   function renderThrottle() {
-    const comparison = DATA.comparisons.gcs_throttle;
-    if (!comparisonPreamble(comparison, "throttle-body", "gcs_throttle")) return;
-    const entries = comparison.curves.filter(keepEntry);
-    const notes = variantsNote(comparison, "unthrottled and throttled runs");
-    if (!entries.length) { replace("throttle-body", notes, filteredAway(comparison.experiment)); return; }
+    const found = studyEntries("gcs_throttle", "throttle-body", "unthrottled and throttled runs");
+    if (!found) return;
+    const { comparison, entries, notes } = found;
     const colours = ["#2ca02c", "#7b3294", "#e66101"];
     const charts = variantFrontiers(comparison, entries, "throttle-chart", (provider, pi, variant, vi) => ({
       label: `${provider} ${variant.label}`, colour: colours[vi % colours.length], dashed: vi > 0 }));

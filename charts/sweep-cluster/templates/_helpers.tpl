@@ -100,10 +100,13 @@ multiprocessing shares the same filesystem.
 {{- printf "%dMi" (div (add (mul $mebibytes 11) 9) 10) -}}
 {{- end -}}
 
-{{/* Equal requests and limits, so each pod gets the Guaranteed QoS class. Call with (dict "cpu" .. "memory" ..). */}}
+{{/*
+Equal requests and limits, so each pod gets the Guaranteed QoS class, unless a component's values
+set cpuRequest lower (worker.cpuRequest). Call with a component's values (cpu, memory, cpuRequest).
+*/}}
 {{- define "sweep-cluster.resources" -}}
 requests:
-  cpu: {{ .cpu | quote }}
+  cpu: {{ default .cpu .cpuRequest | quote }}
   memory: {{ .memory | quote }}
 limits:
   cpu: {{ .cpu | quote }}
@@ -153,16 +156,28 @@ envFrom:
 {{- end -}}
 {{- end -}}
 
+{{/* Name of the Secret that holds the Ray token (auth.mode token). */}}
+{{- define "sweep-cluster.authSecretName" -}}
+{{- default (include "sweep-cluster.componentName" (dict "root" . "component" "ray-token")) .Values.auth.existingSecret -}}
+{{- end -}}
+
 {{/*
-Environment shared by the Ray containers (head and workers). RAY_AUTH_MODE is stated, not left to
-Ray: since Ray 2.5x a node whose mode is unset turns token authentication on if it finds a token
-file, and nodes that disagree cannot join each other. The job API is protected by staying inside
-the cluster instead (see jobApi).
+Environment shared by the Ray containers (head and workers). RAY_AUTH_MODE is always stated, not
+left to Ray: since Ray 2.5x a node whose mode is unset turns token authentication on if it finds a
+token file, and nodes that disagree cannot join each other. In token mode every node gets the same
+token from one Secret.
 */}}
 {{- define "sweep-cluster.rayEnv" -}}
 {{- include "sweep-cluster.storeEnv" . }}
 - name: RAY_AUTH_MODE
-  value: "disabled"
+  value: {{ .Values.auth.mode | quote }}
+{{- if eq .Values.auth.mode "token" }}
+- name: RAY_AUTH_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "sweep-cluster.authSecretName" . }}
+      key: {{ .Values.auth.secretKey }}
+{{- end }}
 - name: RAY_USAGE_STATS_ENABLED
   value: {{ ternary "1" "0" .Values.rayUsageStats | quote }}
 {{- end -}}

@@ -37,13 +37,24 @@ Results store: {{ include "sweep-cluster.storeUri" . }}{{ if eq .Values.store.ty
 {{- if ne .Values.jobApi.serviceType "ClusterIP" }}
 
    WARNING: the Ray job API is published outside the cluster (jobApi.serviceType {{ .Values.jobApi.serviceType }}).
-   It has no authentication and runs any code it is sent: anyone who can reach it can run programs
-   in this cluster with the pods' permissions and read, change or delete the results. Restrict it
-   (jobApi.loadBalancerSourceRanges, a NetworkPolicy, a firewall) or go back to ClusterIP and
-   kubectl port-forward.
+{{- if eq .Values.auth.mode "token" }}
+   It runs any code it is sent with a valid token: anyone who holds the Ray token and can reach it
+   can run programs in this cluster with the pods' permissions and read, change or delete the
+   results. Keep the token secret, restrict the sources (jobApi.loadBalancerSourceRanges, a
+   firewall) or go back to ClusterIP and kubectl port-forward.
+{{- else }}
+   It has no authentication (auth.mode disabled) and runs any code it is sent: anyone who can reach
+   it can run programs in this cluster with the pods' permissions and read, change or delete the
+   results. Turn auth.mode token back on, restrict it (jobApi.loadBalancerSourceRanges, a firewall)
+   or go back to ClusterIP and kubectl port-forward.
+{{- end }}
 {{- end }}
 
 3. Submit a sweep from the repository root (your local `ray` should be version {{ .Values.rayVersion }}, like the image):
+{{- if eq .Values.auth.mode "token" }}
+     export RAY_AUTH_MODE=token
+     export RAY_AUTH_TOKEN=$(kubectl -n {{ $ns }} get secret {{ include "sweep-cluster.authSecretName" . }} -o jsonpath='{.data.{{ .Values.auth.secretKey }}}' | base64 -d)
+{{- end }}
      ray job submit --address {{ $submitAddress }} --working-dir . -- python sweeps/exp4c.py
    Results land in {{ include "sweep-cluster.storeUri" . }}; re-submitting skips what is stored.
 {{- if .Values.dashboard.enabled }}
