@@ -28,11 +28,14 @@ from dashboards.snapshot import CONFIG_COLUMNS
 
 SWEPT_AXES = ("provider", "catalog_latency_ms", "num_tables", "fast_append_ratio", "merge_append_ratio",
               "inter_arrival_scale_ms")
-FIXED_FIELDS = tuple(name for name in CONFIG_COLUMNS if name not in SWEPT_AXES)
+# ``provider_profile`` (a profile's content) follows from the provider and the latency model:
+# it must not split a study into one per provider.
+FIXED_FIELDS = tuple(name for name in CONFIG_COLUMNS if name not in SWEPT_AXES and name != "provider_profile")
 # Experiments written by the knee search (sweeps/knee.py): scales are searched, not a grid.
 SEARCHED_SUFFIX = "_knee"
 # How a null reads in a study label, where "none" would mislead.
-_NULL_TEXT = {"retry_policy": "immediate", "cas_throttle_per_s": "unthrottled", "client": "reference"}
+_NULL_TEXT = {"retry_policy": "immediate", "cas_throttle_per_s": "unthrottled", "latency_model": "reference",
+              "client": "reference"}
 # Considered first when telling variants apart: a client preset's name determines its retry fields.
 _LEADING_FIELDS = ("client",)
 

@@ -43,7 +43,7 @@ import numpy as np
 
 from simcore import ConfigError, SimConfig, simulate
 from simcore.bisection import SearchRange, SearchRangeError, SearchStep, next_step
-from simcore.cli import SEEDS_HELP, parse_seeds
+from simcore.cli import SEEDS_HELP, latency_fields, parse_seeds
 from simcore.clients import REFERENCE, client_fields, client_names
 from simcore.config import CATALOG_BACKENDS, TABLE_DISTRIBUTIONS
 from simcore.metrics import REQUEST_KINDS
@@ -279,7 +279,7 @@ CAPACITY_HELP = "usable commits/s (or the most writers at an interval) of one ca
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
-    add("--provider", required=True, help="object store: s3x, s3, azurex, azure, gcp, instant")
+    add("--provider", default=None, help="object store: s3x, s3, azurex, azure, gcp, instant (or --provider-file)")
     add("--catalog", default="storage", help="catalog: " + ", ".join(CATALOG_BACKENDS) + " (default storage)")
     add("--catalog-latency-ms", type=float, default=None, help="service catalog's latency (default 10)")
     add("--num-tables", type=int, required=True, help="tables sharing the catalog")
@@ -290,8 +290,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--retry", type=int, default=None, help="override the preset's retries")
     add("--retry-budget-ms", type=float, default=None, help="override the preset's total retry budget")
     add("--real-conflict-probability", type=float, default=None, help="chance a VO conflict is real (default 0)")
-    add("--latency-model", default=None, help="latency model (with the latency-model feature)")
-    add("--provider-file", default=None, help="a provider profile file (with the provider-file feature)")
+    add("--latency-model", default=None, help="latency model: reference (default) or measured (docs/latency.md)")
+    add("--provider-file", default=None, help="a provider profile TOML file instead of a built-in provider")
     add("--writers-at-interval-s", type=float, default=None,
         help="answer the largest number of writers committing every S seconds instead")
     add("--maintenance-jobs", type=int, default=None, help="maintenance jobs beside the writers")
@@ -312,9 +312,9 @@ def _base_config(args: argparse.Namespace) -> SimConfig:
     overrides = dict(provider=args.provider, catalog=args.catalog, num_tables=args.num_tables,
                      table_distribution=args.table_dist, fast_append_ratio=args.fast_append_ratio,
                      merge_append_ratio=args.merge_append_ratio, duration_s=args.duration_s)
+    overrides.update(latency_fields(args.provider, args.latency_model, args.provider_file))
     optional = dict(catalog_latency_ms=args.catalog_latency_ms, retry=args.retry,
-                    retry_budget_ms=args.retry_budget_ms, real_conflict_probability=args.real_conflict_probability,
-                    latency_model=args.latency_model, provider_file=args.provider_file)
+                    retry_budget_ms=args.retry_budget_ms, real_conflict_probability=args.real_conflict_probability)
     overrides.update({k: v for k, v in optional.items() if v is not None})
     if args.writers_at_interval_s is not None:
         overrides.update(writers=1, commit_interval_s=args.writers_at_interval_s)

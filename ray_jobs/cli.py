@@ -1,6 +1,7 @@
 """The command line every sweep script shares.
 
     python sweeps/exp4c.py [--seeds SEEDS] [--duration-s S] [--store URI] [--quick] [--max-parallel N]
+                           [--latency-model reference|measured] [--provider-file PATH]
     commit-sweeps sweep exp4c [the same flags]
 
 Order of work: parse flags, build and validate every config and check it
@@ -25,6 +26,7 @@ from simcore.bounds import MEMORY_LIMIT_ENV
 from simcore.cli import SEEDS_HELP, parse_seeds
 from simcore.config import ConfigError
 from ray_jobs.grid import Grid, GridError
+from ray_jobs.latency_variant import add_latency_flags, latency_variant
 from ray_jobs.lease import Lease
 from ray_jobs.store import STORE_ENV, ResultsStore, StoreError, default_store_uri
 
@@ -54,7 +56,8 @@ def seeds_value(text: str) -> tuple[int, ...]:
 
 
 def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags every command that runs simulations into the store shares: seeds, duration, store, quick, parallelism."""
+    """The flags every command that runs simulations into the store shares: seeds, duration, store, quick, parallelism,
+    latency model."""
     parser.add_argument("--seeds", type=seeds_value, default=tuple(range(1, DEFAULT_SEEDS + 1)), metavar="SEEDS",
                         help=f"seeds of every config: {SEEDS_HELP} (default {DEFAULT_SEEDS})")
     parser.add_argument("--duration-s", type=float, default=DEFAULT_DURATION_S, metavar="S",
@@ -65,6 +68,7 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
                              f"(default ${STORE_ENV} if set, else ./results; now {default_store_uri()})")
     parser.add_argument("--max-parallel", type=positive_int, default=None, metavar="N",
                         help="at most N tasks at once (default: as many as the cluster has CPUs)")
+    add_latency_flags(parser)
 
 
 def add_memory_argument(parser: argparse.ArgumentParser) -> None:
@@ -120,9 +124,12 @@ def run_sweep_command(grids: Sequence[Grid], args: argparse.Namespace, *,
                                                    f"is a signed 64-bit integer)")
         points = sum(len(g.points(quick=args.quick)) for g in grids)
         bounds.check_planned_runs(points * len(seeds), limit_bytes, limit_source, "seeds", len(seeds))
-        plans = [SweepPlan(g.experiment, g.configs(quick=args.quick, duration_s=args.duration_s), seeds, args.quick,
+        # Another latency model is another experiment (ray_jobs/latency_variant.py).
+        variants = [latency_variant(g.experiment, args.latency_model, args.provider_file) for g in grids]
+        plans = [SweepPlan(v.apply(g).experiment,
+                           g.configs(quick=args.quick, duration_s=args.duration_s, **v.overrides), seeds, args.quick,
                            g.compares.record() if g.compares else None)
-                 for g in grids]
+                 for g, v in zip(grids, variants)]
         check_work_bounds(plans, limit_bytes, limit_source)
         store = ResultsStore(args.store)
         store.check_usable()

@@ -2,6 +2,7 @@
 
     python sweeps/knee.py --experiment exp4c [--quick] [--store URI] [--seeds SEEDS] [--duration-s S]
                           [--max-parallel N] [--tolerance F] [--min-scale-ms MS] [--max-scale-ms MS]
+                          [--latency-model reference|measured] [--provider-file PATH]
 
 Order of work, as in ``ray_jobs.cli``: parse and validate every flag and
 every curve (bad input exits 2 before Ray starts or the store is touched),
@@ -23,6 +24,7 @@ from simcore.usable import ERROR, FINAL_STATUSES, USABLE_SUCCESS_THRESHOLD
 from ray_jobs.cli import (DASHBOARD_URL, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_sweep_arguments,
                           positive_int, warn_if_store_is_temporary)
 from ray_jobs.grid import Grid, GridError
+from ray_jobs.latency_variant import latency_variant
 from ray_jobs.knee_curves import curves_from_grid, evidence_from_rows, knee_experiment_name
 from ray_jobs.lease import Lease
 from ray_jobs.store import ResultsStore, StoreError
@@ -88,7 +90,9 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
     seeds = args.seeds
     try:
         search_range = SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
-        curves = curves_from_grid(grids[args.experiment], quick=args.quick, duration_s=args.duration_s)
+        variant = latency_variant(args.experiment, args.latency_model, args.provider_file)
+        curves = curves_from_grid(variant.apply(grids[args.experiment]), quick=args.quick, duration_s=args.duration_s,
+                                  **variant.overrides)
         store = ResultsStore(args.store)
         store.check_usable()
         knee_experiment = knee_experiment_name(args.experiment)
@@ -99,7 +103,9 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
         print(f"error: {error}\nNothing was run.", file=sys.stderr)
         return EXIT_BAD_INPUT
     warn_if_store_is_temporary(args.store)
-    print(f"Knee search over {args.experiment} ({len(curves)} curves){' [quick]' if args.quick else ''}: "
+    experiment = variant.apply(grids[args.experiment]).experiment
+    knee_experiment = knee_experiment_name(experiment)
+    print(f"Knee search over {experiment} ({len(curves)} curves){' [quick]' if args.quick else ''}: "
           f"{search_range.min_scale_ms:g}-{search_range.max_scale_ms:g} ms to {100 * search_range.tolerance:g}% "
           f"in rate, {len(seeds)} seeds per point, {args.duration_s:g} simulated s per run; rows to "
           f"{knee_experiment} in {store.location()}", flush=True)
@@ -123,9 +129,9 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
             run = run_knee_search(curves, seeds, search_range, store, evidence, max_parallel=args.max_parallel,
                                   probes_per_curve=args.probes_per_curve, log=lambda line: print(line, flush=True),
                                   **options)
-        summary = run_summary(args.experiment, run.outcomes, search_range,
-                              previous=read_summary(args.store, args.experiment))
-        summary_path = write_summary(args.store, args.experiment, summary)
+        summary = run_summary(experiment, run.outcomes, search_range,
+                              previous=read_summary(args.store, experiment))
+        summary_path = write_summary(args.store, experiment, summary)
     except StoreError as error:
         print(f"error: {error}\nRows already written are kept; rerun to resume.", file=sys.stderr)
         return EXIT_FAILED

@@ -1,5 +1,8 @@
 """Command line: ``python -m simcore run ...`` (also ``commit-sweeps simulate``) simulates one config over seeds.
 
+``bench`` simulates seed 000's conditional-write benchmark (simcore/bench.py);
+``fit`` writes a provider profile fitted to measurements (simcore/fit_command.py).
+
 Bad input exits with status 2 and one line naming the field, the value and
 what is allowed, so scripts can tell a usage error from a crash.
 """
@@ -110,7 +113,8 @@ SIMULATE_HELP = "simulate one config for each seed and print the summaries"
 
 def configure(run: argparse.ArgumentParser) -> None:
     """The flags of one simulation: ``python -m simcore run`` and ``commit-sweeps simulate``."""
-    run.add_argument("--provider", required=True, help="object store: " + ", ".join(PROVIDERS))
+    run.add_argument("--provider", default=None,
+                     help="object store: " + ", ".join(PROVIDERS) + " (or the name in --provider-file)")
     run.add_argument("--catalog", required=True, help="catalog back-end: " + ", ".join(CATALOG_BACKENDS)
                      + " (append: conditional-append log, s3x/azurex/azure)")
     run.add_argument("--catalog-latency-ms", type=_number, default=None,
@@ -157,6 +161,7 @@ def configure(run: argparse.ArgumentParser) -> None:
     run.add_argument("--metric-set", default=metric_sets.DEFAULT_METRIC_SET,
                      help="how the summary is computed: " + ", ".join(metric_sets.METRIC_SETS)
                           + " (default steady-state; seed001 reproduces seed 001's tables, docs/published.md)")
+    _latency_flags(run)
     run.add_argument("--seeds", required=True, help=SEEDS_HELP)
     run.add_argument("--json", action="store_true", help="one JSON object per seed per line")
     run.add_argument("--transactions-dir", default=None,
@@ -170,7 +175,43 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m simcore", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     configure(commands.add_parser("run", help=SIMULATE_HELP))
+
+    bench = commands.add_parser("bench", help="simulate seed 000's conditional-write benchmark: N clients "
+                                "reading then conditionally writing one object, no retry")
+    bench.add_argument("--provider", default=None,
+                       help="object store: " + ", ".join(PROVIDERS) + " (or the name in --provider-file)")
+    bench.add_argument("--operation", required=True, help="cas (read, then conditional overwrite) or append "
+                       "(read the length, then position-conditional append)")
+    bench.add_argument("--clients", required=True, help="client counts: 1-16, 4 or 1,2,4,8")
+    bench.add_argument("--duration-s", type=_number, default=300.0, help="simulated seconds per run (default 300)")
+    _latency_flags(bench)
+    bench.add_argument("--seeds", required=True, help=SEEDS_HELP)
+    bench.add_argument("--json", action="store_true", help="one JSON object per client count per line")
+
+    from simcore import fit_command
+    fit = commands.add_parser("fit", help="write a provider profile (TOML) fitted to conditional-write "
+                              "measurements", description=fit_command.__doc__.split("\n\n")[0])
+    fit_command.configure(fit)
     return parser
+
+
+def _latency_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--latency-model", default="reference",
+                        help="reference (default: MODEL.md's provider table, as the reference simulator) or "
+                             "measured (fitted to seed 000: docs/measured.md)")
+    parser.add_argument("--provider-file", default=None, metavar="PATH",
+                        help="a provider profile (TOML) to simulate instead of a built-in one (docs/measured.md)")
+
+
+def latency_fields(provider: Optional[str], latency_model: Optional[str], provider_file: Optional[str]) -> dict:
+    """The SimConfig fields for a command's --provider, --latency-model and --provider-file."""
+    from simcore.bench import resolve_profile
+    from simcore.profiles import canonical_json
+
+    profile = resolve_profile(provider, latency_model, provider_file)
+    if provider_file is not None:
+        return {"provider": profile.name, "provider_profile": canonical_json(profile)}
+    return {"provider": profile.name, "latency_model": None if latency_model == "reference" else latency_model}
 
 
 def _config_from_args(args: argparse.Namespace) -> SimConfig:
@@ -180,11 +221,12 @@ def _config_from_args(args: argparse.Namespace) -> SimConfig:
     alpha = args.zipf_alpha
     if alpha is not None and args.table_dist != "zipf":
         raise ConfigError("zipf_alpha", alpha, "no value unless --table-dist zipf")
+    profile_fields = latency_fields(args.provider, args.latency_model, args.provider_file)
     throttle = args.cas_throttle_per_s
     if args.throttle_object_writes:
         if throttle is not None:
             raise ConfigError("cas_throttle_per_s", throttle, "no value with --throttle-object-writes")
-        documented = PROVIDERS[args.provider].object_writes_per_s if args.provider in PROVIDERS else None
+        documented = SimConfig(**profile_fields).latency_profile.object_writes_per_s
         throttle = documented if args.catalog != "service" else None
     if args.inter_arrival_scale_ms is None and args.writers is None:
         raise ConfigError("inter_arrival_scale_ms", None, "a number > 0 (ms) unless --writers is given")
@@ -203,8 +245,8 @@ def _config_from_args(args: argparse.Namespace) -> SimConfig:
         maintenance_interval_s=args.maintenance_interval_s)
     fields.update({k: v for k, v in overrides.items() if v is not None})
     return SimConfig(
-        **fields, client=args.client, cas_throttle_per_s=throttle,
-        provider=args.provider, catalog=args.catalog, catalog_latency_ms=latency,
+        **profile_fields, **fields, client=args.client, cas_throttle_per_s=throttle,
+        catalog=args.catalog, catalog_latency_ms=latency,
         num_tables=args.num_tables, table_distribution=args.table_dist, zipf_alpha=alpha,
         fast_append_ratio=args.fast_append_ratio, merge_append_ratio=args.merge_append_ratio,
         arrivals=args.arrivals, duration_s=args.duration_s,
@@ -226,7 +268,9 @@ def _format(value, fmt: str) -> str:
 
 
 def render_table(config: SimConfig, rows: list[dict]) -> str:
-    heading = (f"{config.provider} / {config.catalog} catalog"
+    model = ("" if config.provider_profile is None
+             else " (measured latency model)" if config.latency_model == "measured" else " (provider file)")
+    heading = (f"{config.provider}{model} / {config.catalog} catalog"
                + (f" ({config.catalog_latency_ms:g} ms)" if config.catalog == "service" else "")
                + f", {config.num_tables} table(s) {config.table_distribution}"
                + f", FA {config.fast_append_ratio:g}, inter-arrival {config.inter_arrival_scale_ms:g} ms"
@@ -273,7 +317,12 @@ def _write_transactions(config: SimConfig, seeds: list[int], directory: str, max
 def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-    except _UsageError as error:
+        if args.command == "fit":
+            from simcore import fit_command
+            return fit_command.run(args)
+        if args.command == "bench":
+            return _bench(args, list(parse_seeds(args.seeds)))
+    except (_UsageError, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
     return run(args)
@@ -307,4 +356,39 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps({k: _json_value(v) for k, v in record.items()}, allow_nan=False))
     else:
         print(render_table(config, rows))
+    return 0
+
+
+BENCH_COLUMNS = (("clients", "clients", "{:d}"), ("goodput_ops", "goodput op/s", "{:.2f}"),
+                 ("failure_rate", "failed", "{:.1%}"), ("latency_mean_ms", "mean ms", "{:.1f}"),
+                 ("latency_p50_ms", "p50 ms", "{:.1f}"), ("latency_p95_ms", "p95 ms", "{:.1f}"),
+                 ("latency_p99_ms", "p99 ms", "{:.1f}"))
+
+
+def _bench(args: argparse.Namespace, seeds: list[int]) -> int:
+    """``bench``: bad input raises ConfigError (exit 2 in main) before anything runs."""
+    import time
+
+    from simcore.bench import OPERATIONS, bench, parse_clients, resolve_profile
+
+    profile = resolve_profile(args.provider, args.latency_model, args.provider_file)
+    if args.operation not in OPERATIONS:
+        raise ConfigError("operation", args.operation, "one of " + ", ".join(OPERATIONS))
+    clients = parse_clients(args.clients)
+    started = time.perf_counter()
+    results = bench(profile, args.operation, clients, seeds, args.duration_s)
+    elapsed = time.perf_counter() - started
+    if args.json:
+        for result in results:
+            print(json.dumps({k: _json_value(v) for k, v in result.to_json().items()}, allow_nan=False))
+    else:
+        model = f"profile {args.provider_file}" if args.provider_file else f"{args.latency_model} latency model"
+        print(f"{profile.name} {args.operation} benchmark, {model}, {args.duration_s:g} s x seeds "
+              f"{','.join(map(str, seeds))}: closed loop, read then conditional write, no retry")
+        cells = [[title for _, title, _ in BENCH_COLUMNS]]
+        cells += [[_format(getattr(r, key), fmt) for key, _, fmt in BENCH_COLUMNS] for r in results]
+        widths = [max(len(line[i]) for line in cells) for i in range(len(BENCH_COLUMNS))]
+        print("\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in cells))
+    print(f"simulated {len(clients)} client counts x {len(seeds)} seeds x {args.duration_s:g} s in {elapsed:.2f} s",
+          file=sys.stderr)
     return 0

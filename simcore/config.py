@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from simcore.providers import PROVIDERS
+from simcore.providers import PROVIDERS, Provider
 
 CATALOG_BACKENDS = ("storage", "service", "append")
 RETRY_POLICIES = ("immediate", "backoff", "split")
@@ -130,6 +130,17 @@ class SimConfig:
             one per commit to its own table, as Iceberg's validation history
             reads and as seed 001 describes; its multi-table VO figures need
             it (docs/published.md).
+        latency_model: None or ``reference`` (MODEL.md's provider table, as the
+            reference simulator) or ``measured`` (the profiles fitted to seed
+            000's conditional-write benchmark: failed vs successful conditional
+            writes, latency growing with concurrent conditional requests, the
+            read observed when sent; docs/measured.md). ``measured`` fills in
+            ``provider_profile`` with the provider's measured profile.
+        provider_profile: the latency profile simulated instead of the built-in
+            one, as canonical JSON (``simcore.profiles.canonical_json``; a
+            ``--provider-file`` is read into it). The content, not a path, so
+            the config hash names the figures and workers need no file;
+            ``provider`` must equal the profile's name.
 
     Fields that are None do not enter ``config_hash``, so adding an optional
     behaviour later leaves the hash of every existing config unchanged.
@@ -169,6 +180,8 @@ class SimConfig:
     maintenance_jobs: Optional[int] = None
     maintenance_interval_s: Optional[float] = None
     vo_convoy: Optional[str] = None
+    latency_model: Optional[str] = None
+    provider_profile: Optional[str] = None
 
     def __post_init__(self) -> None:
         # Normalise the fields that only apply to one mode, so that two configs
@@ -191,6 +204,14 @@ class SimConfig:
                 object.__setattr__(self, name, None)
         if self.cas_throttle_per_s is not None and self.cas_throttle_burst is None:
             object.__setattr__(self, "cas_throttle_burst", 1.0)
+        if self.latency_model == "reference":
+            object.__setattr__(self, "latency_model", None)
+        if self.latency_model == "measured" and self.provider_profile is None and isinstance(self.provider, str):
+            from simcore.profiles import canonical_json, measured_profile
+            object.__setattr__(self, "provider_profile", canonical_json(measured_profile(self.provider)))
+        if self.provider_profile is not None:
+            from simcore.profiles import canonical_json, profile_from_json
+            object.__setattr__(self, "provider_profile", canonical_json(profile_from_json(self.provider_profile)))
         for name in ("catalog_latency_ms", "zipf_alpha", "fast_append_ratio", "merge_append_ratio",
                      "inter_arrival_scale_ms", "inter_arrival_sigma", "runtime_median_ms",
                      "runtime_sigma", "runtime_min_ms", "duration_s", "real_conflict_probability",
@@ -211,6 +232,14 @@ class SimConfig:
     def warmup_s(self) -> float:
         """W: transactions submitted in [W, D - W) form the steady-state window."""
         return min(WARMUP_MAX_S, max(WARMUP_MIN_S, WARMUP_RUNTIME_MULTIPLE * self.runtime_median_ms / 1000.0))
+
+    @property
+    def latency_profile(self) -> Provider:
+        """The provider profile this config simulates: its own, or the built-in one."""
+        if self.provider_profile is not None:
+            from simcore.profiles import profile_from_json
+            return profile_from_json(self.provider_profile)
+        return PROVIDERS[self.provider]
 
     @property
     def validated_overwrite_ratio(self) -> float:
@@ -266,7 +295,12 @@ def _require_choice(config: SimConfig, field: str, choices) -> None:
 
 
 def _validate(c: SimConfig) -> None:
-    _require_choice(c, "provider", tuple(PROVIDERS))
+    if c.latency_model is not None:
+        _require_choice(c, "latency_model", ("reference", "measured"))
+    if c.provider_profile is None:
+        _require_choice(c, "provider", tuple(PROVIDERS))
+    elif c.provider != c.latency_profile.name:
+        raise ConfigError("provider", c.provider, f"the provider profile's name {c.latency_profile.name!r}")
     _require_choice(c, "catalog", CATALOG_BACKENDS)
     if c.catalog == "service":
         _require_real(c, "catalog_latency_ms", "a number > 0 (ms)", lambda v: v > 0)
@@ -295,9 +329,10 @@ def _validate(c: SimConfig) -> None:
         raise ConfigError("retry", c.retry, "an integer in [0, 1000]")
     _require_real(c, "real_conflict_probability", "a probability in [0, 1]", lambda v: 0 <= v <= 1)
     _require_real(c, "merge_manifests_per_commit", "a number >= 0", lambda v: v >= 0)
-    if c.catalog == "append" and not PROVIDERS[c.provider].supports_append:
+    if c.catalog == "append" and not c.latency_profile.supports_append:
         raise ConfigError("provider", c.provider, "a provider with conditional append ("
-                          + ", ".join(p for p in PROVIDERS if PROVIDERS[p].supports_append) + ") for catalog=append")
+                          + ", ".join(p for p in PROVIDERS if PROVIDERS[p].supports_append)
+                          + ", or a profile with an [append] table) for catalog=append")
     if c.retry_policy is not None:
         _require_choice(c, "retry_policy", RETRY_POLICIES)
         _require_real(c, "backoff_base_ms", "a number >= 0 (ms)", lambda v: v >= 0)

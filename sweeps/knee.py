@@ -30,6 +30,7 @@ _QUICK = {
     "gcs_throttle": {"num_tables": (1, 10), "fast_append_ratio": (1.0,)},
     "retry_policies": {"provider": ("s3x",), "num_tables": (1,), "fast_append_ratio": (0.9,)},
     "append_catalog": {"provider": ("s3x",), "num_tables": (1, 10), "fast_append_ratio": (1.0,)},
+    "latency_models": {"num_tables": (1, 10), "fast_append_ratio": (1.0, 0.9)},
 }
 
 KNEE_GRIDS = {name: EXPERIMENTS[name].derive(name, quick=quick) for name, quick in _QUICK.items()}

@@ -75,6 +75,7 @@ def test_capacity_json_answer_on_a_real_simulation(capsys):
     (["--tolerance", "5"], "tolerance"),
     (["--maintenance-jobs", "2"], "maintenance_jobs"),
     (["--latency-model", "mystery"], "latency_model"),
+    (["--provider", "s4"], "provider"),
 ])
 def test_bad_input_exits_2_naming_the_field(argv, field, capsys):
     code = capacity.main(["--provider", "s3", "--num-tables", "10", "--fast-append-ratio", "0.9", *argv])

@@ -187,6 +187,23 @@ def test_difference_without_a_knee_on_either_side_is_none():
     assert difference(no_knee, with_knee).usable_ratio is None
 
 
+def test_reference_vs_measured_latency_model_per_provider(tmp_path):
+    # Reference: knee at 100 ms (9.5 c/s). Measured: the knee moves to 200 ms (4.9 c/s).
+    reference = {50: ok(0.80, 15.0), 100: ok(0.99, 9.5), 200: ok(1.0, 5.0)}
+    measured = {50: ok(0.60, 12.0), 100: ok(0.90, 9.0), 200: ok(0.99, 4.9)}
+    rows = []
+    for provider in ("s3", "azure"):
+        rows += curve_rows("latency_models", reference, provider=provider)
+        rows += curve_rows("latency_models", measured, provider=provider, latency_model="measured")
+    comparison, _ = comparison_of(tmp_path, "latency_models", rows)
+    assert [(v.id, v.value) for v in comparison.variants] == [("none", None), ("measured", "measured")]
+    assert comparison.baseline == "none"
+    assert sorted(curve.provider for curve in comparison.curves) == ["azure", "s3"]
+    for curve in comparison.curves:
+        assert curve.frontiers["none"].usable_cps == pytest.approx(9.5)
+        assert curve.differences["measured"].usable_cps == pytest.approx(-4.6)
+
+
 def test_client_presets_beside_the_reference(tmp_path):
     # sweeps/clients.py declares the client as its treatment: the page compares every preset's usable
     # throughput with the reference's on each curve. Reference knee 4.0 c/s; Iceberg Java's 2.0 c/s.
