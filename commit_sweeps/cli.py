@@ -3,6 +3,7 @@
     commit-sweeps simulate --provider s3 --catalog storage ...   one config over seeds (= python -m simcore run)
     commit-sweeps sweep exp4c [--quick] [--seeds 3]               grids into the results store (= python sweeps/exp4c.py)
     commit-sweeps knee --experiment exp4c                        each curve's knee, by bisection
+    commit-sweeps capacity --provider s3 --num-tables 10 ...      one setup's usable commits/s or max writers
     commit-sweeps status [--store URI]                           what the store holds
     commit-sweeps dashboard build|serve|compare                  the results dashboard
 
@@ -41,6 +42,7 @@ COMMANDS = (
     Command("simulate", "simcore.cli", "SIMULATE_HELP"),
     Command("sweep", "commit_sweeps.experiments", "SWEEP_HELP", "configure_sweep", "run_sweep"),
     Command("knee", "commit_sweeps.experiments", "KNEE_HELP", "configure_knee", "run_knee"),
+    Command("capacity", "ray_jobs.capacity", "CAPACITY_HELP"),
     Command("status", "ray_jobs.cli", "STATUS_HELP", "configure_status", "run_status"),
     Command("dashboard", "dashboards.cli", "DASHBOARD_HELP"),
 )

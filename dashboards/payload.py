@@ -32,6 +32,7 @@ from dashboards.published_explained import PREFERRED_LABEL, STEADY_STATE_LABEL, 
 from dashboards.rounding import rounded, spread_json
 from dashboards.snapshot import TABLE_METRIC_COLUMNS, StoreSnapshot
 from dashboards.studies import Study, group_studies, mix_id, number_key, series_id
+from dashboards.writers import writer_frontiers
 
 PAYLOAD_SCHEMA_VERSION = 3  # 3: named keys throughout (spreads, brackets, differences), a written schema
 
@@ -59,6 +60,19 @@ METRICS = {
     "vo_commit_latency_p99_ms": {"label": "VO p99 commit latency", "unit": "ms", "kind": "latency",
                                  "hatch_by": "vo_success_rate"},
     "retries_mean": {"label": "Mean retries per commit", "unit": "", "kind": "count", "hatch_by": "usable"},
+    # Wasted work against load: every request of every transaction, per committed one.
+    "requests_cas_per_commit": {"label": "CAS requests per commit", "unit": "", "kind": "count",
+                                "hatch_by": "usable"},
+    "requests_catalog_read_per_commit": {"label": "Catalog reads per commit", "unit": "", "kind": "count",
+                                         "hatch_by": "usable"},
+    "requests_manifest_list_read_per_commit": {"label": "Manifest-list reads per commit", "unit": "",
+                                               "kind": "count", "hatch_by": "usable"},
+    "requests_manifest_list_write_per_commit": {"label": "Manifest-list writes per commit", "unit": "",
+                                                "kind": "count", "hatch_by": "usable"},
+    "requests_manifest_file_write_per_commit": {"label": "Manifest-file writes per commit", "unit": "",
+                                                "kind": "count", "hatch_by": "usable"},
+    "wasted_write_bytes_per_commit": {"label": "Bytes written by lost attempts per commit", "unit": "B",
+                                      "kind": "count", "hatch_by": "usable"},
 }
 
 
@@ -276,6 +290,7 @@ def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
         "published": _published_json(comparisons, load_explained()),
         "knee_searches": knee_searches_json(studies, frontier_of, _curve_bounds, snapshot),
         "comparisons": comparisons_json(snapshot, studies, frontier_of),
+        "writers": writer_frontiers(points),
         "warnings": _warnings(snapshot, studies),
     }
 

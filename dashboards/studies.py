@@ -34,7 +34,10 @@ FIXED_FIELDS = tuple(name for name in CONFIG_COLUMNS if name not in SWEPT_AXES a
 # Experiments written by the knee search (sweeps/knee.py): scales are searched, not a grid.
 SEARCHED_SUFFIX = "_knee"
 # How a null reads in a study label, where "none" would mislead.
-_NULL_TEXT = {"retry_policy": "immediate", "cas_throttle_per_s": "unthrottled", "latency_model": "reference"}
+_NULL_TEXT = {"retry_policy": "immediate", "cas_throttle_per_s": "unthrottled", "latency_model": "reference",
+              "client": "reference"}
+# Considered first when telling variants apart: a client preset's name determines its retry fields.
+_LEADING_FIELDS = ("client",)
 
 
 def number_key(value) -> str:
@@ -181,6 +184,8 @@ def group_studies(points: list[Point]) -> list[Study]:
     """Split points into studies: by experiment, then by the fixed config fields."""
     by_experiment: dict = {}
     for point in points:
+        if point.config.get("writers") is not None:
+            continue  # writer workloads are not inter-arrival curves: dashboards/writers.py reads them
         by_experiment.setdefault(point.experiment, []).append(point)
     studies = []
     for experiment in sorted(by_experiment):
@@ -211,10 +216,11 @@ def telling_fields(variants: list) -> list:
     A field that differs between variants is left out when the fields kept
     before it already determine its value: the backoff settings follow from
     ``retry_policy``, the throttle's burst from its rate. Fields are taken
-    in ``FIXED_FIELDS`` order.
+    in ``FIXED_FIELDS`` order, a client preset's name first (it determines
+    the retry settings).
     """
     kept: list = []
-    for name in FIXED_FIELDS:
+    for name in _LEADING_FIELDS + tuple(f for f in FIXED_FIELDS if f not in _LEADING_FIELDS):
         if len({variant.get(name) for variant in variants}) < 2:
             continue
         value_by_kept: dict = {}

@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 from simcore import bounds, metric_sets
 from simcore.config import (ARRIVAL_DISTRIBUTIONS, CATALOG_BACKENDS, DEFAULT_CATALOG_LATENCY_MS,
                             TABLE_DISTRIBUTIONS, ConfigError, SimConfig)
+from simcore.clients import client_fields, client_names
 from simcore.providers import PROVIDERS
 from simcore.simulate import simulate, simulate_transactions
 
@@ -124,16 +125,27 @@ def configure(run: argparse.ArgumentParser) -> None:
     run.add_argument("--fast-append-ratio", type=_number, required=True,
                      help="share of FastAppend transactions; the rest are ValidatedOverwrite")
     run.add_argument("--merge-append-ratio", type=_number, default=0.0, help="share of MergeAppend (default 0)")
-    run.add_argument("--inter-arrival-scale-ms", type=_number, required=True,
-                     help="median (lognormal) or mean (exponential) gap between arrivals")
+    run.add_argument("--inter-arrival-scale-ms", type=_number, default=None,
+                     help="median (lognormal) or mean (exponential) gap between arrivals (required unless --writers)")
     run.add_argument("--arrivals", default="lognormal", help="gap distribution: " + " or ".join(ARRIVAL_DISTRIBUTIONS))
     run.add_argument("--duration-s", type=_number, default=3600.0, help="simulated seconds (default 3600)")
-    run.add_argument("--retry", type=_integer, default=10, help="retries after the first attempt (default 10)")
+    run.add_argument("--client", default="reference",
+                     help="client preset: " + ", ".join(client_names()) + " (default reference; flags override it)")
+    run.add_argument("--retry", type=_integer, default=None,
+                     help="retries after the first attempt (default: the client's; reference 10)")
+    run.add_argument("--retry-budget-ms", type=_number, default=None,
+                     help="total retry time after which a commit gives up (default: the client's; reference none)")
+    run.add_argument("--writers", type=_integer, default=None,
+                     help="writer workload: this many writers instead of open-loop arrivals")
+    run.add_argument("--commit-interval-s", type=_number, default=None, help="each writer commits every S seconds")
+    run.add_argument("--maintenance-jobs", type=_integer, default=None,
+                     help="maintenance jobs (validated overwrites) beside the writers")
+    run.add_argument("--maintenance-interval-s", type=_number, default=None, help="each maintenance job's interval")
     run.add_argument("--real-conflict-probability", type=_number, default=0.0,
                      help="chance a VO aborts on a same-table conflict (default 0)")
-    run.add_argument("--retry-policy", default="immediate",
-                     help="immediate (default, as the reference), backoff, or split (catalog-only conflicts at "
-                          "once, same-table conflicts back off)")
+    run.add_argument("--retry-policy", default=None,
+                     help="immediate (as the reference), backoff, or split (catalog-only conflicts at once, "
+                          "same-table conflicts back off); default: the client's")
     run.add_argument("--backoff-base-ms", type=_number, default=None, help="first backoff wait (default 10)")
     run.add_argument("--backoff-multiplier", type=_number, default=None, help="growth per retry (default 2)")
     run.add_argument("--backoff-cap-ms", type=_number, default=None, help="longest wait (default 5000)")
@@ -216,15 +228,28 @@ def _config_from_args(args: argparse.Namespace) -> SimConfig:
             raise ConfigError("cas_throttle_per_s", throttle, "no value with --throttle-object-writes")
         documented = SimConfig(**profile_fields).latency_profile.object_writes_per_s
         throttle = documented if args.catalog != "service" else None
-    return SimConfig(**profile_fields,
-        retry_policy=args.retry_policy, backoff_base_ms=args.backoff_base_ms,
-        backoff_multiplier=args.backoff_multiplier, backoff_cap_ms=args.backoff_cap_ms,
-        backoff_jitter=args.backoff_jitter, cas_throttle_per_s=throttle,
+    if args.inter_arrival_scale_ms is None and args.writers is None:
+        raise ConfigError("inter_arrival_scale_ms", None, "a number > 0 (ms) unless --writers is given")
+    # The client preset first; a flag given on the command line overrides its field.
+    fields = client_fields(args.client)
+    if args.retry_policy == "immediate":  # retry at once: the preset's waits go with its policy
+        for name in ("retry_policy", "backoff_base_ms", "backoff_multiplier", "backoff_cap_ms", "backoff_jitter",
+                     "backoff_jitter_shape"):
+            fields.pop(name, None)
+    overrides = dict(
+        retry_policy=None if args.retry_policy == "immediate" else args.retry_policy,
+        backoff_base_ms=args.backoff_base_ms, backoff_multiplier=args.backoff_multiplier,
+        backoff_cap_ms=args.backoff_cap_ms, backoff_jitter=args.backoff_jitter, retry=args.retry,
+        retry_budget_ms=args.retry_budget_ms, inter_arrival_scale_ms=args.inter_arrival_scale_ms,
+        writers=args.writers, commit_interval_s=args.commit_interval_s, maintenance_jobs=args.maintenance_jobs,
+        maintenance_interval_s=args.maintenance_interval_s)
+    fields.update({k: v for k, v in overrides.items() if v is not None})
+    return SimConfig(
+        **profile_fields, **fields, client=args.client, cas_throttle_per_s=throttle,
         catalog=args.catalog, catalog_latency_ms=latency,
         num_tables=args.num_tables, table_distribution=args.table_dist, zipf_alpha=alpha,
         fast_append_ratio=args.fast_append_ratio, merge_append_ratio=args.merge_append_ratio,
-        inter_arrival_scale_ms=args.inter_arrival_scale_ms, arrivals=args.arrivals,
-        duration_s=args.duration_s, retry=args.retry,
+        arrivals=args.arrivals, duration_s=args.duration_s,
         real_conflict_probability=args.real_conflict_probability, vo_convoy=args.vo_convoy)
 
 

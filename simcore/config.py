@@ -23,6 +23,9 @@ RETRY_POLICIES = ("immediate", "backoff", "split")
 VO_CONVOYS = ("catalog", "table")
 TABLE_DISTRIBUTIONS = ("uniform", "zipf")
 ARRIVAL_DISTRIBUTIONS = ("lognormal", "exponential")
+# Client retry behaviour (see simcore/clients.py); the first of each is the default (stored as None).
+JITTER_SHAPES = ("symmetric", "up", "down", "range")
+RETRY_REWRITES = ("conflict", "manifest_list", "none")
 
 DEFAULT_ZIPF_ALPHA = 1.5
 DEFAULT_CATALOG_LATENCY_MS = 10.0
@@ -91,6 +94,35 @@ class SimConfig:
             finds none is refused after its round trip (a failed attempt, as a
             429 from GCS). None: unlimited. GCS documents about 1 write/s.
         cas_throttle_burst: the bucket's size (default 1); only with a throttle.
+        client: the client preset these settings came from (a label; the
+            behaviour is in the fields; see ``simcore.clients.apply_client``).
+        backoff_jitter_shape: how the jitter spreads a wait w: None or
+            ``symmetric`` (w x (1 +/- j)), ``up`` (w x (1 + U[0, j)), Iceberg
+            Java), ``down`` (w x (1 - U[0, j)), DuckLake) or ``range``
+            (U[base, w], iceberg-go); only with a retry policy.
+        retry_budget_ms: a commit that has failed at least twice and has
+            spent more than this since its runtime ended aborts at once
+            (``retry_budget_exceeded``), as Iceberg's
+            ``commit.retry.total-timeout-ms``. None: no budget.
+        retry_rewrite: what each retry writes before its CAS. None or
+            ``conflict`` (the reference: read the manifest list, write a
+            manifest file and a manifest list, after a same-table conflict
+            only), ``manifest_list`` (every retry reads the parent's manifest
+            list and writes a new one; the data manifests are reused) or
+            ``none`` (only the commit itself, as a Delta log entry).
+        writers: a writer workload instead of open-loop arrivals: this many
+            streaming writers, each committing every ``commit_interval_s``
+            (its next commit is due one interval after the previous one was
+            due, or at once if that one ended late). A writer's commit reads
+            the catalog when it starts and goes straight to its commit (its
+            data files were written during the interval); writer ``w`` writes
+            table ``w mod num_tables`` (Zipf: a table drawn once per writer).
+            ``inter_arrival_*`` fields are ignored.
+        commit_interval_s: the writers' interval.
+        maintenance_jobs, maintenance_interval_s: optional maintenance jobs
+            on the same tables (only with writers): job ``m`` runs a
+            ValidatedOverwrite (compaction) of table ``m mod num_tables``
+            every interval, each with a runtime drawn as ``runtime_*``.
         vo_convoy: how many historical manifest lists a ValidatedOverwrite
             (and a MergeAppend's re-merge) reads after a same-table conflict.
             None or ``catalog``: one per catalog commit it fell behind, to any
@@ -139,6 +171,14 @@ class SimConfig:
     backoff_jitter: Optional[float] = None
     cas_throttle_per_s: Optional[float] = None
     cas_throttle_burst: Optional[float] = None
+    client: Optional[str] = None
+    backoff_jitter_shape: Optional[str] = None
+    retry_budget_ms: Optional[float] = None
+    retry_rewrite: Optional[str] = None
+    writers: Optional[int] = None
+    commit_interval_s: Optional[float] = None
+    maintenance_jobs: Optional[int] = None
+    maintenance_interval_s: Optional[float] = None
     vo_convoy: Optional[str] = None
     latency_model: Optional[str] = None
     provider_profile: Optional[str] = None
@@ -158,6 +198,10 @@ class SimConfig:
             for name, default in DEFAULT_BACKOFF.items():
                 if getattr(self, name) is None:
                     object.__setattr__(self, name, default)
+        for name, default in (("client", "reference"), ("backoff_jitter_shape", JITTER_SHAPES[0]),
+                              ("retry_rewrite", RETRY_REWRITES[0])):
+            if getattr(self, name) == default:  # the default is stored as None: hashes stay as they were
+                object.__setattr__(self, name, None)
         if self.cas_throttle_per_s is not None and self.cas_throttle_burst is None:
             object.__setattr__(self, "cas_throttle_burst", 1.0)
         if self.latency_model == "reference":
@@ -171,7 +215,8 @@ class SimConfig:
         for name in ("catalog_latency_ms", "zipf_alpha", "fast_append_ratio", "merge_append_ratio",
                      "inter_arrival_scale_ms", "inter_arrival_sigma", "runtime_median_ms",
                      "runtime_sigma", "runtime_min_ms", "duration_s", "real_conflict_probability",
-                     "merge_manifests_per_commit", *DEFAULT_BACKOFF, "cas_throttle_per_s", "cas_throttle_burst"):
+                     "merge_manifests_per_commit", *DEFAULT_BACKOFF, "cas_throttle_per_s", "cas_throttle_burst",
+                     "retry_budget_ms", "commit_interval_s", "maintenance_interval_s"):
             value = getattr(self, name)
             if value is not None and _is_real(value):
                 object.__setattr__(self, name, float(value))
@@ -205,10 +250,16 @@ class SimConfig:
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> "SimConfig":
+        """A config from field values. A ``client`` names a preset (simcore/clients.toml) whose
+        fields fill those ``values`` does not give, so a grid can sweep clients by name."""
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
             raise ConfigError(unknown[0], values[unknown[0]], f"one of the config fields {sorted(known)}")
+        if values.get("client") is not None:
+            from simcore.clients import client_fields  # the preset table imports this module
+
+            values = {**client_fields(values["client"]), **values}
         return cls(**values)
 
     def replace(self, **changes: Any) -> "SimConfig":
@@ -302,3 +353,39 @@ def _validate(c: SimConfig) -> None:
         _require_real(c, "cas_throttle_burst", "a number of tokens >= 1", lambda v: v >= 1)
     elif c.cas_throttle_burst is not None:
         raise ConfigError("cas_throttle_burst", c.cas_throttle_burst, "no value unless cas_throttle_per_s is set")
+    _validate_client_and_writers(c)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _validate_client_and_writers(c: SimConfig) -> None:
+    if c.client is not None:
+        from simcore.clients import client_names  # the preset table imports this module
+
+        _require_choice(c, "client", client_names())
+    if c.backoff_jitter_shape is not None:
+        if c.retry_policy is None:
+            raise ConfigError("backoff_jitter_shape", c.backoff_jitter_shape,
+                              "no value unless retry_policy is backoff or split")
+        _require_choice(c, "backoff_jitter_shape", JITTER_SHAPES)
+    if c.retry_budget_ms is not None:
+        _require_real(c, "retry_budget_ms", "a number > 0 (ms)", lambda v: v > 0)
+    if c.retry_rewrite is not None:
+        _require_choice(c, "retry_rewrite", RETRY_REWRITES)
+    if c.writers is not None:
+        if not _is_count(c.writers):
+            raise ConfigError("writers", c.writers, "an integer >= 1")
+        _require_real(c, "commit_interval_s", "a number of seconds > 0 (required with writers)", lambda v: v > 0)
+    elif c.commit_interval_s is not None:
+        raise ConfigError("commit_interval_s", c.commit_interval_s, "no value unless writers is set")
+    if c.maintenance_jobs is not None:
+        if c.writers is None:
+            raise ConfigError("maintenance_jobs", c.maintenance_jobs, "no value unless writers is set")
+        if not _is_count(c.maintenance_jobs):
+            raise ConfigError("maintenance_jobs", c.maintenance_jobs, "an integer >= 1")
+        _require_real(c, "maintenance_interval_s", "a number of seconds > 0 (required with maintenance_jobs)",
+                      lambda v: v > 0)
+    elif c.maintenance_interval_s is not None:
+        raise ConfigError("maintenance_interval_s", c.maintenance_interval_s, "no value unless maintenance_jobs is set")

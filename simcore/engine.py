@@ -29,9 +29,9 @@ from simcore.workload import MERGE_APPEND, VALIDATED_OVERWRITE, Workload
 CATALOG_READ, CATALOG_CAS, ML_READ, MF_WRITE, ML_WRITE, MF_READ = range(6)
 
 # Transaction outcomes.
-UNFINISHED, COMMITTED, ABORTED_MAX_RETRIES, ABORTED_VALIDATION = range(4)
-STATUS_NAMES = ("unfinished", "committed", "aborted", "aborted")
-ABORT_REASONS = ("", "", "max_retries_exceeded", "validation_exception")
+UNFINISHED, COMMITTED, ABORTED_MAX_RETRIES, ABORTED_VALIDATION, ABORTED_BUDGET = range(5)
+STATUS_NAMES = ("unfinished", "committed", "aborted", "aborted", "aborted")
+ABORT_REASONS = ("", "", "max_retries_exceeded", "validation_exception", "retry_budget_exceeded")
 
 # Event kinds; an event's code is 4 x transaction + kind.
 _READ_DONE = 0  # a catalog read completed: it observes the catalog now
@@ -47,7 +47,14 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
 (P_MAX_RETRIES, P_REAL_CONFLICT, P_MERGE_MANIFESTS, P_DURATION_MS, P_POLICY, P_BACKOFF_BASE_MS,
  P_BACKOFF_MULTIPLIER, P_BACKOFF_CAP_MS, P_BACKOFF_JITTER, P_THROTTLE_PER_MS, P_THROTTLE_BURST,
  P_DISCOVERY_READ, P_FAILED_MULTIPLIER, P_CONTENTION_EXPONENT, P_CONTENTION_SIGMA,
- P_READ_OBSERVED_AT, P_DECIDED_AT, P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA, P_CONVOY_PER_TABLE) = range(20)
+ P_READ_OBSERVED_AT, P_DECIDED_AT, P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA, P_CONVOY_PER_TABLE,
+ P_JITTER_SHAPE, P_RETRY_BUDGET_MS, P_REWRITE) = range(23)
+
+# Client retry behaviour (SimConfig.backoff_jitter_shape, retry_rewrite).
+JITTER_SYMMETRIC, JITTER_UP, JITTER_DOWN, JITTER_RANGE = range(4)
+_JITTER_CODES = {None: JITTER_SYMMETRIC, "up": JITTER_UP, "down": JITTER_DOWN, "range": JITTER_RANGE}
+REWRITE_CONFLICT, REWRITE_MANIFEST_LIST, REWRITE_NONE = range(3)
+_REWRITE_CODES = {None: REWRITE_CONFLICT, "manifest_list": REWRITE_MANIFEST_LIST, "none": REWRITE_NONE}
 
 
 @dataclass(frozen=True)
@@ -70,10 +77,12 @@ class Outcome:
     snapshot_seq: np.ndarray  # the catalog seq that snapshot saw
     commit_seq: np.ndarray  # catalog seq after our commit; -1 when none
     final_seq: int  # catalog seq at the end of the simulated time
+    catalog_reads: np.ndarray = None  # int32; catalog reads made (initial, after failures, discovery)
+    start_ms: np.ndarray = None  # when it started (its initial read); a late writer starts after its due time
 
     @classmethod
     def from_records(cls, status, end_ms, commit_start_ms, retries, conflicts_same_table=None,
-                     conflicts_catalog_only=None, final_seq: int = 0) -> "Outcome":
+                     conflicts_catalog_only=None, final_seq: int = 0, start_ms=None) -> "Outcome":
         """An Outcome from per-transaction records made elsewhere (the reference's output, the
         test oracle, hand-made cases): the engine's I/O counters and snapshot bookkeeping,
         which only the metrics of the engine's own runs use, are left empty."""
@@ -88,7 +97,8 @@ class Outcome:
                    manifest_list_reads=zeros, manifest_list_writes=zeros, manifest_file_reads=zeros,
                    manifest_file_writes=zeros, cas_throttled=zeros, snapshot_ms=np.zeros(n),
                    commit_ms=np.full(n, np.nan), snapshot_seq=np.zeros(n, np.int64),
-                   commit_seq=np.full(n, -1, np.int64), final_seq=final_seq)
+                   commit_seq=np.full(n, -1, np.int64), final_seq=final_seq, catalog_reads=zeros,
+                   start_ms=np.full(n, np.nan) if start_ms is None else np.asarray(start_ms, float))
 
 
 # Sums of more draws than this (long VO convoys) are drawn in one go from a
@@ -121,7 +131,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(20)
+    params = np.zeros(23)
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
     params[P_MERGE_MANIFESTS] = config.merge_manifests_per_commit
@@ -154,6 +164,9 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         params[P_READ_CONTENTION_EXPONENT if into_read else P_CONTENTION_EXPONENT] = exponent
         params[P_READ_CONTENTION_SIGMA if into_read else P_CONTENTION_SIGMA] = sigma_per_ln
         params[P_READ_OBSERVED_AT] = profile.read_observed_at
+    params[P_JITTER_SHAPE] = _JITTER_CODES[config.backoff_jitter_shape]
+    params[P_RETRY_BUDGET_MS] = config.retry_budget_ms or 0.0
+    params[P_REWRITE] = _REWRITE_CODES[config.retry_rewrite]
     return params
 
 
@@ -161,15 +174,18 @@ def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outc
     """Run the commit protocol for every transaction of ``workload``."""
     median, sigma, floor, moments = latency_table(config)
     n = len(workload)
-    out_i32 = np.zeros((8, n), dtype=np.int32)
-    out_f64 = np.zeros((4, n), dtype=np.float64)
+    out_i32 = np.zeros((9, n), dtype=np.int32)
+    out_f64 = np.zeros((5, n), dtype=np.float64)
+    out_f64[4] = np.nan  # start times: NaN until a transaction starts
+    # A writer's next commit (a chain) starts when this one ends; -1: none.
+    chain_next = workload.chain_next if workload.chain_next is not None else np.full(n, -1, np.int64)
     status = np.zeros(n, dtype=np.int8)
     commit_seq = np.full(n, -1, dtype=np.int64)
     snapshot_seq = np.zeros(n, dtype=np.int64)
     final_seq = _event_loop(
         workload.submit_ms, workload.runtime_ms, workload.op, workload.table,
         config.num_tables, np.log(median), sigma, floor, moments, protocol_parameters(config),
-        rng, status, out_f64, out_i32, snapshot_seq, commit_seq)
+        rng, status, out_f64, out_i32, snapshot_seq, commit_seq, chain_next)
     end = out_f64[0]
     end[status == UNFINISHED] = np.nan
     return Outcome(status=status, end_ms=end, commit_start_ms=out_f64[1], retries=out_i32[0],
@@ -178,7 +194,8 @@ def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outc
                    manifest_file_reads=out_i32[5], manifest_file_writes=out_i32[6], cas_throttled=out_i32[7],
                    snapshot_ms=out_f64[2], commit_ms=np.where(commit_seq >= 0, out_f64[3], np.nan),
                    snapshot_seq=snapshot_seq, commit_seq=commit_seq,
-                   final_seq=int(final_seq))
+                   final_seq=int(final_seq), catalog_reads=out_i32[8],
+                   start_ms=out_f64[4])
 
 
 # ---------------------------------------------------------------------------
@@ -258,7 +275,7 @@ def _heap_pop(times, codes, size):
 
 @numba.njit(cache=True)
 def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moments, params, rng,
-                status, out_f64, out_i32, snapshot_seq, commit_seq):
+                status, out_f64, out_i32, snapshot_seq, commit_seq, chain_next):
     n = submit.shape[0]
     end_ms = out_f64[0]
     commit_start = out_f64[1]
@@ -272,6 +289,15 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     mf_reads = out_i32[5]
     mf_writes = out_i32[6]
     throttled = out_i32[7]
+    catalog_reads = out_i32[8]
+    start_ms = out_f64[4]
+    retry_budget_ms = params[P_RETRY_BUDGET_MS]
+    rewrite = params[P_REWRITE]
+    # A transaction some other one's chain leads to is started by that one's end, not admitted.
+    follower = np.zeros(n, dtype=np.bool_)
+    for k in range(n):
+        if chain_next[k] >= 0:
+            follower[chain_next[k]] = True
 
     max_retries = np.int64(params[P_MAX_RETRIES])
     duration_ms = params[P_DURATION_MS]
@@ -312,10 +338,14 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         # catalog read, whose completion is its first instant of interest.
         while next_arrival < n and (size == 0 or submit[next_arrival] <= heap_t[0]):
             k = next_arrival
+            next_arrival += 1
+            if follower[k]:
+                continue
+            start_ms[k] = submit[k]
+            catalog_reads[k] += 1
             read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight)
             t_read = submit[k] + read_ms[k]
             size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
-            next_arrival += 1
         if size == 0:
             break
         t = heap_t[0]
@@ -347,6 +377,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             t_learned = t
             if discovery_read:
                 t_learned += _draw_read(rng, mu, sigma, floor, params, inflight)
+                catalog_reads[k] += 1
             if kind == _CAS_DECIDED and seq == snapshot_seq[k]:
                 seq += 1
                 table_version[tbl] += 1
@@ -360,6 +391,8 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 if t_learned < duration_ms:
                     status[k] = COMMITTED
                     end_ms[k] = t_learned
+                    size = _start_next(heap_t, heap_c, size, k, t_learned, chain_next, submit, start_ms,
+                                       catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight)
             else:
                 # Failed: re-read the catalog to learn what changed. A backoff
                 # policy waits first, so that the read (and the retry built on
@@ -367,10 +400,19 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 t_read = t_learned
                 if failure_tail > 0.0:  # the answer arrives after the decision
                     t_read += failure_tail * cas_ms[k]
+                if retry_budget_ms > 0.0 and retries[k] >= 1 and t_read - commit_start[k] > retry_budget_ms:
+                    # Out of retry budget (checked from the second failed attempt on): give up at once.
+                    if t_read < duration_ms:
+                        status[k] = ABORTED_BUDGET
+                        end_ms[k] = t_read
+                        size = _start_next(heap_t, heap_c, size, k, t_read, chain_next, submit, start_ms,
+                                           catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight)
+                    continue
                 if policy == BACKOFF and retries[k] < max_retries:
                     t_read += _backoff_ms(params, rng, retries[k] + 1)
                 read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight)
                 t_read += read_ms[k]
+                catalog_reads[k] += 1
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
             continue
 
@@ -411,6 +453,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 t_read = t + _backoff_ms(params, rng, same_table[k])  # drawn first, as it always was
                 read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight)
                 t_read += read_ms[k]
+                catalog_reads[k] += 1
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
                 continue
         # The convoy's length: commits missed since the snapshot, to any table
@@ -422,7 +465,9 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 t_next += _draw_sum(rng, ML_READ, behind, mu, sigma, floor, moments)
                 ml_reads[k] += behind
                 if params[P_REAL_CONFLICT] > 0.0 and rng.random() < params[P_REAL_CONFLICT]:
-                    _finish(status, end_ms, k, ABORTED_VALIDATION, t_next, duration_ms)
+                    if _finish(status, end_ms, k, ABORTED_VALIDATION, t_next, duration_ms):
+                        size = _start_next(heap_t, heap_c, size, k, t_next, chain_next, submit, start_ms,
+                                           catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight)
                     continue
             elif op[k] == MERGE_APPEND:  # re-merge the manifests it missed
                 m = np.int64(behind * params[P_MERGE_MANIFESTS])
@@ -431,16 +476,23 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 mf_reads[k] += m
                 mf_writes[k] += m
         if retries[k] >= max_retries:
-            _finish(status, end_ms, k, ABORTED_MAX_RETRIES, t_next, duration_ms)
+            if _finish(status, end_ms, k, ABORTED_MAX_RETRIES, t_next, duration_ms):
+                size = _start_next(heap_t, heap_c, size, k, t_next, chain_next, submit, start_ms,
+                                   catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight)
             continue
         retries[k] += 1
         snapshot_seq[k] = seen_seq
         snapshot_version[k] = seen_version
         snapshot_ms[k] = t
-        if overlap:  # only a same-table conflict forces the manifests to be rewritten
-            t_next += _attempt_io(rng, mu, sigma, floor)
+        if rewrite == REWRITE_CONFLICT:
+            if overlap:  # only a same-table conflict forces the manifests to be rewritten
+                t_next += _attempt_io(rng, mu, sigma, floor)
+                ml_reads[k] += 1
+                mf_writes[k] += 1
+                ml_writes[k] += 1
+        elif rewrite == REWRITE_MANIFEST_LIST:  # every retry: a new manifest list over the reused manifests
+            t_next += _draw(rng, ML_READ, mu, sigma, floor) + _draw(rng, ML_WRITE, mu, sigma, floor)
             ml_reads[k] += 1
-            mf_writes[k] += 1
             ml_writes[k] += 1
         size = _schedule_cas(heap_t, heap_c, size, k, t_next, throttle_per_ms, rng, mu, sigma, floor, params,
                              inflight, cas_ms)
@@ -511,12 +563,24 @@ def _backoff_ms(params, rng, nth):
     """The nth backoff wait (n >= 1): base x multiplier^(n-1), capped, then jittered.
 
     The caller counts: retries for the backoff policy, same-table conflicts
-    for the split policy (whose catalog-only conflicts never wait).
+    for the split policy (whose catalog-only conflicts never wait). Jitter
+    shapes: symmetric w(1 +/- j), up w(1 + U[0, j)), down w(1 - U[0, j)),
+    range U[base, w].
     """
-    delay = min(params[P_BACKOFF_CAP_MS], params[P_BACKOFF_BASE_MS] * params[P_BACKOFF_MULTIPLIER] ** (nth - 1))
+    base = params[P_BACKOFF_BASE_MS]
+    delay = min(params[P_BACKOFF_CAP_MS], base * params[P_BACKOFF_MULTIPLIER] ** (nth - 1))
+    shape = params[P_JITTER_SHAPE]
+    if shape == JITTER_RANGE:
+        low = min(base, delay)
+        return low + (delay - low) * rng.random()
     jitter = params[P_BACKOFF_JITTER]
     if jitter > 0.0:
-        delay *= 1.0 + jitter * (2.0 * rng.random() - 1.0)
+        if shape == JITTER_UP:
+            delay *= 1.0 + jitter * rng.random()
+        elif shape == JITTER_DOWN:
+            delay *= 1.0 - jitter * rng.random()
+        else:
+            delay *= 1.0 + jitter * (2.0 * rng.random() - 1.0)
     return delay
 
 
@@ -533,3 +597,19 @@ def _finish(status, end_ms, k, outcome, t, duration_ms):
     if t < duration_ms:
         status[k] = outcome
         end_ms[k] = t
+        return True
+    return False
+
+
+@numba.njit(cache=True)
+def _start_next(heap_t, heap_c, size, k, t_end, chain_next, submit, start_ms, catalog_reads, read_ms, rng, mu,
+                sigma, floor, params, inflight):
+    """Transaction k ended at t_end: start its writer's next commit, when due (at once if already late)."""
+    nxt = chain_next[k]
+    if nxt < 0:
+        return size
+    start = max(submit[nxt], t_end)
+    start_ms[nxt] = start
+    catalog_reads[nxt] += 1
+    read_ms[nxt] = _draw_read(rng, mu, sigma, floor, params, inflight)
+    return _heap_push(heap_t, heap_c, size, start + read_ms[nxt], 4 * nxt + _READ_DONE)

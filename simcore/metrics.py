@@ -12,9 +12,11 @@ import numpy as np
 import pyarrow as pa
 
 from simcore.config import SimConfig
-from simcore.engine import (ABORT_REASONS, ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED,
+from simcore.engine import (ABORT_REASONS, ABORTED_BUDGET, ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED,
                             STATUS_NAMES, UNFINISHED, Outcome)
-from simcore.workload import FAST_APPEND, MERGE_APPEND, OP_NAMES, VALIDATED_OVERWRITE, Workload
+from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES
+from simcore.workload import (FAST_APPEND, JOB_CLASS_NAMES, JOB_CLASS_PREFIXES, MERGE_APPEND, OP_NAMES,
+                              VALIDATED_OVERWRITE, Workload)
 
 NAN = float("nan")
 
@@ -40,8 +42,22 @@ SUMMARY_METRICS = (
     ("table_success_rate", REAL_PER_TABLE), ("table_conflicts_same_table", COUNT_PER_TABLE),
     ("table_conflicts_catalog_only", COUNT_PER_TABLE),
 )
+# Requests by kind per committed transaction: the work the store serves for each commit it keeps.
+REQUEST_KINDS = ("catalog_read", "cas", "manifest_list_read", "manifest_list_write", "manifest_file_read",
+                 "manifest_file_write")
+# Client presets and writer workloads (issue 11): retry-budget aborts, wasted work, per writer class.
+CLIENT_METRICS = (
+    ("aborted_retry_budget", COUNT),
+    *((f"requests_{kind}_per_commit", REAL) for kind in REQUEST_KINDS),
+    ("wasted_write_bytes_per_commit", REAL),
+    *((f"{prefix}_{name}", kind) for prefix, _ in JOB_CLASS_PREFIXES
+      for name, kind in (("n_txns", COUNT), ("success_rate", REAL), ("aborted", COUNT),
+                         ("commit_latency_p50_ms", REAL), ("commit_latency_p99_ms", REAL),
+                         ("lag_p50_s", REAL), ("lag_p99_s", REAL), ("lag_max_s", REAL))),
+)
+SUMMARY_METRICS += CLIENT_METRICS
 # Metrics added after the first stored results: older rows have none (null).
-LATER_METRICS = ("cas_throttled",)
+LATER_METRICS = ("cas_throttled", *(name for name, _ in CLIENT_METRICS))
 
 
 def window_mask(config: SimConfig, workload: Workload, outcome: Outcome) -> np.ndarray:
@@ -107,7 +123,10 @@ def summarize(config: SimConfig, workload: Workload, outcome: Outcome) -> dict:
         "conflicts_same_table": int(same.sum()),
         "conflicts_catalog_only": int(catalog_only.sum()),
         "cas_throttled": int(outcome.cas_throttled[in_window].sum()),
+        "aborted_retry_budget": int((status == ABORTED_BUDGET).sum()),
     }
+    row.update(_requests_per_commit(outcome, in_window, committed, n_committed))
+    row.update(_job_classes(workload, outcome, in_window, committed, latency))
     for prefix, code in OP_PREFIXES:
         of_type = op == code
         n_type = int(of_type.sum())
@@ -127,6 +146,52 @@ def summarize(config: SimConfig, workload: Workload, outcome: Outcome) -> dict:
     row["table_conflicts_same_table"] = np.bincount(table, weights=same, minlength=tables).astype(int).tolist()
     row["table_conflicts_catalog_only"] = np.bincount(table, weights=catalog_only,
                                                       minlength=tables).astype(int).tolist()
+    return row
+
+
+def _requests_per_commit(outcome: Outcome, in_window: np.ndarray, committed: np.ndarray, n_committed: int) -> dict:
+    """Requests of every recorded window transaction (committed or not) per commit, by kind, and the
+    bytes written by attempts that lost: everything an aborted transaction wrote, and what a committed
+    one wrote beyond its final manifest file and manifest list."""
+    counts = {
+        "catalog_read": outcome.catalog_reads,
+        "cas": outcome.retries + 1,  # every recorded transaction made retries + 1 CAS requests
+        "manifest_list_read": outcome.manifest_list_reads,
+        "manifest_list_write": outcome.manifest_list_writes,
+        "manifest_file_read": outcome.manifest_file_reads,
+        "manifest_file_write": outcome.manifest_file_writes,
+    }
+    row = {}
+    for kind in REQUEST_KINDS:
+        total = int(counts[kind][in_window].sum()) if counts[kind] is not None else 0
+        row[f"requests_{kind}_per_commit"] = total / n_committed if n_committed else NAN
+    written = (outcome.manifest_file_writes[in_window].astype(np.float64) * MANIFEST_FILE_BYTES
+               + outcome.manifest_list_writes[in_window] * MANIFEST_LIST_BYTES)
+    kept = committed * float(MANIFEST_FILE_BYTES + MANIFEST_LIST_BYTES)
+    row["wasted_write_bytes_per_commit"] = (float(np.maximum(written - kept, 0.0).sum()) / n_committed
+                                            if n_committed else NAN)
+    return row
+
+
+def _job_classes(workload: Workload, outcome: Outcome, in_window: np.ndarray, committed: np.ndarray,
+                 latency: np.ndarray) -> dict:
+    """Per writer class (writers, maintenance jobs): success, time to commit, lag behind the schedule."""
+    row = {}
+    job_class = workload.job_class[in_window] if workload.job_class is not None else None
+    lag_s = ((outcome.start_ms - workload.submit_ms)[in_window] / 1000.0 if outcome.start_ms is not None
+             else np.full(int(in_window.sum()), NAN))
+    for prefix, code in JOB_CLASS_PREFIXES:
+        of_class = job_class == code if job_class is not None else np.zeros(len(committed), bool)
+        n_class = int(of_class.sum())
+        class_committed = committed & of_class
+        row[f"{prefix}_n_txns"] = n_class
+        row[f"{prefix}_success_rate"] = int(class_committed.sum()) / n_class if n_class else NAN
+        row[f"{prefix}_aborted"] = n_class - int(class_committed.sum())
+        row[f"{prefix}_commit_latency_p50_ms"] = _percentile(latency[class_committed], 50)
+        row[f"{prefix}_commit_latency_p99_ms"] = _percentile(latency[class_committed], 99)
+        row[f"{prefix}_lag_p50_s"] = _percentile(lag_s[of_class], 50)
+        row[f"{prefix}_lag_p99_s"] = _percentile(lag_s[of_class], 99)
+        row[f"{prefix}_lag_max_s"] = float(lag_s[of_class].max()) if n_class else NAN
     return row
 
 
@@ -155,5 +220,12 @@ def transactions_table(config: SimConfig, workload: Workload, outcome: Outcome) 
         "manifest_list_writes": outcome.manifest_list_writes,
         "manifest_file_reads": outcome.manifest_file_reads,
         "manifest_file_writes": outcome.manifest_file_writes,
+        "catalog_reads": outcome.catalog_reads if outcome.catalog_reads is not None
+        else np.zeros(len(workload), np.int32),
+        # Writer workloads: who committed, and how late it started against its due time (0 for open loop).
+        "job_class": pa.array(np.asarray(JOB_CLASS_NAMES)[workload.job_class if workload.job_class is not None
+                                                          else np.zeros(len(workload), np.int8)]).dictionary_encode(),
+        "lag_ms": pa.array(outcome.start_ms - workload.submit_ms if outcome.start_ms is not None
+                           else np.full(len(workload), np.nan), from_pandas=True),
         "in_window": in_window,
     })

@@ -9,6 +9,7 @@ through the catalog, is left to the engine.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -21,6 +22,11 @@ OP_NAMES = ("fast_append", "validated_overwrite", "merge_append")
 
 ARRIVAL_FLOOR_MS = 1.0  # the reference floors its lognormal gaps at 1 ms
 
+# Who submitted a transaction (Workload.job_class).
+OPEN_LOOP, WRITER, MAINTENANCE = 0, 1, 2
+JOB_CLASS_NAMES = ("open_loop", "writer", "maintenance")
+JOB_CLASS_PREFIXES = (("writer", WRITER), ("maint", MAINTENANCE))
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -30,6 +36,11 @@ class Workload:
     runtime_ms: np.ndarray  # float64
     op: np.ndarray  # int8: FAST_APPEND, VALIDATED_OVERWRITE or MERGE_APPEND
     table: np.ndarray  # int32, 0-based; for Zipf, table k has rank k + 1
+    # Writer workloads only (None for open-loop arrivals): submit_ms is then
+    # the time a commit is *due*; it starts then or when the same job's
+    # previous commit ends, whichever is later.
+    chain_next: Optional[np.ndarray] = None  # int64: the same job's next transaction, -1 for its last
+    job_class: Optional[np.ndarray] = None  # int8: WRITER or MAINTENANCE
 
     def __len__(self) -> int:
         return len(self.submit_ms)
@@ -55,8 +66,63 @@ def draw_gaps(config: SimConfig, rng: np.random.Generator, n: int) -> np.ndarray
     return np.maximum(gaps, ARRIVAL_FLOOR_MS)
 
 
+def draw_ops(config: SimConfig, rng: np.random.Generator, n: int) -> np.ndarray:
+    u = rng.random(n)
+    op = np.full(n, VALIDATED_OVERWRITE, dtype=np.int8)
+    op[u < config.fast_append_ratio + config.merge_append_ratio] = MERGE_APPEND
+    op[u < config.fast_append_ratio] = FAST_APPEND
+    return op
+
+
+def draw_writer_workload(config: SimConfig, rng: np.random.Generator) -> Workload:
+    """Writers (and maintenance jobs) committing on a schedule, each from a random phase.
+
+    Each job's commits are due at phase + j x interval; the engine starts
+    one when it is due or when the job's previous commit ends, whichever is
+    later (``chain_next``), so a job that falls behind catches up at once
+    and never runs two commits at a time.
+    """
+    duration_ms = config.duration_ms
+    jobs = []  # (due times, op codes, table, runtimes, class)
+    probabilities = table_probabilities(config)
+    writer_tables = (np.arange(config.writers) % config.num_tables if config.table_distribution == "uniform"
+                     else rng.choice(config.num_tables, size=config.writers, p=probabilities))
+    interval_ms = config.commit_interval_s * 1000.0
+    for w in range(config.writers):
+        due = rng.random() * interval_ms + interval_ms * np.arange(int(duration_ms / interval_ms) + 1)
+        due = due[due < duration_ms]
+        # A streaming writer's data files are written during the interval: its commit reads the
+        # catalog and goes straight to the commit (no runtime between snapshot and commit).
+        jobs.append((due, draw_ops(config, rng, len(due)), writer_tables[w], np.zeros(len(due)), WRITER))
+    if config.maintenance_jobs:
+        interval_ms = config.maintenance_interval_s * 1000.0
+        for m in range(config.maintenance_jobs):
+            due = rng.random() * interval_ms + interval_ms * np.arange(int(duration_ms / interval_ms) + 1)
+            due = due[due < duration_ms]
+            runtime = np.maximum(rng.lognormal(np.log(config.runtime_median_ms), config.runtime_sigma, len(due)),
+                                 config.runtime_min_ms)
+            jobs.append((due, np.full(len(due), VALIDATED_OVERWRITE, np.int8), m % config.num_tables, runtime,
+                         MAINTENANCE))
+    submit = np.concatenate([j[0] for j in jobs])
+    job_id = np.concatenate([np.full(len(j[0]), i) for i, j in enumerate(jobs)])
+    order = np.lexsort((job_id, submit))
+    # Within a job the due times increase, so after sorting each job's commits keep their order.
+    chain_next = np.full(len(submit), -1, np.int64)
+    sorted_job = job_id[order]
+    for i in range(len(jobs)):
+        positions = np.flatnonzero(sorted_job == i)
+        chain_next[positions[:-1]] = positions[1:]
+    return Workload(submit_ms=submit[order], runtime_ms=np.concatenate([j[3] for j in jobs])[order],
+                    op=np.concatenate([j[1] for j in jobs])[order],
+                    table=np.concatenate([np.full(len(j[0]), j[2], np.int32) for j in jobs])[order],
+                    chain_next=chain_next,
+                    job_class=np.concatenate([np.full(len(j[0]), j[4], np.int8) for j in jobs])[order])
+
+
 def draw_workload(config: SimConfig, rng: np.random.Generator) -> Workload:
     """Draw every transaction submitted before the end of the simulated time."""
+    if config.writers is not None:
+        return draw_writer_workload(config, rng)
     duration_ms = config.duration_ms
     mean_gap = config.inter_arrival_scale_ms
     if config.arrivals == "lognormal":
@@ -76,10 +142,7 @@ def draw_workload(config: SimConfig, rng: np.random.Generator) -> Workload:
     runtime = rng.lognormal(np.log(config.runtime_median_ms), config.runtime_sigma, n)
     runtime = np.maximum(runtime, config.runtime_min_ms)
 
-    u = rng.random(n)
-    op = np.full(n, VALIDATED_OVERWRITE, dtype=np.int8)
-    op[u < config.fast_append_ratio + config.merge_append_ratio] = MERGE_APPEND
-    op[u < config.fast_append_ratio] = FAST_APPEND
+    op = draw_ops(config, rng, n)
 
     if config.num_tables == 1:
         table = np.zeros(n, dtype=np.int32)

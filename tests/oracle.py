@@ -18,9 +18,10 @@ import random
 import numpy as np
 
 from simcore.config import SimConfig
-from simcore.engine import (ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED, UNFINISHED, Outcome)
+from simcore.engine import (ABORTED_BUDGET, ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED, UNFINISHED,
+                            Outcome)
 from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, PROVIDERS, Lognormal
-from simcore.workload import FAST_APPEND, MERGE_APPEND, VALIDATED_OVERWRITE, Workload
+from simcore.workload import FAST_APPEND, MAINTENANCE, MERGE_APPEND, OPEN_LOOP, VALIDATED_OVERWRITE, WRITER, Workload
 
 
 class Oracle:
@@ -42,6 +43,7 @@ class Oracle:
         # The catalog: a global sequence number and one version per table.
         self.seq = 0
         self.table_version = [0] * config.num_tables
+        self.now = 0.0
 
     def latency(self, dist: Lognormal) -> float:
         if dist.sigma == 0:
@@ -49,6 +51,37 @@ class Oracle:
         return max(dist.floor_ms, self.random.lognormvariate(math.log(dist.median_ms), dist.sigma))
 
     # -- the workload ---------------------------------------------------------
+
+    def draw_op(self):
+        c = self.config
+        u = self.random.random()
+        return FAST_APPEND if u < c.fast_append_ratio else (
+            MERGE_APPEND if u < c.fast_append_ratio + c.merge_append_ratio else VALIDATED_OVERWRITE)
+
+    def jobs(self):
+        """Writer workloads: (job class, table, due times, [(runtime, op)] per commit), one per job."""
+        c = self.config
+        weights = [1.0 / (k + 1) ** c.zipf_alpha for k in range(c.num_tables)] \
+            if c.table_distribution == "zipf" else None
+        specs = [(WRITER, c.commit_interval_s, w) for w in range(c.writers)]
+        specs += [(MAINTENANCE, c.maintenance_interval_s, m) for m in range(c.maintenance_jobs or 0)]
+        for job_class, interval_s, index in specs:
+            interval = interval_s * 1000.0
+            if job_class == MAINTENANCE or weights is None:
+                table = index % c.num_tables
+            else:
+                table = self.random.choices(range(c.num_tables), weights)[0]
+            due = self.random.uniform(0, interval)
+            commits = []
+            while due < c.duration_ms:
+                if job_class == WRITER:
+                    commits.append((due, 0.0, self.draw_op()))
+                else:
+                    runtime = max(c.runtime_min_ms,
+                                  self.random.lognormvariate(math.log(c.runtime_median_ms), c.runtime_sigma))
+                    commits.append((due, runtime, VALIDATED_OVERWRITE))
+                due += interval
+            yield job_class, table, commits
 
     def arrivals(self):
         c = self.config
@@ -78,14 +111,17 @@ class Oracle:
         yield self.latency(self.catalog_read)
         snapshot = (self.seq, self.table_version[table])
         yield record["runtime"]
-        record["commit_start"] = record["now"]
+        record["commit_start"] = self.now
         rewrite_manifests = True
         for attempt in range(c.retry + 1):
             if rewrite_manifests:
                 yield self.latency(self.storage_read)   # read the manifest list
                 yield self.latency(self.mf_write)       # write a new manifest file
                 yield self.latency(self.ml_write)       # write the new manifest list
-            refused = c.cas_throttle_per_s is not None and not self.take_token(record["now"])
+            elif attempt > 0 and c.retry_rewrite == "manifest_list":
+                yield self.latency(self.storage_read)   # read the parent's manifest list
+                yield self.latency(self.ml_write)       # write a new one over the reused manifests
+            refused = c.cas_throttle_per_s is not None and not self.take_token(self.now)
             yield self.latency(self.catalog_cas)
             committed = not refused and self.seq == snapshot[0]  # the CAS is decided now
             if committed:
@@ -95,6 +131,9 @@ class Oracle:
                 yield self.latency(self.catalog_read)   # read the log back to learn the outcome
             if committed:
                 record["status"] = COMMITTED
+                return
+            if c.retry_budget_ms is not None and attempt >= 1 and self.now - record["commit_start"] > c.retry_budget_ms:
+                record["status"] = ABORTED_BUDGET      # out of budget: give up without looking again
                 return
             retrying = attempt < c.retry
             if retrying and c.retry_policy == "backoff":
@@ -124,7 +163,7 @@ class Oracle:
                 break
             record["retries"] += 1
             snapshot = new_snapshot
-            rewrite_manifests = same_table
+            rewrite_manifests = same_table and c.retry_rewrite is None
         record["status"] = ABORTED_MAX_RETRIES
 
     def take_token(self, now: float) -> bool:
@@ -141,36 +180,69 @@ class Oracle:
         """The nth wait: base x multiplier^(n-1), capped, jittered."""
         c = self.config
         delay = min(c.backoff_cap_ms, c.backoff_base_ms * c.backoff_multiplier ** (n - 1))
+        shape = c.backoff_jitter_shape
+        if shape == "range":
+            return self.random.uniform(min(c.backoff_base_ms, delay), delay)
+        if shape == "up":
+            return delay * (1 + c.backoff_jitter * self.random.random())
+        if shape == "down":
+            return delay * (1 - c.backoff_jitter * self.random.random())
         return delay * (1 + c.backoff_jitter * (2 * self.random.random() - 1))
 
     # -- the event loop -----------------------------------------------------------
+
+    @staticmethod
+    def new_record(submit, runtime, op, table, job_class=OPEN_LOOP):
+        return dict(submit=submit, runtime=runtime, op=op, table=table, status=UNFINISHED, retries=0, same=0,
+                    catalog_only=0, end=math.nan, start=math.nan, commit_start=math.nan, job_class=job_class)
+
+    def single(self, record):
+        """An open-loop arrival: one transaction."""
+        record["start"] = self.now
+        yield from self.transaction(record)
+        record["end"] = self.now
+
+    def job(self, records):
+        """A writer or maintenance job: each commit when due, or when the previous one ends if later."""
+        for record in records:
+            if record["submit"] > self.now:
+                yield record["submit"] - self.now
+            record["start"] = self.now
+            yield from self.transaction(record)
+            record["end"] = self.now
 
     def run(self) -> tuple[Workload, Outcome]:
         records = []
         heap = []
         tiebreak = 0
-        for submit, runtime, op, table in self.arrivals():
-            record = dict(submit=submit, runtime=runtime, op=op, table=table, status=UNFINISHED,
-                          retries=0, same=0, catalog_only=0, end=math.nan, now=submit, commit_start=math.nan)
-            records.append(record)
-            process = self.transaction(record)
-            heapq.heappush(heap, (submit, tiebreak, record, process))
-            tiebreak += 1
+        if self.config.writers is not None:
+            for job_class, table, commits in self.jobs():
+                mine = [self.new_record(due, runtime, op, table, job_class) for due, runtime, op in commits]
+                records += mine
+                if mine:
+                    heapq.heappush(heap, (mine[0]["submit"], tiebreak, self.job(mine)))
+                    tiebreak += 1
+        else:
+            for submit, runtime, op, table in self.arrivals():
+                record = self.new_record(submit, runtime, op, table)
+                records.append(record)
+                heapq.heappush(heap, (submit, tiebreak, self.single(record)))
+                tiebreak += 1
         while heap:
-            now, _, record, process = heapq.heappop(heap)
+            now, _, process = heapq.heappop(heap)
             if now >= self.config.duration_ms:
                 break
-            record["now"] = now
+            self.now = now
             try:
                 delay = next(process)
             except StopIteration:
-                record["end"] = now
                 continue
-            heapq.heappush(heap, (now + delay, tiebreak, record, process))
+            heapq.heappush(heap, (now + delay, tiebreak, process))
             tiebreak += 1
         for record in records:
             if math.isnan(record["end"]):
                 record["status"] = UNFINISHED
+        records.sort(key=lambda r: r["submit"])
         return self._arrays(records)
 
     def _arrays(self, records) -> tuple[Workload, Outcome]:
@@ -179,10 +251,11 @@ class Oracle:
 
         n = len(records)
         workload = Workload(submit_ms=column("submit", float), runtime_ms=column("runtime", float),
-                            op=column("op", np.int8), table=column("table", np.int32))
+                            op=column("op", np.int8), table=column("table", np.int32),
+                            job_class=column("job_class", np.int8) if self.config.writers is not None else None)
         outcome = Outcome.from_records(
             status=column("status", np.int8), end_ms=column("end", float),
             commit_start_ms=column("commit_start", float), retries=column("retries", np.int32),
             conflicts_same_table=column("same", np.int32), conflicts_catalog_only=column("catalog_only", np.int32),
-            final_seq=self.seq)
+            final_seq=self.seq, start_ms=column("start", float))
         return workload, outcome

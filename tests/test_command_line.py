@@ -23,9 +23,9 @@ def test_help_lists_every_user_action(capsys):
         build_parser().parse_args(["--help"])
     assert exited.value.code == 0
     out = capsys.readouterr().out
-    for name in ("simulate", "sweep", "knee", "status", "dashboard"):
+    for name in ("simulate", "sweep", "knee", "capacity", "status", "dashboard"):
         assert name in out
-    assert [command.name for command in COMMANDS] == ["simulate", "sweep", "knee", "status", "dashboard"]
+    assert [command.name for command in COMMANDS] == ["simulate", "sweep", "knee", "capacity", "status", "dashboard"]
 
 
 @pytest.mark.parametrize("command", [command.name for command in COMMANDS])

@@ -64,6 +64,8 @@ def issue6_store(real_store, tmp_path_factory):
 
     from store_fixtures import simulated_rows, write_store_file
 
+    from simcore.clients import apply_client
+
     store = tmp_path_factory.mktemp("issue6-store")
     shutil.copytree(real_store / "exp4c", store / "exp4c")
     short = {"duration_s": 1200, "runtime_median_ms": 20_000}
@@ -79,6 +81,13 @@ def issue6_store(real_store, tmp_path_factory):
                                      inter_arrival_scale_ms=scale, **short)
                            for provider in ("s3x", "azure") for tables in (1, 10) for scale in (50, 200, 1000)
                            for catalog in ("storage", "append")],
+        # Issue 11: client presets beside the reference, and writer workloads.
+        "clients": [apply_client(client, provider=provider, num_tables=tables, fast_append_ratio=0.9,
+                                 inter_arrival_scale_ms=scale, **short)
+                    for client in ("reference", "iceberg-java") for provider in ("s3x", "s3") for tables in (1, 10)
+                    for scale in (50, 200, 1000)],
+        "writers": [SimConfig(provider=provider, num_tables=10, writers=count, commit_interval_s=interval, **short)
+                    for provider in ("s3x", "s3") for interval in (60.0, 300.0) for count in (50, 400, 3200)],
         # A knee search's rows: the exp4c curves at scales off the grid.
         "exp4c_knee": [SimConfig(provider=provider, num_tables=1, fast_append_ratio=mix, inter_arrival_scale_ms=scale,
                                  **short)
@@ -251,6 +260,9 @@ def test_the_issue6_views_say_what_a_store_without_them_lacks(browser, page_url)
     assert "commit-sweeps sweep retry_policies" in text_of(browser, "retry-body")
     assert "No append_catalog runs" in text_of(browser, "append-body")
     assert count(browser, "svg.knee-chart, svg.throttle-chart, svg.retry-chart, svg.append-chart") == 0
+    assert "No clients runs in this store yet" in text_of(browser, "clients-body")
+    assert "commit-sweeps sweep writers" in text_of(browser, "writers-body")
+    assert count(browser, "svg.clients-chart, svg.writers-chart") == 0
 
 
 def test_the_issue6_views_draw_with_data_beside_the_grid_views(browser, issue6_url):
@@ -279,6 +291,23 @@ def test_the_issue6_views_draw_with_data_beside_the_grid_views(browser, issue6_u
     assert count(browser, "table.append-table tbody tr") == 4
     os.makedirs(ARTIFACTS, exist_ok=True)
     browser.screenshot(os.path.join(ARTIFACTS, "dashboard-issue6.png"))
+
+
+def test_the_issue11_views_draw_client_presets_and_writers(browser, issue6_url):
+    open_page(browser, issue6_url)
+    assert browser.console_errors == []
+    # 12. clients: one mix (0.9); reference and iceberg-java for 2 providers at 1 and 10 tables (fewer marks where a
+    # curve has no usable point); one table row per curve.
+    assert count(browser, "svg.clients-chart") == 1
+    assert 0 < marks(browser, "svg.clients-chart")[0] <= 8
+    assert count(browser, "table.clients-table tbody tr") == 4
+    assert "iceberg-java: usable c/s" in text_of(browser, "clients-body")
+    # 13. writers: one chart (10 tables, FA only), 2 providers x 2 intervals in the table.
+    assert count(browser, "svg.writers-chart") == 1
+    assert marks(browser, "svg.writers-chart") == [4]
+    assert count(browser, "table.writers-table tbody tr") == 4
+    # Writer points are not inter-arrival curves: no study is made of them.
+    assert browser.evaluate("DASHBOARD_DATA.studies.some((s) => s.experiment === 'writers')") is False
 
 
 def test_a_filter_narrows_the_issue6_views_in_place(browser, issue6_url):

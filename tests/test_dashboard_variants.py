@@ -202,3 +202,21 @@ def test_reference_vs_measured_latency_model_per_provider(tmp_path):
     for curve in comparison.curves:
         assert curve.frontiers["none"].usable_cps == pytest.approx(9.5)
         assert curve.differences["measured"].usable_cps == pytest.approx(-4.6)
+
+
+def test_client_presets_beside_the_reference(tmp_path):
+    # sweeps/clients.py declares the client as its treatment: the page compares every preset's usable
+    # throughput with the reference's on each curve. Reference knee 4.0 c/s; Iceberg Java's 2.0 c/s.
+    reference = {100: ok(0.90, 6.0), 200: ok(0.99, 4.0), 500: ok(1.0, 2.0)}
+    java = {100: ok(0.50, 3.0), 200: ok(0.80, 3.5), 500: ok(0.99, 2.0)}
+    rows = (curve_rows("clients", reference, catalog="storage")
+            + curve_rows("clients", java, catalog="storage", client="iceberg-java"))
+    comparison, _ = comparison_of(tmp_path, "clients", rows)
+    assert [(v.id, v.label) for v in comparison.variants] == [("none", "reference"), ("iceberg-java", "iceberg-java")]
+    assert comparison.baseline == "none"
+    (curve,) = comparison.curves
+    assert curve.differences["iceberg-java"].usable_cps == pytest.approx(-2.0)
+    assert curve.differences["iceberg-java"].usable_ratio == pytest.approx(-0.5)
+    # Studies are named by the preset, not by the retry settings that follow from it.
+    studies = group_studies(group_points(read_store(str(tmp_path)).rows))
+    assert [study.label for study in studies] == ["clients (client=reference)", "clients (client=iceberg-java)"]

@@ -18,6 +18,7 @@ import pytest
 
 from oracle import Oracle
 from simcore import SimConfig
+from simcore.clients import apply_client
 from simcore.metrics import summarize
 from simcore.simulate import run_seed
 
@@ -48,6 +49,21 @@ CONFIGS = {
     "gcp throttled to 1 write/s, backoff": SimConfig(provider="gcp", num_tables=4, cas_throttle_per_s=1.0,
                                                      retry_policy="backoff", backoff_base_ms=200.0,
                                                      inter_arrival_scale_ms=1500, **SHORT),
+    # Client presets: waits with one-sided jitter, a retry budget (shortened so it binds), manifest-list
+    # rewrites on every retry; no wait and no rewrite; DuckLake's shrinking jitter.
+    "iceberg-java, s3, 2 tables, real conflicts, tight budget": apply_client(
+        "iceberg-java", provider="s3", num_tables=2, fast_append_ratio=0.7, real_conflict_probability=0.3,
+        inter_arrival_scale_ms=150, retry_budget_ms=1500.0, **SHORT),
+    "delta-rs, s3x, 3 tables": apply_client("delta-rs", provider="s3x", num_tables=3, fast_append_ratio=0.8,
+                                            inter_arrival_scale_ms=60, **SHORT),
+    "ducklake, azure, 2 tables": apply_client("ducklake", provider="azure", num_tables=2, fast_append_ratio=0.8,
+                                              inter_arrival_scale_ms=300, **SHORT),
+    # Writer workloads: on time, with maintenance; and falling behind (iceberg-go's range jitter).
+    "40 writers every 4 s + 2 compactions, s3": SimConfig(
+        provider="s3", num_tables=4, writers=40, commit_interval_s=4.0, fast_append_ratio=0.9,
+        maintenance_jobs=2, maintenance_interval_s=60.0, **SHORT),
+    "12 lagging writers, iceberg-go with 3 retries, gcp": apply_client(
+        "iceberg-go", provider="gcp", num_tables=3, writers=12, commit_interval_s=5.0, retry=3, **SHORT),
 }
 
 # metric -> absolute slack
@@ -60,6 +76,10 @@ METRICS = {
     "fa_success_rate": 0.004,
     "vo_success_rate": 0.01,
     "aborted_validation": 1.0,
+    "aborted_retry_budget": 1.0,
+    "writer_success_rate": 0.004,
+    "writer_commit_latency_p50_ms": 0.0,
+    "writer_lag_p50_s": 0.01,
 }
 
 

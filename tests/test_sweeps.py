@@ -76,7 +76,7 @@ def test_duration_override_applies_to_every_config():
     assert values(exp4c.GRID.configs(quick=True, duration_s=2000), "duration_s") == {2000.0}
 
 
-@pytest.mark.parametrize("script", ["exp4a", "exp4b", "exp4c", "exp4a_zipf", "exp4b_zipf", "all"])
+@pytest.mark.parametrize("script", ["exp4a", "exp4b", "exp4c", "exp4a_zipf", "exp4b_zipf", "all", "clients", "writers"])
 def test_every_script_has_the_same_flags(script):
     result = subprocess.run([sys.executable, f"sweeps/{script}.py", "--help"], cwd=REPO_ROOT,
                             capture_output=True, text=True, timeout=120)

@@ -5,7 +5,8 @@
   const {
     DATA, state, el, replace, currentStudy, readQuery, writeQuery, renderFilters, renderHeader, renderNotices,
     renderFrontier, renderHeatmaps, renderCurves, renderProviderTables, renderSeedSpread, renderPublished,
-    renderZipf, renderKnee, renderThrottle, renderRetry, renderAppend, renderProvenance
+    renderZipf, renderKnee, renderThrottle, renderRetry, renderAppend, renderClients, renderWriters,
+    renderProvenance
   } = window.Dash;
 
   // -- main ------------------------------------------------------------------------------------------------------
@@ -28,6 +29,8 @@
       renderThrottle();
       renderRetry();
       renderAppend();
+      renderClients();
+      renderWriters();
       renderProvenance(study);
     }
     window.DASHBOARD_RENDER_MS = performance.now() - started;

@@ -1,0 +1,403 @@
+"""``commit-sweeps capacity``: how much commit load one catalog takes, in one command.
+
+Answers the storage engineer's question for one setup (store, catalog,
+tables, mix, client): the usable throughput (the highest throughput whose
+success rate, the one ``simcore.usable`` says counts, stays above 95%) or,
+with ``--writers-at-interval-s S``, the largest number of writers committing
+every S seconds that the catalog still serves usably. It runs the knee
+search's bracket-and-bisect (``simcore.bisection.next_step``) over the offered
+load, several probes at once, each probe the seed mean over ``--seeds``:
+
+- open-loop arrivals: the probe is the inter-arrival scale itself;
+- writers: the probe scale is the interval divided by the number of writers
+  (the mean gap between their commits), rounded to a whole number of
+  writers; probes that round to a number already measured reuse it.
+
+Simulations run in local processes (one per core) unless a Ray cluster is
+named (``--ray-address`` or ``$RAY_ADDRESS``). At the knee it reports the
+seed range, p50/p99 commit latency, requests per committed transaction by
+kind and the bytes written by attempts that lost.
+
+    commit-sweeps capacity --provider s3 --catalog storage --num-tables 10 --fast-append-ratio 0.9 \\
+        --client iceberg-java --seeds 3 --tolerance 0.02 --json
+
+The module exposes ``configure(parser)`` and ``run(args)`` (the commit-sweeps
+subcommand shape) and ``main(argv)`` for ``python -m ray_jobs.capacity``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from simcore import ConfigError, SimConfig, simulate
+from simcore.bisection import SearchRange, SearchRangeError, SearchStep, next_step
+from simcore.cli import SEEDS_HELP, latency_fields, parse_seeds
+from simcore.clients import REFERENCE, client_fields, client_names
+from simcore.config import CATALOG_BACKENDS, TABLE_DISTRIBUTIONS
+from simcore.metrics import REQUEST_KINDS
+from simcore.usable import FOUND, MeasuredPoint, success_metric
+
+EXIT_OK, EXIT_BAD_INPUT = 0, 2
+DEFAULT_MAX_WRITERS = 20_000
+# The screening pass brackets the knee to this width with one seed before the
+# full seed set measures inside that bracket (see ``capacity_search``).
+SCREENING_TOLERANCE = 0.10
+MAX_PROBES = 200  # a guard: a search that has not ended by then never will
+
+
+# -- the search (pure but for the ``measure`` callbacks) --------------------------------------------
+
+@dataclass(frozen=True)
+class Probe:
+    """One measured load: its scale, the config simulated and one summary row per seed."""
+
+    scale_ms: float
+    config: SimConfig
+    rows: tuple
+
+    def mean(self, metric: str) -> float:
+        values = [r[metric] for r in self.rows if r.get(metric) is not None]
+        return float(np.mean(values)) if values and not all(math.isnan(v) for v in values) else math.nan
+
+    def point(self) -> MeasuredPoint:
+        return MeasuredPoint(self.scale_ms, self.mean(success_metric(self.config)), self.mean("throughput_cps"))
+
+
+@dataclass
+class Search:
+    """The load-to-config mapping of one capacity question, and every probe measured so far."""
+
+    base: SimConfig
+    interval_s: Optional[float]  # writers mode when set
+    search_range: SearchRange
+    probes: dict = field(default_factory=dict)  # scale_ms -> Probe
+
+    def config_at(self, scale_ms: float) -> SimConfig:
+        if self.interval_s is None:
+            return self.base.replace(inter_arrival_scale_ms=scale_ms)
+        return self.base.replace(writers=self.writers_at(scale_ms), commit_interval_s=self.interval_s)
+
+    def writers_at(self, scale_ms: float) -> int:
+        return max(1, round(self.interval_s * 1000.0 / scale_ms))
+
+    def step(self, pending: Sequence[float] = ()) -> SearchStep:
+        return next_step([p.point() for p in self.probes.values()], self.search_range, pending)
+
+
+def run_search(search: Search, submit: Callable[[SimConfig, int], Future], seeds: Sequence[int], slots: int,
+               progress: Callable[[str], None] = lambda line: None) -> SearchStep:
+    """Measure probes until ``next_step`` says the knee is known.
+
+    The search goes in rounds: each round picks probes (``next_step`` with
+    the round's earlier probes pending) until it holds ``slots`` simulations,
+    runs them all, then decides again. Rounds make the answer depend only on
+    the results, never on which simulation happened to finish first.
+    ``submit(config, seed)`` starts one simulation and returns a future of its
+    summary row. A probe whose config was measured already (writers mode: two
+    scales, one whole number of writers) reuses those rows.
+    """
+    by_config: dict[str, tuple] = {p.config.config_hash: p.rows for p in search.probes.values()}
+    for _ in range(MAX_PROBES):
+        chosen: dict[float, SimConfig] = {}
+        while len(chosen) * len(seeds) < slots or not chosen:
+            step = search.step(pending=list(chosen))
+            if step.done or step.next_scale_ms is None:
+                break
+            scale = step.next_scale_ms
+            config = search.config_at(scale)
+            if config.config_hash in by_config:
+                search.probes[scale] = Probe(scale, config, by_config[config.config_hash])
+                continue
+            if any(c.config_hash == config.config_hash for c in chosen.values()):
+                break  # these writers are in this round already
+            chosen[scale] = config
+        if not chosen:
+            step = search.step()
+            if step.done:
+                return step
+            continue
+        futures = {scale: [submit(config, seed) for seed in seeds] for scale, config in chosen.items()}
+        for scale in sorted(futures):
+            rows = tuple(sorted((f.result() for f in futures[scale]), key=lambda r: r["seed"]))
+            search.probes[scale] = probe = Probe(scale, chosen[scale], rows)
+            by_config[chosen[scale].config_hash] = rows
+            point = probe.point()
+            load = (f"{search.writers_at(scale)} writers" if search.interval_s is not None
+                    else f"scale {scale:g} ms")
+            progress(f"  {load}: success {point.success:.2%}, {point.throughput_cps:.3f} c/s"
+                     f" ({'passes' if point.passes else 'fails'})")
+    raise RuntimeError(f"the search did not end within {MAX_PROBES} rounds")
+
+
+def capacity_search(base: SimConfig, interval_s: Optional[float], search_range: SearchRange,
+                    submit: Callable[[SimConfig, int], Future], seeds: Sequence[int], slots: int,
+                    progress: Callable[[str], None] = lambda line: None) -> tuple[Search, SearchStep]:
+    """Screen with one seed to a 10% bracket, then search inside it with every seed.
+
+    Most probes of a search from the whole range are far from the knee, where
+    one seed decides as well as three; only the last few, inside the screened
+    bracket (widened by its own width on each side, for seed noise), need the
+    seed mean. Should the knee still fall outside it, the search goes on over
+    the whole range with every point kept.
+    """
+    tolerance = search_range.tolerance
+    submit = _memoized(submit)
+    if len(seeds) > 1 and tolerance < SCREENING_TOLERANCE:
+        screen = Search(base, interval_s, SearchRange(search_range.min_scale_ms, search_range.max_scale_ms,
+                                                      SCREENING_TOLERANCE))
+        progress(f"screening with seed {seeds[0]} to a {SCREENING_TOLERANCE:.0%} bracket")
+        first = run_search(screen, submit, seeds[:1], slots, progress)
+        if first.status == FOUND:
+            widen = 1.0 + SCREENING_TOLERANCE
+            low = max(search_range.min_scale_ms, first.failing.scale_ms / widen)
+            high = min(search_range.max_scale_ms, first.knee.scale_ms * widen)
+            narrow = Search(base, interval_s, SearchRange(low, high, tolerance))
+            progress(f"searching {low:.4g}-{high:.4g} ms with seeds {','.join(map(str, seeds))}")
+            step = run_search(narrow, submit, seeds, slots, progress)
+            if step.status == FOUND:
+                return narrow, step
+            progress("the knee left the screened bracket: searching the whole range")
+            search = Search(base, interval_s, search_range, probes=dict(narrow.probes))
+            return search, run_search(search, submit, seeds, slots, progress)
+    search = Search(base, interval_s, search_range)
+    return search, run_search(search, submit, seeds, slots, progress)
+
+
+def _memoized(submit: Callable[[SimConfig, int], Future]) -> Callable[[SimConfig, int], Future]:
+    """Each (config, seed) is simulated once across the search's passes."""
+    cache: dict[tuple[str, int], Future] = {}
+
+    def once(config: SimConfig, seed: int) -> Future:
+        key = (config.config_hash, seed)
+        if key not in cache:
+            cache[key] = submit(config, seed)
+        return cache[key]
+
+    return once
+
+
+def answer(search: Search, step: SearchStep, simulations: int, wall_s: float) -> dict:
+    """The --json answer: the figure, its bracket, and what the store serves at that point."""
+    writers_mode = search.interval_s is not None
+    knee = search.probes[step.knee.scale_ms] if step.knee is not None else None
+    failing = search.probes[step.failing.scale_ms] if step.failing is not None else None
+
+    def value(probe: Optional[Probe]):
+        if probe is None:
+            return None
+        return probe.config.writers if writers_mode else _finite(probe.mean("throughput_cps"))
+
+    out = {"max_writers" if writers_mode else "usable_throughput_cps": value(knee),
+           "bracket": [value(knee), value(failing)],
+           "status": step.status, "within_tolerance": step.within_tolerance, "note": step.note}
+    if writers_mode:
+        out["commit_interval_s"] = search.interval_s
+        out["throughput_cps"] = _finite(knee.mean("throughput_cps")) if knee else None
+    else:
+        out["inter_arrival_scale_ms"] = knee.scale_ms if knee else None
+    if knee is not None:
+        metric = success_metric(knee.config)
+        throughputs = [r["throughput_cps"] for r in knee.rows]
+        successes = [r[metric] for r in knee.rows]
+        out.update({
+            "success_rate": _finite(knee.mean(metric)),
+            "success_metric": metric,
+            "seed_range": {"throughput_cps": [_finite(min(throughputs)), _finite(max(throughputs))],
+                           metric: [_finite(min(successes)), _finite(max(successes))]},
+            "commit_latency_p50_ms": _finite(knee.mean("commit_latency_p50_ms")),
+            "commit_latency_p99_ms": _finite(knee.mean("commit_latency_p99_ms")),
+            "requests_per_commit": {kind: _finite(knee.mean(f"requests_{kind}_per_commit"))
+                                    for kind in REQUEST_KINDS},
+            "wasted_write_bytes_per_commit": _finite(knee.mean("wasted_write_bytes_per_commit")),
+            "config_hash": knee.config.config_hash,
+        })
+    else:
+        out.update({"success_rate": None, "commit_latency_p50_ms": None, "commit_latency_p99_ms": None,
+                    "requests_per_commit": None})
+    out.update({"seeds": [r["seed"] for r in (knee or next(iter(search.probes.values()))).rows]
+                if search.probes else [],
+                "simulations": simulations, "wall_s": round(wall_s, 3)})
+    return out
+
+
+def _finite(value):
+    return None if value is None or (isinstance(value, float) and not math.isfinite(value)) else value
+
+
+# -- executors ------------------------------------------------------------------------------------------
+
+def _simulate_one(config: SimConfig, seed: int) -> dict:
+    row, = simulate(config, [seed])
+    return row
+
+
+@contextlib.contextmanager
+def _executor(address: Optional[str], workers: Optional[int], progress: Callable[[str], None]):
+    """(submit, slots) on the named Ray cluster, else on local processes; torn down on the way out."""
+    if address:
+        import ray
+
+        from ray_jobs.connect import ray_session
+
+        previous = os.environ.get("RAY_ADDRESS")
+        os.environ["RAY_ADDRESS"] = address  # ray_session connects to $RAY_ADDRESS
+        try:
+            with ray_session(log=progress):
+                remote = ray.remote(num_cpus=1)(_simulate_one)
+                slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
+                progress(f"capacity search on Ray ({slots} CPUs)")
+                yield (lambda config, seed: remote.remote(config, seed).future()), slots
+        finally:
+            if previous is None:
+                os.environ.pop("RAY_ADDRESS", None)
+            else:
+                os.environ["RAY_ADDRESS"] = previous
+        return
+    slots = workers or os.cpu_count() or 1
+    # fork: workers inherit the imported simulator (and Numba's cache), so they start at once.
+    with ProcessPoolExecutor(slots, mp_context=multiprocessing.get_context("fork")) as pool:
+        progress(f"capacity search in {slots} local processes")
+        yield (lambda config, seed: pool.submit(_simulate_one, config, seed)), slots
+
+
+# -- command line -------------------------------------------------------------------------------------------
+
+CAPACITY_HELP = "usable commits/s (or the most writers at an interval) of one catalog setup, by adaptive search"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add("--provider", default=None, help="object store: s3x, s3, azurex, azure, gcp, instant (or --provider-file)")
+    add("--catalog", default="storage", help="catalog: " + ", ".join(CATALOG_BACKENDS) + " (default storage)")
+    add("--catalog-latency-ms", type=float, default=None, help="service catalog's latency (default 10)")
+    add("--num-tables", type=int, required=True, help="tables sharing the catalog")
+    add("--table-dist", default="uniform", help="table choice: " + " or ".join(TABLE_DISTRIBUTIONS))
+    add("--fast-append-ratio", type=float, required=True, help="share of FastAppend; the rest ValidatedOverwrite")
+    add("--merge-append-ratio", type=float, default=0.0, help="share of MergeAppend (default 0)")
+    add("--client", default=REFERENCE, help="client preset: " + ", ".join(client_names()) + " (default reference)")
+    add("--retry", type=int, default=None, help="override the preset's retries")
+    add("--retry-budget-ms", type=float, default=None, help="override the preset's total retry budget")
+    add("--real-conflict-probability", type=float, default=None, help="chance a VO conflict is real (default 0)")
+    add("--latency-model", default=None, help="latency model: reference (default) or measured (docs/latency.md)")
+    add("--provider-file", default=None, help="a provider profile TOML file instead of a built-in provider")
+    add("--writers-at-interval-s", type=float, default=None,
+        help="answer the largest number of writers committing every S seconds instead")
+    add("--maintenance-jobs", type=int, default=None, help="maintenance jobs beside the writers")
+    add("--maintenance-interval-s", type=float, default=None, help="their interval")
+    add("--max-writers", type=int, default=DEFAULT_MAX_WRITERS, help=f"search limit (default {DEFAULT_MAX_WRITERS})")
+    add("--min-scale-ms", type=float, default=20.0, help="heaviest open-loop load searched (default 20)")
+    add("--max-scale-ms", type=float, default=5000.0, help="lightest open-loop load searched (default 5000)")
+    add("--duration-s", type=float, default=3600.0, help="simulated seconds per run (default 3600)")
+    add("--seeds", default="3", help=SEEDS_HELP + " (default 3)")
+    add("--tolerance", type=float, default=0.02, help="bracket width in relative load (default 0.02)")
+    add("--workers", type=int, default=None, help="local processes (default: all cores)")
+    add("--ray-address", default=None, help="run on this Ray cluster (default $RAY_ADDRESS, else local processes)")
+    add("--json", action="store_true", help="print the answer as one JSON object")
+
+
+def _base_config(args: argparse.Namespace) -> SimConfig:
+    fields = client_fields(args.client)
+    overrides = dict(provider=args.provider, catalog=args.catalog, num_tables=args.num_tables,
+                     table_distribution=args.table_dist, fast_append_ratio=args.fast_append_ratio,
+                     merge_append_ratio=args.merge_append_ratio, duration_s=args.duration_s)
+    overrides.update(latency_fields(args.provider, args.latency_model, args.provider_file))
+    optional = dict(catalog_latency_ms=args.catalog_latency_ms, retry=args.retry,
+                    retry_budget_ms=args.retry_budget_ms, real_conflict_probability=args.real_conflict_probability)
+    overrides.update({k: v for k, v in optional.items() if v is not None})
+    if args.writers_at_interval_s is not None:
+        overrides.update(writers=1, commit_interval_s=args.writers_at_interval_s)
+        if args.maintenance_jobs is not None:
+            overrides.update(maintenance_jobs=args.maintenance_jobs, maintenance_interval_s=args.maintenance_interval_s)
+    elif args.maintenance_jobs is not None:
+        raise ConfigError("maintenance_jobs", args.maintenance_jobs, "no value without --writers-at-interval-s")
+    if args.catalog == "service" and "catalog_latency_ms" not in overrides:
+        overrides["catalog_latency_ms"] = 10.0
+    return SimConfig.from_dict({**fields, **overrides, "client": args.client})
+
+
+def _search_range(args: argparse.Namespace) -> SearchRange:
+    if args.writers_at_interval_s is None:
+        return SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
+    if args.max_writers < 2:
+        raise ConfigError("max_writers", args.max_writers, "an integer >= 2")
+    interval_ms = args.writers_at_interval_s * 1000.0
+    return SearchRange(interval_ms / args.max_writers, interval_ms, args.tolerance)
+
+
+def run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    try:
+        seeds = parse_seeds(args.seeds)
+        base = _base_config(args)
+        search_range = _search_range(args)
+    except (ConfigError, SearchRangeError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    progress = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
+    address = args.ray_address or os.environ.get("RAY_ADDRESS")
+    simulations = 0
+    with _executor(address, args.workers, progress) as (submit_one, slots):
+        def submit(config, seed):
+            nonlocal simulations
+            simulations += 1
+            return submit_one(config, seed)
+
+        search, step = capacity_search(base, args.writers_at_interval_s, search_range, submit, seeds, slots,
+                                       progress)
+    result = answer(search, step, simulations, time.perf_counter() - started)
+    print(json.dumps(result) if args.json else render(base, result))
+    return EXIT_OK
+
+
+def render(base: SimConfig, result: dict) -> str:
+    setup = (f"{base.provider} / {base.catalog} catalog, {base.num_tables} table(s), FA {base.fast_append_ratio:g}, "
+             f"client {base.client or REFERENCE}")
+    low, high = result["bracket"]
+    if "max_writers" in result:
+        head = (f"max writers at one commit every {result['commit_interval_s']:g} s: {result['max_writers']}"
+                f" (fails at {high})" if result["max_writers"] is not None else "no number of writers is usable")
+    else:
+        head = (f"usable throughput: {result['usable_throughput_cps']:.3f} commits/s"
+                f" (next load tried: {high if high is None else f'{high:.3f}'} c/s, failing)"
+                if result["usable_throughput_cps"] is not None else "no load in the search range is usable")
+    lines = [setup, head, f"search: {result['status']} ({result['note']})"]
+    if result.get("seed_range"):
+        metric = result["success_metric"]
+        t_lo, t_hi = result["seed_range"]["throughput_cps"]
+        lines += [
+            f"at that point: {metric} {result['success_rate']:.2%}, throughput over seeds {t_lo:.3f}-{t_hi:.3f} c/s,"
+            f" commit latency p50 {result['commit_latency_p50_ms']:.0f} ms, p99 {result['commit_latency_p99_ms']:.0f} ms",
+            "requests per commit: " + ", ".join(f"{k.replace('_', ' ')} {v:.2f}"
+                                                for k, v in result["requests_per_commit"].items()),
+            f"bytes written by attempts that lost: {result['wasted_write_bytes_per_commit']:.0f} per commit",
+        ]
+    lines.append(f"{result['simulations']} simulations in {result['wall_s']:.1f} s")
+    return "\n".join(lines)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line and exit status 2, as every command here
+        print(f"error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = _Parser(prog="python -m ray_jobs.capacity", description=CAPACITY_HELP)
+    configure(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
