@@ -189,8 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true", help="one JSON object per client count per line")
 
     from simcore import fit_command
-    fit = commands.add_parser("fit", help="write a provider profile (TOML) fitted to conditional-write "
-                              "measurements", description=fit_command.__doc__.split("\n\n")[0])
+    fit = commands.add_parser("fit", help=fit_command.FIT_HELP, description=fit_command.__doc__.split("\n\n")[0])
     fit_command.configure(fit)
     return parser
 

@@ -24,6 +24,7 @@ import sys
 from simcore.config import ConfigError
 
 USAGE_ERROR = 2
+FIT_HELP = "write a provider profile (TOML) fitted to conditional-write measurements"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
