@@ -4,6 +4,8 @@
     commit-sweeps sweep exp4c [--quick] [--seeds 3]               grids into the results store (= python sweeps/exp4c.py)
     commit-sweeps knee --experiment exp4c                        each curve's knee, by bisection
     commit-sweeps capacity --provider s3 --num-tables 10 ...      one setup's usable commits/s or max writers
+    commit-sweeps bench --provider s3 --operation cas ...         seed 000's conditional-write benchmark, simulated
+    commit-sweeps fit --samples latencies.csv --out mine.toml      a provider profile fitted to your measurements
     commit-sweeps status [--store URI]                           what the store holds
     commit-sweeps dashboard build|serve|compare                  the results dashboard
 
@@ -43,6 +45,8 @@ COMMANDS = (
     Command("sweep", "commit_sweeps.experiments", "SWEEP_HELP", "configure_sweep", "run_sweep"),
     Command("knee", "commit_sweeps.experiments", "KNEE_HELP", "configure_knee", "run_knee"),
     Command("capacity", "ray_jobs.capacity", "CAPACITY_HELP"),
+    Command("bench", "simcore.cli", "BENCH_HELP", "configure_bench", "run_bench"),
+    Command("fit", "simcore.fit_command", "FIT_HELP"),
     Command("status", "ray_jobs.cli", "STATUS_HELP", "configure_status", "run_status"),
     Command("dashboard", "dashboards.cli", "DASHBOARD_HELP"),
 )

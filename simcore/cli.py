@@ -176,8 +176,19 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     configure(commands.add_parser("run", help=SIMULATE_HELP))
 
-    bench = commands.add_parser("bench", help="simulate seed 000's conditional-write benchmark: N clients "
-                                "reading then conditionally writing one object, no retry")
+    configure_bench(commands.add_parser("bench", help=BENCH_HELP))
+    from simcore import fit_command
+    fit = commands.add_parser("fit", help=fit_command.FIT_HELP, description=fit_command.__doc__.split("\n\n")[0])
+    fit_command.configure(fit)
+    return parser
+
+
+BENCH_HELP = ("simulate seed 000's conditional-write benchmark: N clients reading then conditionally writing one "
+              "object, no retry")
+
+
+def configure_bench(bench: argparse.ArgumentParser) -> None:
+    """The benchmark's flags: ``python -m simcore bench`` and ``commit-sweeps bench``."""
     bench.add_argument("--provider", default=None,
                        help="object store: " + ", ".join(PROVIDERS) + " (or the name in --provider-file)")
     bench.add_argument("--operation", required=True, help="cas (read, then conditional overwrite) or append "
@@ -188,10 +199,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--seeds", required=True, help=SEEDS_HELP)
     bench.add_argument("--json", action="store_true", help="one JSON object per client count per line")
 
-    from simcore import fit_command
-    fit = commands.add_parser("fit", help=fit_command.FIT_HELP, description=fit_command.__doc__.split("\n\n")[0])
-    fit_command.configure(fit)
-    return parser
+
+def run_bench(args: argparse.Namespace) -> int:
+    """Run the benchmark the flags describe; bad values exit 2 with one line."""
+    try:
+        return _bench(args, list(parse_seeds(args.seeds)))
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE_ERROR
 
 
 def _latency_flags(parser: argparse.ArgumentParser) -> None:
@@ -320,7 +335,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from simcore import fit_command
             return fit_command.run(args)
         if args.command == "bench":
-            return _bench(args, list(parse_seeds(args.seeds)))
+            return run_bench(args)
     except (_UsageError, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR

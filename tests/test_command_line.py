@@ -23,9 +23,10 @@ def test_help_lists_every_user_action(capsys):
         build_parser().parse_args(["--help"])
     assert exited.value.code == 0
     out = capsys.readouterr().out
-    for name in ("simulate", "sweep", "knee", "capacity", "status", "dashboard"):
+    for name in ("simulate", "sweep", "knee", "capacity", "bench", "fit", "status", "dashboard"):
         assert name in out
-    assert [command.name for command in COMMANDS] == ["simulate", "sweep", "knee", "capacity", "status", "dashboard"]
+    assert [command.name for command in COMMANDS] == ["simulate", "sweep", "knee", "capacity", "bench", "fit", "status",
+                                                      "dashboard"]
 
 
 @pytest.mark.parametrize("command", [command.name for command in COMMANDS])
@@ -74,3 +75,13 @@ def test_the_console_script_and_the_old_entry_points_run(tmp_path):
     script = subprocess.run([sys.executable, "sweeps/exp4c.py", "--help"], capture_output=True, text=True,
                             timeout=120, env=env, cwd=REPO_ROOT)
     assert script.returncode == 0 and "--seeds SEEDS" in script.stdout
+
+
+def test_bench_is_python_m_simcore_bench(capsys):
+    flags = ["--provider", "s3", "--operation", "cas", "--clients", "1-2", "--duration-s", "60", "--seeds", "2",
+             "--json"]
+    assert main(["bench", *flags]) == 0
+    via_console = capsys.readouterr().out
+    assert simcore_main(["bench", *flags[:-3], "--seeds", "1,2", "--json"]) == 0
+    assert capsys.readouterr().out == via_console
+    assert [json.loads(line)["clients"] for line in via_console.splitlines()] == [1, 2]
