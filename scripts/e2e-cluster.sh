@@ -205,7 +205,8 @@ say "worker killed mid-sweep ok (${kill_sweep_s}s): rows=$rows2 = 3 x $rows, no 
 # ---------------------------------------------------------------------------------------------
 step=kuberay
 t=$(now)
-kubectl apply -f tests/data/crds/ >/dev/null
+# Server-side: the CRD is larger than the last-applied annotation a client-side apply writes.
+kubectl apply --server-side -f tests/data/crds/ >/dev/null
 kubectl wait --for=condition=Established crd/rayclusters.ray.io --timeout=60s >/dev/null
 "$HELM" install sweeps-kuberay charts/sweep-cluster --namespace kuberay --create-namespace \
     -f charts/sweep-cluster/ci/kuberay-values.yaml -f "$VALUES" --set worker.replicas=1
