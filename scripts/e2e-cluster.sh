@@ -209,7 +209,7 @@ t=$(now)
 kubectl apply --server-side -f tests/data/crds/ >/dev/null
 # (kubectl wait fails at once while the CRD has no conditions yet, so poll.)
 for i in $(seq 1 60); do
-    [ "$(kubectl get crd rayclusters.ray.io -o jsonpath='{.status.conditions[?(@.type=="Established")].status}')" = True ] && break
+    [ "$(kubectl get crd rayclusters.ray.io -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && break
     sleep 1
 done
 "$HELM" install sweeps-kuberay charts/sweep-cluster --namespace kuberay --create-namespace \
