@@ -34,10 +34,10 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
-from dashboards.site import DATA_FILE, render_site, write_site  # noqa: E402
-from dashboards.store import read_store  # noqa: E402
+from dashboards.site import DATA_FILE, render_site, write_site
+from dashboards.snapshot import read_store
+from simcore.usable import passes, success_metric
 
 SCALES_MS = (20, 50, 100, 200, 300, 400, 500, 1000, 2000, 5000)
 TABLES = (1, 2, 5, 10, 20, 50)
@@ -115,15 +115,15 @@ def synthetic_metrics(config, seed: int) -> dict:
 
 
 def _passes(config, seeds: int) -> bool:
-    success_metric = "vo_success_rate" if config.fast_append_ratio < 1 else "success_rate"
-    return statistics.mean(synthetic_metrics(config, seed)[success_metric] for seed in range(1, seeds + 1)) > 0.95
+    metric = success_metric(config)
+    return passes(statistics.mean(synthetic_metrics(config, seed)[metric] for seed in range(1, seeds + 1)))
 
 
 def knee_search_rows(seeds: int) -> tuple:
     """(rows, summary) of a bisection over each exp4c curve's synthetic success, to 2%, as sweeps/knee.py would."""
     from simcore import SimConfig
 
-    from dashboards.testing import contract_row
+    from tests.store_fixtures import contract_row
 
     curves = {}
     for fields in exp4_grid()["exp4c"]:
@@ -174,7 +174,7 @@ def make_store(path: str, source: str, seeds: int, rows_per_file: int, duration_
 
     from simcore import SimConfig
 
-    from dashboards.testing import contract_row, simulated_rows, write_store_file
+    from tests.store_fixtures import contract_row, simulated_rows, write_store_file
 
     short = {"duration_s": duration_s, "runtime_median_ms": 20_000.0} if source == "simulate" else {}
     total = 0
@@ -235,7 +235,7 @@ def measure_build(store: str, out_dir: str, repeat: int) -> None:
 
 
 def measure_page_load(store: str, repeat: int) -> None:
-    from dashboards.headless import Browser, find_chromium
+    from tests.headless import Browser, find_chromium
     from dashboards.server import make_server
 
     if find_chromium() is None:

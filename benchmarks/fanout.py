@@ -29,22 +29,20 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-import ray  # noqa: E402
+import ray
 
-from simcore import SimConfig, simulate  # noqa: E402
-from ray_jobs.connect import connect_ray  # noqa: E402
-from ray_jobs.fanout import SweepPlan, find_work, run_sweep  # noqa: E402
-from ray_jobs.progress import ProgressPrinter  # noqa: E402
-from ray_jobs.store import ResultsStore  # noqa: E402
-from sweeps import exp4a, exp4b, exp4c  # noqa: E402
+from simcore import SimConfig, simulate
+from ray_jobs.connect import connect_ray
+from ray_jobs.fanout import SweepPlan, find_work, run_sweep
+from ray_jobs.progress import ProgressPrinter
+from ray_jobs.store import ResultsStore
+from sweeps import exp4a, exp4b, exp4c
 
 
 def load_average() -> str:

@@ -30,13 +30,13 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pyarrow.parquet as pq
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from simcore import SimConfig, simulate, usable_throughput  # noqa: E402
-from simcore.engine import ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED, Outcome  # noqa: E402
-from simcore.metrics import summarize  # noqa: E402
-from simcore.reference import TARGETS, agrees  # noqa: E402
-from simcore.workload import FAST_APPEND, MERGE_APPEND, VALIDATED_OVERWRITE, Workload  # noqa: E402
+from simcore import SimConfig, simulate, usable_throughput
+from simcore.usable import success_metric
+from simcore.engine import ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED, Outcome
+from simcore.metrics import summarize
+from simcore.reference import TARGETS, agrees
+from simcore.workload import FAST_APPEND, MERGE_APPEND, VALIDATED_OVERWRITE, Workload
 
 SCALES = (20, 50, 100, 200, 300, 400, 500, 1000, 2000, 5000)
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference_driver.py")
@@ -185,7 +185,7 @@ def main() -> int:
                                 reference_std=ref.std(ddof=1) if len(ref) > 1 else float("nan"),
                                 ok=ok, why=why))
     for base in CURVES[args.set]:
-        key = "vo_success_rate" if base.fast_append_ratio < 1 else "success_rate"
+        key = success_metric(base)
         mine = knee(key, {s: ours[base.replace(inter_arrival_scale_ms=float(s))] for s in SCALES})
         theirs = knee(key, {s: reference[base.replace(inter_arrival_scale_ms=float(s))] for s in SCALES})
         same = mine[1] == theirs[1]

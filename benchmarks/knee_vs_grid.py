@@ -4,7 +4,7 @@
                                       [--grid-sample K] [--dense] [--coarse]
 
 For each curve it runs the knee search one probe at a time in this process
-(``knee_bisect.search_sequentially`` over ``simcore.simulate``: the same
+(``bisection.search_sequentially`` over ``simcore.simulate``: the same
 decisions, hence the same points, as ``sweeps/knee.py`` makes on Ray Tune
 with one probe per curve) and prints the points and simulations it needed
 and the simulation seconds they took, next to a geometric grid fine enough
@@ -36,16 +36,14 @@ import math
 import os
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from simcore import simulate, usable_throughput  # noqa: E402
-from ray_jobs.knee_bisect import (MeasuredPoint, SearchRange, same_resolution_grid_points,  # noqa: E402
-                                  search_sequentially)
-from ray_jobs.knee_curves import Curve, curves_from_grid, measured_point, seed_outcome  # noqa: E402
-from sweeps.knee import KNEE_GRIDS  # noqa: E402
-from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS  # noqa: E402
+from simcore import simulate, usable_throughput
+from simcore.bisection import (MeasuredPoint, SearchRange, same_resolution_grid_points,
+                               search_sequentially)
+from ray_jobs.knee_curves import Curve, curves_from_grid, measured_point, seed_outcome
+from sweeps.knee import KNEE_GRIDS
+from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
 
 
 class Meter:

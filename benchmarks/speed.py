@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -31,9 +30,8 @@ import time
 from multiprocessing import get_context
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
-from simcore import SimConfig, simulate  # noqa: E402
+from simcore import SimConfig, simulate
 
 DRIVER = os.path.join(ROOT, "benchmarks", "reference_driver.py")
 

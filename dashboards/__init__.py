@@ -19,18 +19,19 @@ Public API:
 - ``curve_frontier(points)``, ``find_knee(points)``: usable throughput and knee.
 - ``searched_knee(points)``: a searched curve's knee, bracket and cost (``dashboards.knee``).
 - ``compare_variants(spec, studies, frontier_of)``: one experiment's variants side by side
-  (``dashboards.variants``, with ``COMPARISONS``).
+  (``dashboards.variants``; each study declares its own, recorded in the store's plans).
 """
 
 __version__ = "0.1.0"
 
-from dashboards.frontier import USABLE_SUCCESS_THRESHOLD, CurveFrontier, curve_frontier, find_knee  # noqa: E402
+from simcore.usable import USABLE_SUCCESS_THRESHOLD  # noqa: E402
+from dashboards.frontier import CurveFrontier, curve_frontier, find_knee  # noqa: E402
 from dashboards.knee import SearchedKnee, searched_knee  # noqa: E402
 from dashboards.payload import build_payload  # noqa: E402
 from dashboards.site import build_site  # noqa: E402
-from dashboards.store import StoreError, StoreSnapshot, read_store  # noqa: E402
-from dashboards.variants import COMPARISONS, Comparison, compare_variants  # noqa: E402
+from dashboards.snapshot import StoreError, StoreSnapshot, read_store  # noqa: E402
+from dashboards.variants import Comparison, compare_variants  # noqa: E402
 
-__all__ = ["COMPARISONS", "Comparison", "CurveFrontier", "SearchedKnee", "StoreError", "StoreSnapshot",
+__all__ = ["Comparison", "CurveFrontier", "SearchedKnee", "StoreError", "StoreSnapshot",
            "USABLE_SUCCESS_THRESHOLD", "build_payload", "build_site", "compare_variants", "curve_frontier",
            "find_knee", "read_store", "searched_knee", "__version__"]

@@ -1,8 +1,8 @@
-"""Command line: ``python -m dashboards build|serve``.
+"""Command line: ``commit-sweeps dashboard build|serve|compare`` (also ``python -m dashboards ...``).
 
-    python -m dashboards build --store ./results --out ./site
-    python -m dashboards serve --store ./results [--host 127.0.0.1] [--port 8080]
-    python -m dashboards compare --store ./results [--experiment retry_policies]
+    commit-sweeps dashboard build --store ./results --out ./site
+    commit-sweeps dashboard serve --store ./results [--host 127.0.0.1] [--port 8080]
+    commit-sweeps dashboard compare --store ./results [--experiment retry_policies]
 
 ``--store`` defaults to ``$SWEEPS_STORE``, else ``./results``. A store that
 cannot be read, or an output folder that cannot be written, ends the command
@@ -18,19 +18,27 @@ import sys
 from typing import Optional, Sequence
 
 from dashboards.site import build_site
-from dashboards.store import STORE_ENV_VAR, StoreError, default_store_uri, read_store
+from dashboards.snapshot import STORE_ENV, StoreError, default_store_uri, read_store
 from dashboards.studies import SEARCHED_SUFFIX
-from dashboards.variants import COMPARISONS
 
 EXIT_STORE_ERROR = 2
+
+
+DASHBOARD_HELP = "build, serve or compare the results dashboard of a results store"
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m dashboards",
                                      description="Build or serve the results dashboard of a results store.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    configure(parser)
+    return parser
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """The dashboard's subcommands: ``python -m dashboards ...`` and ``commit-sweeps dashboard ...``."""
+    commands = parser.add_subparsers(dest="dashboard_command", required=True)
     store_help = f"results store: a directory or a pyarrow URI such as s3://bucket/prefix " \
-                 f"(default: ${STORE_ENV_VAR}, else ./results; now {default_store_uri()!r})"
+                 f"(default: ${STORE_ENV}, else ./results; now {default_store_uri()!r})"
 
     build = commands.add_parser("build", help="write a self-contained static site")
     build.add_argument("--store", default=None, help=store_help)
@@ -44,13 +52,16 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--refresh-s", type=float, default=5.0,
                        help="look for store changes at most this often, in seconds; -1 never (default 5)")
     serve.add_argument("--quiet", action="store_true", help="do not log each request")
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="also answer requests whose Host header is NAME (repeatable); on loopback only "
+                            "loopback names are answered, elsewhere any unless names are given")
 
     compare = commands.add_parser("compare", help="print the variant comparisons (throttle, retry policies, "
                                                   "append catalog) as text")
     compare.add_argument("--store", default=None, help=store_help)
-    compare.add_argument("--experiment", action="append", choices=[spec.experiment for spec in COMPARISONS],
-                         help="only this comparison (repeatable; default: every one the store holds)")
-    return parser
+    compare.add_argument("--experiment", action="append", metavar="NAME",
+                         help="only this study (repeatable; default: every study the store holds, e.g. "
+                              "gcs_throttle, retry_policies, append_catalog)")
 
 
 def _summary(site) -> str:
@@ -60,6 +71,9 @@ def _summary(site) -> str:
             f"{'study' if len(studies) == 1 else 'studies'} ({', '.join(s['label'] for s in studies) or 'none'})")
     if store["skipped_files"]:
         text += f"; skipped {len(store['skipped_files'])} unreadable file(s)"
+        for item in store["skipped_files"]:  # reported once: a quarantined file is out of the way next time
+            where = f"; moved to {item['quarantined_to']}" if item.get("quarantined_to") else "; left in place"
+            print(f"warning: {item['path']}: {item['reason']}{where}", file=sys.stderr)
     return text
 
 
@@ -86,7 +100,8 @@ def _serve(args) -> int:
     store = args.store or default_store_uri()
     try:
         server = make_server(store, host=args.host, port=args.port, refresh_s=args.refresh_s, quiet=args.quiet,
-                             log=lambda message: print(message, file=sys.stderr, flush=True))
+                             log=lambda message: print(message, file=sys.stderr, flush=True),
+                             allowed_hosts=args.allow_host)
     except OSError as error:
         print(f"error: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
         return EXIT_STORE_ERROR
@@ -110,10 +125,9 @@ def _compare(args) -> int:
     snapshot = read_store(store)
     comparisons = comparisons_of(snapshot, args.experiment)
     if not comparisons:
-        wanted = args.experiment or [spec.experiment for spec in COMPARISONS]
-        sweeps = "; ".join(spec.sweep for spec in COMPARISONS if spec.experiment in wanted)
-        print(f"note: the store {store} holds none of {', '.join(wanted)}; fill it with: {sweeps}",
-              file=sys.stderr)
+        wanted = ", ".join(args.experiment) if args.experiment else "any study"
+        print(f"note: the store {store} holds no runs of {wanted}; fill one with e.g. "
+              f"commit-sweeps sweep retry_policies --quick (commit-sweeps sweep --help lists them)", file=sys.stderr)
         return 0
     snapshot_summaries = {summary.experiment: summary for summary in snapshot.knee_summaries}
     blocks = []
@@ -127,10 +141,13 @@ def _compare(args) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = _parser().parse_args(argv)
+    return run(_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
     commands = {"build": _build, "serve": _serve, "compare": _compare}
     try:
-        return commands[args.command](args)
+        return commands[args.dashboard_command](args)
     except StoreError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_STORE_ERROR

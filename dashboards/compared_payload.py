@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from dashboards.frontier import usable_success_metric
-from dashboards.knee import (SEARCH_RESOLUTION, STATUS_ABOVE, STATUS_BELOW, STATUS_FOUND, fine_grid_simulations,
+from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND, success_metric
+from dashboards.knee import (SEARCH_RESOLUTION, fine_grid_simulations,
                              matching_source_study, parse_summary, searched_knee, source_experiment,
                              within_resolution)
 from dashboards.rounding import rounded, spread_json
-from dashboards.store import StoreSnapshot
+from dashboards.snapshot import StoreSnapshot
 from dashboards.studies import Study
-from dashboards.variants import COMPARISONS, Comparison, compare_variants, knee_mean
+from dashboards.variants import Comparison, compare_variants, comparison_specs, knee_mean
 
 
 def _summary_for(snapshot: StoreSnapshot, study: Study) -> tuple:
@@ -56,7 +56,7 @@ def _knee_search_json(knee_study: Study, studies: list, frontier_of: Callable, b
     source_curves = {(c.series, c.num_tables, c.mix): c for c in source.curves} if source else {}
     curves = []
     totals = {"curves": 0, "searched_sims": 0, "grid_sims": 0, "grid_curves": 0, "fine_grid_sims": 0,
-              STATUS_FOUND: 0, STATUS_ABOVE: 0, STATUS_BELOW: 0, "within_resolution": 0}
+              FOUND: 0, ABOVE_SEARCH_RANGE: 0, BELOW_SEARCH_RANGE: 0, "within_resolution": 0}
     for curve in knee_study.curves:
         key = (curve.series, curve.num_tables, curve.mix)
         searched = searched_knee(curve.points)
@@ -84,12 +84,14 @@ def _knee_search_json(knee_study: Study, studies: list, frontier_of: Callable, b
             "knee": rounded(searched.usable_cps),
             "knee_x": rounded(searched.knee.scale_ms) if searched.knee else None,
             "knee_tp": spread_json(searched.knee_throughput),
-            "knee_success": spread_json(searched.knee.metrics.get(usable_success_metric(searched.knee.config)))
+            "knee_success": spread_json(searched.knee.metrics.get(success_metric(searched.knee.config)))
             if searched.knee else None,
             "vo_p99_s": spread_json(searched.knee.metrics.get("vo_commit_latency_p99_ms"), 1e-3)
             if searched.knee else None,
-            "bracket": [rounded(value) for value in searched.bracket_cps] if searched.bracket_cps else None,
-            "bracket_x": [rounded(value) for value in searched.bracket_scale_ms] if searched.bracket_scale_ms else None,
+            "bracket": ({"knee_cps": rounded(searched.bracket_cps[0]), "failing_cps": rounded(searched.bracket_cps[1])}
+                        if searched.bracket_cps else None),
+            "bracket_x": ({"failing_ms": rounded(searched.bracket_scale_ms[0]),
+                           "knee_ms": rounded(searched.bracket_scale_ms[1])} if searched.bracket_scale_ms else None),
             "width": rounded(searched.width), "offered_width": rounded(searched.offered_width),
             "within": within,
             "sims": searched.n_simulations, "scales": searched.n_scales, "seeds": list(searched.seeds),
@@ -113,7 +115,7 @@ def _knee_search_json(knee_study: Study, studies: list, frontier_of: Callable, b
         "source_label": source.label if source else None,
         "settings_differ": [{"field": name, "search": knee_study.fixed.get(name), "grid": source.fixed.get(name)}
                             for name in differing] if source else [],
-        "resolution": resolution, "span_x": [rounded(span[0]), rounded(span[1])],
+        "resolution": resolution, "span_x": {"low_ms": rounded(span[0]), "high_ms": rounded(span[1])},
         "summary_file": path, "summary_problems": problems,
         "curves": curves, "totals": totals,
     }
@@ -130,10 +132,10 @@ def knee_searches_json(studies: list, frontier_of: Callable, bounds_of: Callable
             for study in studies if study.is_searched]
 
 
-def _difference_json(difference) -> list:
-    return [rounded(difference.usable_cps), rounded(difference.usable_ratio),
-            rounded(difference.vo_p99_ms / 1000 if difference.vo_p99_ms is not None else None),
-            rounded(difference.vo_p99_ratio)]
+def _difference_json(difference) -> dict:
+    return {"usable_cps": rounded(difference.usable_cps), "usable_ratio": rounded(difference.usable_ratio),
+            "vo_p99_s": rounded(difference.vo_p99_ms / 1000 if difference.vo_p99_ms is not None else None),
+            "vo_p99_ratio": rounded(difference.vo_p99_ratio)}
 
 
 def _throttled_per_txn(frontier) -> Optional[float]:
@@ -165,6 +167,7 @@ def comparison_json(comparison: Comparison) -> dict:
     }
 
 
-def comparisons_json(studies: list, frontier_of: Callable) -> dict:
-    """experiment -> comparison entry, for every experiment of ``variants.COMPARISONS`` (empty ones too)."""
-    return {spec.experiment: comparison_json(compare_variants(spec, studies, frontier_of)) for spec in COMPARISONS}
+def comparisons_json(snapshot: StoreSnapshot, studies: list, frontier_of: Callable) -> dict:
+    """experiment -> comparison entry, for every study the store's plans declare (empty ones too)."""
+    return {spec.experiment: comparison_json(compare_variants(spec, studies, frontier_of))
+            for spec in comparison_specs(snapshot.plans)}

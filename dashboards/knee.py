@@ -16,9 +16,9 @@ scale and the seed):
   the two scales; the true knee lies between them;
 - the **seed spread** at the knee and the **simulations spent** (distinct
   scales x seeds);
-- a **status**: ``found`` (bracketed), ``above search range`` (no failing
-  point at a heavier load: the knee is a lower bound) or ``below search
-  range`` (no point passes).
+- a **status**: ``found`` (bracketed), ``above_search_range`` (no failing
+  point at a heavier load: the knee is a lower bound) or
+  ``below_search_range`` (no point passes), ``simcore.usable``'s names.
 
 Beside it, the grid knee of the source experiment's curve (``exp4c``) and
 the simulations that grid spent, and how many a grid as fine as the search's
@@ -35,17 +35,16 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from dashboards.frontier import USABLE_SUCCESS_THRESHOLD, find_knee, usable_success_metric
+from dashboards.frontier import find_knee, measured
 from dashboards.points import Point, Spread, is_number
+from simcore.bisection import SearchRange
+from simcore.usable import FINAL_STATUSES, curve_status, failing_neighbour
 from dashboards.studies import FIXED_FIELDS, SEARCHED_SUFFIX, Study, mix_id, series_id
 
-# The precision the issue asks of the search: the knee's rate to within 2%.
-SEARCH_RESOLUTION = 0.02
+# The precision the search aims for by default: the knee's rate to within 2%.
+SEARCH_RESOLUTION = SearchRange().tolerance
 
-STATUS_FOUND = "found"
-STATUS_ABOVE = "above search range"
-STATUS_BELOW = "below search range"
-STATUSES = (STATUS_FOUND, STATUS_ABOVE, STATUS_BELOW)
+STATUSES = FINAL_STATUSES
 
 
 @dataclass(frozen=True)
@@ -85,22 +84,12 @@ class SearchedKnee:
     status: str
 
 
-def _passes(point: Point, threshold: float) -> Optional[bool]:
-    success = point.mean(usable_success_metric(point.config))
-    if success is None:
-        return None
-    return success > threshold
-
-
-def searched_knee(points: Sequence[Point], threshold: float = USABLE_SUCCESS_THRESHOLD) -> SearchedKnee:
+def searched_knee(points: Sequence[Point]) -> SearchedKnee:
     """Knee, bracket, spread and cost of one searched curve's points (any scales, any order)."""
     if not points:
         raise ValueError("points: an empty curve has no knee; expected at least one point")
-    knee = find_knee(points, threshold)
-    failing = None
-    if knee is not None:
-        heavier = sorted((point for point in points if point.scale_ms < knee.scale_ms), key=lambda p: -p.scale_ms)
-        failing = next((point for point in heavier if _passes(point, threshold) is False), None)
+    knee = find_knee(points)
+    failing = failing_neighbour(points, knee, measured) if knee is not None else None
     bracket_cps = bracket_scale = width = offered_width = None
     if knee is not None and failing is not None:
         knee_tp, failing_tp = knee.mean("throughput_cps"), failing.mean("throughput_cps")
@@ -109,12 +98,7 @@ def searched_knee(points: Sequence[Point], threshold: float = USABLE_SUCCESS_THR
         if failing_tp is not None:
             bracket_cps = (knee_tp, failing_tp)
             width = abs(failing_tp - knee_tp) / knee_tp if knee_tp else None
-    if knee is None:
-        status = STATUS_BELOW
-    elif failing is None:
-        status = STATUS_ABOVE
-    else:
-        status = STATUS_FOUND
+    status = curve_status(knee, failing)
     return SearchedKnee(
         usable_cps=knee.mean("throughput_cps") if knee else None,
         knee=knee,
@@ -199,8 +183,8 @@ _CURVE_KEY_FIELDS = ("provider", "catalog_latency_ms", "num_tables", "fast_appen
 class SummaryEntry:
     """What the search's summary says of one curve (fields it lacks are None).
 
-    ``status`` is spelt as on the page (``above search range``); a search
-    still running says ``searching``, a failed one ``error``.
+    ``status`` is one of ``simcore.usable``'s names (``above_search_range``); a
+    search still running says ``searching``, a failed one ``error``.
     """
 
     status: Optional[str]
@@ -289,7 +273,7 @@ def parse_summary(content, fixed: Optional[Mapping] = None) -> tuple:
             if all(is_number(value) for value in values) and 0 < values[0] <= values[1] and values[2] > 0:
                 bounds = tuple(float(value) for value in values)
         entries[key] = SummaryEntry(
-            status=status.replace("_", " ") if isinstance(status, str) else None,
+            status=status if isinstance(status, str) else None,
             n_simulations=int(n_simulations) if n_simulations is not None else None,
             knee_cps=_first_number(raw, ("knee_rate_cps", "knee_cps", "knee_throughput_cps", "usable_cps")),
             search_range=bounds)

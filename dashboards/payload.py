@@ -11,8 +11,10 @@ the page small.
 Points, curves and Zipf entries are keyed compactly, as the page indexes
 thousands of them: ``s`` series id (``s3``, ``s3@10ms``), ``t`` table count,
 ``m`` mix id (``fast_append_ratio`` as text: ``1``, ``0.9``), ``x``
-inter-arrival scale in ms, ``n`` seeds, ``v`` metric -> [mean, sample std,
-min, max, seeds with a value].
+inter-arrival scale in ms, ``n`` seeds, ``v`` metric -> its seed spread
+(``{"mean", "sd", "low", "high", "n"}``). ``dashboards/static/payload.schema.json``
+is the written contract: every key, checked against the payload built here
+and against what the page reads (tests/test_payload_contract.py).
 """
 
 from __future__ import annotations
@@ -22,14 +24,16 @@ from typing import Optional
 
 from dashboards import __version__
 from dashboards.compared_payload import comparisons_json, knee_searches_json
-from dashboards.frontier import USABLE_SUCCESS_THRESHOLD, CurveFrontier, curve_frontiers
+from dashboards.frontier import CurveFrontier, curve_frontiers
+from simcore.usable import USABLE_SUCCESS_THRESHOLD
 from dashboards.points import Spread, elementwise_mean, group_points, is_number
 from dashboards.published import compare, describe, load_published
+from dashboards.published_explained import PREFERRED_LABEL, STEADY_STATE_LABEL, explanation_for, load_explained
 from dashboards.rounding import rounded, spread_json
-from dashboards.store import TABLE_METRIC_COLUMNS, StoreSnapshot
+from dashboards.snapshot import TABLE_METRIC_COLUMNS, StoreSnapshot
 from dashboards.studies import Study, group_studies, mix_id, number_key, series_id
 
-PAYLOAD_SCHEMA_VERSION = 2
+PAYLOAD_SCHEMA_VERSION = 3  # 3: named keys throughout (spreads, brackets, differences), a written schema
 
 # What the heatmaps and curves can show. ``hatch_by`` names the success rate
 # that marks a cell when it is at or below the threshold (the cell is not
@@ -103,8 +107,9 @@ def _curve_json(study: Study, curve, frontier: CurveFrontier) -> dict:
         "fa_lat_s": knee_seconds("fa_commit_latency_mean_ms"),
         "vo_lat_s": knee_seconds("vo_commit_latency_mean_ms"),
         "vo_p99_s": knee_seconds("vo_commit_latency_p99_ms"),
-        "seed_usable": [[seed, rounded(value)] for seed, value in frontier.seed_usable_cps],
-        "seed_usable_range": [rounded(min(seed_values)), rounded(max(seed_values))] if seed_values else None,
+        "seed_usable": [{"seed": seed, "usable": rounded(value)} for seed, value in frontier.seed_usable_cps],
+        "seed_usable_range": ({"low": rounded(min(seed_values)), "high": rounded(max(seed_values))}
+                              if seed_values else None),
         "n_seeds": len(frontier.seed_usable_cps),
         "n_points": frontier.n_points,
         "missing_x": [rounded(scale) for scale in missing_scales],
@@ -148,7 +153,8 @@ def _provenance_json(study: Study) -> dict:
         "points": len(study.points),
         "grid_points": len(study.points) + len(study.missing),
         "seeds": sorted({row["seed"] for row in rows if row["seed"] is not None}),
-        "seeds_per_point": [min(seeds_per_point), max(seeds_per_point)] if seeds_per_point else None,
+        "seeds_per_point": ({"min": min(seeds_per_point), "max": max(seeds_per_point)}
+                            if seeds_per_point else None),
         "package_versions": dict(Counter(str(row["package_version"]) for row in rows).most_common()),
         "git_revisions": dict(Counter(str(row["git_revision"] or "unknown") for row in rows).most_common()),
         "finished_first": finished[0] if finished else None,
@@ -191,10 +197,21 @@ def _study_json(study: Study, frontiers: dict) -> dict:
     }
 
 
-def _published_json(comparisons) -> list:
+def _definition_json(entry) -> dict:
+    """A figure under seed 001's definition, from its ``published_explained.json`` entry (or None)."""
+    if entry is None or PREFERRED_LABEL not in entry["sets"]:
+        return None
+    cell, steady = entry["sets"][PREFERRED_LABEL], entry["sets"].get(STEADY_STATE_LABEL, {})
+    return {"label": PREFERRED_LABEL, "value": rounded(cell["value"]), "x": rounded(cell["scale_ms"]),
+            "verdict": cell["verdict"], "steady_state": rounded(steady.get("value")), "n_seeds": cell["n_seeds"]}
+
+
+def _published_json(comparisons, explained=None) -> list:
+    explained = explained if explained is not None else {}
     entries = []
     for item in comparisons:
         figure = item.figure
+        entry = explanation_for(figure, explained)
         config = {"provider": figure.provider, "catalog_latency_ms": figure.catalog_latency_ms,
                   "fast_append_ratio": figure.fast_append_ratio, "merge_append_ratio": 0.0}
         entries.append({
@@ -205,6 +222,7 @@ def _published_json(comparisons) -> list:
             "published": rounded(figure.value), "unit": figure.unit,
             "simulated": rounded(item.simulated), "low": rounded(item.low), "high": rounded(item.high),
             "n_seeds": item.n_seeds, "status": item.status, "study": item.study_id,
+            "definition": _definition_json(entry), "explanation": entry["explanation"] if entry else None,
         })
     return entries
 
@@ -212,10 +230,7 @@ def _published_json(comparisons) -> list:
 def _warnings(snapshot: StoreSnapshot, studies: list[Study]) -> list:
     warnings = []
     for skipped in snapshot.skipped_files:
-        warnings.append(f"Skipped unreadable file {skipped.path}: {skipped.reason}")
-    if snapshot.incomplete_rows_dropped:
-        warnings.append(f"Dropped {snapshot.incomplete_rows_dropped} rows with no value in a key or grid column "
-                        "(config_hash, seed, provider, num_tables, fast_append_ratio, inter_arrival_scale_ms).")
+        warnings.append(skipped.describe())
     if snapshot.missing_columns:
         warnings.append("The store lacks the columns " + ", ".join(snapshot.missing_columns)
                         + "; the views that need them are empty.")
@@ -251,15 +266,16 @@ def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
         "threshold": USABLE_SUCCESS_THRESHOLD,
         "store": {
             "uri": snapshot.uri, "rows": len(snapshot.rows), "files_read": snapshot.files_read,
-            "skipped_files": [{"path": item.path, "reason": item.reason} for item in snapshot.skipped_files],
+            "skipped_files": [{"path": item.path, "reason": item.reason, "quarantined_to": item.quarantined_to}
+                              for item in snapshot.skipped_files],
             "duplicates_dropped": snapshot.duplicates_dropped,
             "missing_columns": list(snapshot.missing_columns),
         },
         "metrics": METRICS,
         "studies": [_study_json(study, frontiers) for study in studies],
-        "published": _published_json(comparisons),
+        "published": _published_json(comparisons, load_explained()),
         "knee_searches": knee_searches_json(studies, frontier_of, _curve_bounds, snapshot),
-        "comparisons": comparisons_json(studies, frontier_of),
+        "comparisons": comparisons_json(snapshot, studies, frontier_of),
         "warnings": _warnings(snapshot, studies),
     }
 

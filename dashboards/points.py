@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
 
-from dashboards.store import CONFIG_COLUMNS, SCALAR_METRIC_COLUMNS
+from dashboards.snapshot import CONFIG_COLUMNS, SCALAR_METRIC_COLUMNS
 
 
 def is_number(value) -> bool:

@@ -1,7 +1,7 @@
 """The variant comparisons as plain text, for terminals, notes and CI logs.
 
 ``python -m dashboards compare`` prints, for each experiment of
-``variants.COMPARISONS`` the store holds, one line per curve: every
+study the store's plans declare, one line per curve: every
 variant's usable throughput and its change from the baseline, and the
 change in VO p99 commit latency at each variant's own knee. The numbers are
 the ones dashboard views 9 to 11 draw (same ``compare_variants``). When the
@@ -17,10 +17,11 @@ from typing import Optional, Sequence
 
 from dashboards.frontier import curve_frontiers
 from dashboards.points import group_points
-from dashboards.store import StoreSnapshot
+from dashboards.snapshot import StoreSnapshot
 from dashboards.studies import SEARCHED_SUFFIX, group_studies
-from dashboards.knee import STATUS_FOUND, parse_summary
-from dashboards.variants import COMPARISONS, Comparison, Variant, compare_variants
+from dashboards.knee import parse_summary
+from simcore.usable import FOUND
+from dashboards.variants import Comparison, Variant, compare_variants, comparison_specs
 
 
 def comparisons_of(snapshot: StoreSnapshot, experiments: Optional[Sequence[str]] = None) -> list:
@@ -31,7 +32,7 @@ def comparisons_of(snapshot: StoreSnapshot, experiments: Optional[Sequence[str]]
     def frontier_of(study_id, key):
         return frontiers.get((study_id, key))
 
-    chosen = [spec for spec in COMPARISONS if experiments is None or spec.experiment in experiments]
+    chosen = [spec for spec in comparison_specs(snapshot.plans) if experiments is None or spec.experiment in experiments]
     return [comparison for comparison in (compare_variants(spec, studies, frontier_of) for spec in chosen)
             if not comparison.is_empty]
 
@@ -109,7 +110,7 @@ def searched_knees(comparison: Comparison, summary_content) -> dict:
     for variant in comparison.variants:
         entries, _problems = parse_summary(summary_content, {comparison.spec.field: variant.value})
         for key, entry in entries.items():
-            knees.setdefault(key, {})[variant.id] = entry.knee_cps if entry.status == STATUS_FOUND else None
+            knees.setdefault(key, {})[variant.id] = entry.knee_cps if entry.status == FOUND else None
     return knees
 
 

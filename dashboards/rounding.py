@@ -26,9 +26,12 @@ def rounded(value, digits: int = 4):
 
 
 def spread_json(spread: Optional[Spread], factor: float = 1.0):
-    """[mean, sample std, min, max, seeds with a value], times ``factor`` (e.g. 1e-3 for ms to s)."""
+    """A seed spread for the page (the payload schema's ``spread``), times ``factor`` (1e-3 for ms to s).
+
+    ``{"mean", "sd" (sample std, null with one seed), "low", "high", "n" (seeds with a value)}``.
+    """
     if spread is None:
         return None
     std = spread.std * factor if spread.std is not None else None
-    return [rounded(spread.mean * factor), rounded(std), rounded(spread.low * factor), rounded(spread.high * factor),
-            spread.n]
+    return {"mean": rounded(spread.mean * factor), "sd": rounded(std), "low": rounded(spread.low * factor),
+            "high": rounded(spread.high * factor), "n": spread.n}

@@ -11,23 +11,70 @@ with the allowed values, never with a crash.
 At most every ``refresh_s`` seconds, a request for the page checks the
 store's file listing; if it changed, the site is rebuilt (a failed rebuild
 keeps the last good site and is logged).
+
+Hostile or careless clients cannot wear the server down: a connection idle
+for ``IDLE_TIMEOUT_S`` is closed, and so is one whose request (headers and
+answer) takes longer than ``REQUEST_TIMEOUT_S`` (a client trickling bytes);
+at most ``MAX_WORKERS`` connections are served at once, ``MAX_QUEUED`` more
+wait for a worker, and the next ones get a 503 at once rather than a
+thread each; the listen backlog is
+``LISTEN_BACKLOG``; request lines are logged with control characters
+escaped; a client that hangs up mid-answer is not a traceback. Bound to a
+loopback address (the default), the server answers only requests whose
+``Host`` names a loopback address (or a name given with ``allowed_hosts``),
+so a web page cannot reach it by DNS rebinding.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import socket
+import socketserver
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Optional
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Callable, Iterable, Optional
 from urllib.parse import parse_qsl, urlsplit
 
 from dashboards.site import Site, render_site
-from dashboards.store import StoreError, read_store, store_signature
+from dashboards.snapshot import StoreError, read_store, store_signature
 
 FILTER_NAMES = ("experiment", "provider", "mix", "tables")
 MAX_QUERY_CHARS = 2000
+
+IDLE_TIMEOUT_S = 15.0  # a kept-alive or silent connection is closed after this long without a byte
+REQUEST_TIMEOUT_S = 30.0  # the most one request may take, from its first byte to the end of the answer
+MAX_WORKERS = 32  # connections served at once ...
+MAX_QUEUED = 256  # ... and waiting for a worker; more get a 503 straight away
+LISTEN_BACKLOG = 256  # connections the kernel queues before accept (the stdlib's 5 made p99 1 s at 50)
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
+
+# Bytes below 0x20 and DEL, as \xNN: a client's request line must not write terminal escapes to the log.
+_CONTROL_CHARACTERS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)}
+
+
+def escape_for_log(text: str) -> str:
+    return text.translate(_CONTROL_CHARACTERS)
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return host == "localhost"
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def host_name(header: Optional[str]) -> str:
+    """The name part of a Host header, lower-cased, without the port ("[::1]:80" -> "[::1]")."""
+    value = (header or "").strip().lower()
+    if value.startswith("["):
+        return value[: value.find("]") + 1] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -113,21 +160,51 @@ class DashboardState:
                     self._signature = signature
                     self._log(f"store changed: rebuilt the dashboard ({len(signature)} data files, "
                               f"{self._site.build_s:.2f} s)")
+                    for item in self._site.payload["store"]["skipped_files"]:  # named once: then moved aside
+                        where = f"; moved to {item['quarantined_to']}" if item.get("quarantined_to") else ""
+                        self._log(f"warning: {item['path']}: {item['reason']}{where}")
             except (StoreError, OSError) as error:
                 self._log(f"store check failed, still serving the last build: {error}")
         return self._site
 
 
-def make_handler(state: DashboardState, quiet: bool = False):
-    """The request handler class bound to ``state``."""
+def make_handler(state: DashboardState, quiet: bool = False, allowed_hosts: Optional[frozenset] = None):
+    """The request handler class bound to ``state``.
+
+    ``allowed_hosts``: Host header names answered (None: any).
+    """
 
     class DashboardHandler(BaseHTTPRequestHandler):
         server_version = "commit-sweeps-dashboard"
         sys_version = ""
+        protocol_version = "HTTP/1.1"  # keep-alive, bounded by the idle timeout
+        timeout = IDLE_TIMEOUT_S  # every socket read and write
 
         def log_message(self, format, *args):  # noqa: A002 (the base class's name)
             if not quiet:
-                sys.stderr.write(f"{self.address_string()} - {format % args}\n")
+                sys.stderr.write(escape_for_log(f"{self.address_string()} - {format % args}") + "\n")
+
+        def handle_one_request(self):
+            # The socket timeout bounds each read; the server's watchdog bounds the whole
+            # request, so a client sending a byte every few seconds cannot hold a worker forever.
+            watchdog = getattr(self.server, "watchdog", None)
+            if watchdog is not None:
+                watchdog.arm(self.connection, REQUEST_TIMEOUT_S)
+            try:
+                super().handle_one_request()
+            except (ConnectionError, TimeoutError, socket.timeout, OSError):
+                self.close_connection = True  # the client left or was too slow: nothing to answer
+            finally:
+                if watchdog is not None:
+                    watchdog.disarm(self.connection)
+
+        def _host_allowed(self, head_only: bool) -> bool:
+            if allowed_hosts is None or host_name(self.headers.get("Host")) in allowed_hosts:
+                return True
+            self._error(HTTPStatus.MISDIRECTED_REQUEST,
+                        "this dashboard answers only requests addressed to " + ", ".join(sorted(allowed_hosts)),
+                        head_only)
+            return False
 
         def _send(self, status: int, body: bytes, content_type: str, head_only: bool,
                   extra: Optional[dict] = None) -> None:
@@ -145,6 +222,8 @@ def make_handler(state: DashboardState, quiet: bool = False):
             self._send(status.value, body, "text/plain; charset=utf-8", head_only, extra)
 
         def _serve(self, head_only: bool) -> None:
+            if not self._host_allowed(head_only):
+                return
             try:
                 parts = urlsplit(self.path)
             except ValueError:
@@ -182,16 +261,127 @@ def make_handler(state: DashboardState, quiet: bool = False):
     return DashboardHandler
 
 
+class Watchdog:
+    """One thread that hangs up connections whose request outlived its deadline."""
+
+    def __init__(self, tick_s: float = 0.25):
+        self._deadlines: dict = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._tick_s = tick_s
+        self._thread = threading.Thread(target=self._run, name="dashboard-watchdog", daemon=True)
+        self._thread.start()
+
+    def arm(self, connection, timeout_s: float) -> None:
+        with self._lock:
+            self._deadlines[connection] = time.monotonic() + timeout_s
+
+    def disarm(self, connection) -> None:
+        with self._lock:
+            self._deadlines.pop(connection, None)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._tick_s):
+            now = time.monotonic()
+            with self._lock:
+                late = [c for c, deadline in self._deadlines.items() if deadline <= now]
+                for connection in late:
+                    del self._deadlines[connection]
+            for connection in late:
+                try:
+                    connection.shutdown(socket.SHUT_RDWR)  # the worker's next read or write fails
+                except OSError:
+                    pass
+
+
+class BoundedHTTPServer(HTTPServer):
+    """An HTTP server whose connections are served by a fixed pool of threads.
+
+    The stdlib's ThreadingHTTPServer starts a thread per connection, without
+    limit (1,500 idle sockets held 1,500 threads). Here connections wait
+    for one of ``max_workers`` threads, ``max_queued`` at most; one beyond
+    that is answered 503 by the accepting thread and closed. The pool's
+    threads and one watchdog are the only threads ever started.
+    """
+
+    request_queue_size = LISTEN_BACKLOG
+    allow_reuse_address = True
+
+    def __init__(self, address, handler, max_workers: int = MAX_WORKERS, max_queued: int = MAX_QUEUED):
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, handler)
+        self._slots = threading.BoundedSemaphore(max_workers + max_queued)
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="dashboard")
+        self.watchdog = Watchdog()
+
+    def process_request(self, request, client_address):
+        if not self._slots.acquire(blocking=False):
+            self._refuse_busy(request)
+            return
+        self._pool.submit(self._work, request, client_address)
+
+    def _work(self, request, client_address):
+        try:
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
+        finally:
+            self.shutdown_request(request)
+            self._slots.release()
+
+    def _refuse_busy(self, request):
+        body = b"503 Service Unavailable: the dashboard is serving as many connections as it allows; retry\n"
+        try:
+            request.settimeout(1.0)
+            request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
+                            b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: "
+                            + str(len(body)).encode() + b"\r\n\r\n" + body)
+        except OSError:
+            pass
+        self.shutdown_request(request)
+
+    def handle_error(self, request, client_address):
+        # A client that hangs up (broken pipe, reset) is routine, not a traceback.
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError, socket.timeout)):
+            return
+        super().handle_error(request, client_address)
+
+    def server_close(self):
+        super().server_close()
+        self.watchdog.stop()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def default_allowed_hosts(host: str, extra: Iterable[str] = ()) -> Optional[frozenset]:
+    """Host header names to answer: bound to loopback, loopback names only (plus ``extra``); else any."""
+    if not is_loopback(host) and not extra:
+        return None
+    names = set(LOOPBACK_NAMES) if is_loopback(host) else set()
+    return frozenset(names | {host_name(name) for name in extra})
+
+
 def make_server(store_uri: str, host: str = "127.0.0.1", port: int = 8080, refresh_s: float = 5.0,
-                quiet: bool = False, log: Callable[[str], None] = print) -> ThreadingHTTPServer:
+                quiet: bool = False, log: Callable[[str], None] = print, allowed_hosts: Iterable[str] = (),
+                max_workers: int = MAX_WORKERS, max_queued: int = MAX_QUEUED) -> BoundedHTTPServer:
     """A ready (not yet serving) HTTP server for the store's dashboard; port 0 picks a free port.
+
+    Args:
+        allowed_hosts: more Host names to answer (a loopback server answers loopback names only;
+            one bound elsewhere answers any Host unless names are given here).
+        max_workers: connections served at once.
+        max_queued: connections waiting for a worker; more are answered 503.
 
     Raises:
         StoreError: the store cannot be read.
         OSError: the address cannot be bound.
     """
     state = DashboardState(store_uri, refresh_s=refresh_s, log=log)
-    server = ThreadingHTTPServer((host, port), make_handler(state, quiet=quiet))
-    server.daemon_threads = True
+    hosts = default_allowed_hosts(host, allowed_hosts)
+    server = BoundedHTTPServer((host, port), make_handler(state, quiet=quiet, allowed_hosts=hosts),
+                               max_workers=max_workers, max_queued=max_queued)
     server.dashboard_state = state
     return server

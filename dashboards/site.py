@@ -18,9 +18,13 @@ from importlib import resources
 from typing import Mapping
 
 from dashboards.payload import build_payload, filter_values
-from dashboards.store import StoreSnapshot, read_store
+from dashboards.snapshot import StoreSnapshot, read_store
 
-STATIC_FILES = ("index.html", "app.js", "charts.js", "style.css")
+# The page's scripts, in load order (index.html lists them so): the core, then one file per view.
+SCRIPT_FILES = ("charts.js", "page.js", "variants.js", "view-frontier.js", "view-heatmaps.js", "view-curves.js",
+                "view-tables.js", "view-spread.js", "view-published.js", "view-zipf.js", "view-knee.js",
+                "view-throttle.js", "view-retry.js", "view-append.js", "view-provenance.js", "main.js")
+STATIC_FILES = ("index.html", "style.css") + SCRIPT_FILES
 DATA_FILE = "data.js"
 SITE_FILES = STATIC_FILES + (DATA_FILE,)
 

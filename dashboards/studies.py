@@ -22,17 +22,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from dashboards.frontier import usable_success_metric
+from simcore.usable import success_metric
 from dashboards.points import Point
-from dashboards.store import CONFIG_COLUMNS
+from dashboards.snapshot import CONFIG_COLUMNS
 
 SWEPT_AXES = ("provider", "catalog_latency_ms", "num_tables", "fast_append_ratio", "merge_append_ratio",
               "inter_arrival_scale_ms")
-FIXED_FIELDS = tuple(name for name in CONFIG_COLUMNS if name not in SWEPT_AXES)
+# ``provider_profile`` (a profile's content) follows from the provider and the latency model:
+# it must not split a study into one per provider.
+FIXED_FIELDS = tuple(name for name in CONFIG_COLUMNS if name not in SWEPT_AXES and name != "provider_profile")
 # Experiments written by the knee search (sweeps/knee.py): scales are searched, not a grid.
 SEARCHED_SUFFIX = "_knee"
 # How a null reads in a study label, where "none" would mislead.
-_NULL_TEXT = {"retry_policy": "immediate", "cas_throttle_per_s": "unthrottled"}
+_NULL_TEXT = {"retry_policy": "immediate", "cas_throttle_per_s": "unthrottled", "latency_model": "reference"}
 
 
 def number_key(value) -> str:
@@ -152,7 +154,7 @@ def _make_study(study_id: str, experiment: str, label: str, fixed: Mapping, poin
     series = tuple(sorted(series_by_id.values(),
                           key=lambda s: (s.provider, -1 if s.catalog_latency_ms is None else s.catalog_latency_ms)))
     mixes_by_id = {mix_id(point.config): (mix_id(point.config), mix_label(point.config),
-                                          point.config["fast_append_ratio"], usable_success_metric(point.config))
+                                          point.config["fast_append_ratio"], success_metric(point.config))
                    for point in points}
     mixes = tuple(sorted(mixes_by_id.values(), key=lambda mix: (-mix[2], mix[0])))
     tables = tuple(sorted({point.config["num_tables"] for point in points}))

@@ -1,12 +1,10 @@
 """Compare the variants of one experiment: same curves, one setting changed.
 
-Three experiments of issue 6 each run the exp4c curves (provider, table
-count, mix, across inter-arrival scales) under two or three values of one
-setting, the *treatment*:
-
-- ``gcs_throttle``: ``cas_throttle_per_s`` none (as seed 001) vs 1 write/s;
-- ``retry_policies``: ``retry_policy`` immediate vs backoff vs split;
-- ``append_catalog``: ``catalog`` storage (CAS) vs append.
+A study runs the exp4c curves (provider, table count, mix, across
+inter-arrival scales) under two or three values of one setting, the
+*treatment*, which its grid declares (``Grid.compares``) and its sweep
+records in the store's plan: ``gcs_throttle`` (``cas_throttle_per_s``),
+``retry_policies`` (``retry_policy``), ``append_catalog`` (``catalog``).
 
 The store groups each value's points into its own study (studies.py), so
 each variant has its frontier computed as any experiment's. This module
@@ -25,30 +23,21 @@ from dashboards.points import Spread, is_number
 from dashboards.studies import FIXED_FIELDS, Study, number_key
 
 
-def _throttle_label(value) -> str:
-    return "unthrottled" if value is None else f"throttled to {number_key(value)} write/s"
-
-
-def _retry_label(value) -> str:
-    return "immediate" if value is None else str(value)
-
-
-def _catalog_label(value) -> str:
-    return {"storage": "CAS (storage catalog)", "append": "conditional append"}.get(value, str(value))
-
-
 @dataclass(frozen=True)
 class ComparisonSpec:
     """One experiment whose variants differ in ``field`` (and the settings that follow from it).
 
+    Built from the study's own declaration (``ray_jobs.grid.Treatment``), which
+    its sweep records in the store's plan; nothing here restates it.
+
     Attributes:
         experiment: the store's experiment name.
-        field: the treatment, a fixed config field.
+        field: the treatment, a fixed config field of each variant's study.
         companions: fields whose value follows from ``field`` (the backoff
             settings of a retry policy): part of a variant, not a reason to
             split one.
         baseline: the treatment's reference value (the reference's behaviour).
-        label: the text of a treatment value.
+        labels: (value, text) pairs; other values are shown as they are.
         sweep: the command that fills the experiment.
     """
 
@@ -56,18 +45,32 @@ class ComparisonSpec:
     field: str
     companions: tuple
     baseline: object
-    label: Callable
+    labels: tuple
     sweep: str
 
+    def label(self, value) -> str:
+        for known, text in self.labels:
+            if known == value:
+                return text
+        return "unset" if value is None else str(value)
 
-COMPARISONS = (
-    ComparisonSpec("gcs_throttle", "cas_throttle_per_s", ("cas_throttle_burst",), None, _throttle_label,
-                   "python sweeps/gcs_throttle.py"),
-    ComparisonSpec("retry_policies", "retry_policy",
-                   ("backoff_base_ms", "backoff_multiplier", "backoff_cap_ms", "backoff_jitter"), None, _retry_label,
-                   "python sweeps/retry_policies.py"),
-    ComparisonSpec("append_catalog", "catalog", (), "storage", _catalog_label, "python sweeps/append_catalog.py"),
-)
+    @classmethod
+    def from_plan(cls, experiment: str, plan: Mapping) -> Optional["ComparisonSpec"]:
+        """The comparison a sweep plan declares, or None for a plain experiment (or a plan it cannot read)."""
+        compares = plan.get("compares") if isinstance(plan, Mapping) else None
+        if not isinstance(compares, Mapping) or not isinstance(compares.get("field"), str):
+            return None
+        labels = tuple((pair[0], str(pair[1])) for pair in compares.get("labels") or ()
+                       if isinstance(pair, (list, tuple)) and len(pair) == 2)
+        return cls(experiment=experiment, field=compares["field"],
+                   companions=tuple(compares.get("companions") or ()), baseline=compares.get("baseline"),
+                   labels=labels, sweep=str(plan.get("command") or f"commit-sweeps sweep {experiment}"))
+
+
+def comparison_specs(plans: Mapping[str, Mapping]) -> tuple:
+    """Every comparison the store's plans declare (experiment -> plan), by experiment name."""
+    specs = (ComparisonSpec.from_plan(experiment, plan) for experiment, plan in sorted(plans.items()))
+    return tuple(spec for spec in specs if spec is not None)
 
 
 @dataclass(frozen=True)

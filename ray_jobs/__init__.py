@@ -3,7 +3,7 @@
 Nothing here is specific to an experiment: sweep scripts declare a ``Grid``
 and call ``sweep_main``. Public API:
 
-- ``Grid``, ``GridError``: a declared grid and its validation error.
+- ``Grid``, ``GridError``, ``Treatment``: a declared grid (and what a study compares) and its validation error.
 - ``sweep_main(grids, argv)``: the command line shared by every sweep script.
 - ``ResultsStore``, ``default_store_uri()``: read and write the results store.
 - ``RESULTS_SCHEMA``: the Arrow schema of a stored row.
@@ -15,8 +15,8 @@ dashboards) only need pyarrow.
 """
 
 from ray_jobs.cli import sweep_main
-from ray_jobs.grid import Grid, GridError
+from ray_jobs.grid import Grid, GridError, Treatment
 from ray_jobs.schema import RESULTS_SCHEMA
 from ray_jobs.store import ResultsStore, default_store_uri
 
-__all__ = ["Grid", "GridError", "RESULTS_SCHEMA", "ResultsStore", "default_store_uri", "sweep_main"]
+__all__ = ["Grid", "GridError", "RESULTS_SCHEMA", "ResultsStore", "Treatment", "default_store_uri", "sweep_main"]

@@ -1,9 +1,13 @@
 """The command line every sweep script shares.
 
-    python sweeps/exp4c.py [--seeds N] [--duration-s S] [--store URI] [--quick] [--max-parallel N]
+    python sweeps/exp4c.py [--seeds SEEDS] [--duration-s S] [--store URI] [--quick] [--max-parallel N]
+                           [--latency-model reference|measured] [--provider-file PATH]
+    commit-sweeps sweep exp4c [the same flags]
 
-Order of work: parse flags, build and validate every config (a bad value
-exits 2 before Ray starts or the store is touched), connect to Ray, run,
+Order of work: parse flags, build and validate every config and check it
+against the work bounds (a bad value exits 2 before Ray starts or the store
+is touched), check the store is writable and take the lease on its
+experiments (another live sweep on them: exit 2), connect to Ray, run,
 print a summary and where the results are. Exit status: 0 when every run is
 stored, 1 when some failed, 2 for bad input, 130 when interrupted.
 """
@@ -13,12 +17,17 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import signal
 import sys
 import time
 from typing import Optional, Sequence
 
+from simcore import bounds
+from simcore.bounds import MEMORY_LIMIT_ENV
+from simcore.cli import SEEDS_HELP, parse_seeds
+from simcore.config import ConfigError
 from ray_jobs.grid import Grid, GridError
+from ray_jobs.latency_variant import add_latency_flags, latency_variant
+from ray_jobs.lease import Lease
 from ray_jobs.store import STORE_ENV, ResultsStore, StoreError, default_store_uri
 
 DEFAULT_SEEDS = 3
@@ -38,6 +47,37 @@ def positive_int(text: str) -> int:
     return value
 
 
+def seeds_value(text: str) -> tuple[int, ...]:
+    """``--seeds`` as every command reads it (``simcore.cli.parse_seeds``), for argparse."""
+    try:
+        return parse_seeds(text)
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected {error.allowed}") from None
+
+
+def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags every command that runs simulations into the store shares: seeds, duration, store, quick, parallelism,
+    latency model."""
+    parser.add_argument("--seeds", type=seeds_value, default=tuple(range(1, DEFAULT_SEEDS + 1)), metavar="SEEDS",
+                        help=f"seeds of every config: {SEEDS_HELP} (default {DEFAULT_SEEDS})")
+    parser.add_argument("--duration-s", type=float, default=DEFAULT_DURATION_S, metavar="S",
+                        help=f"simulated seconds per run (default {DEFAULT_DURATION_S:g}); must exceed twice the "
+                             f"warm-up, 1800 s with the default runtime")
+    parser.add_argument("--store", default=default_store_uri(), metavar="URI",
+                        help=f"results store: a directory or a pyarrow URI such as s3://bucket/prefix "
+                             f"(default ${STORE_ENV} if set, else ./results; now {default_store_uri()})")
+    parser.add_argument("--max-parallel", type=positive_int, default=None, metavar="N",
+                        help="at most N tasks at once (default: as many as the cluster has CPUs)")
+    add_latency_flags(parser)
+
+
+def add_memory_argument(parser: argparse.ArgumentParser) -> None:
+    """``--max-memory``: the work bounds' memory limit of a sweep (simcore.bounds)."""
+    parser.add_argument("--max-memory", default=None, metavar="SIZE",
+                        help=f"refuse runs (and plans) estimated to need more memory than this, e.g. 8G (default "
+                             f"${MEMORY_LIMIT_ENV} if set, else half this machine's memory)")
+
+
 def build_parser(grids: Sequence[Grid], prog: Optional[str] = None) -> argparse.ArgumentParser:
     sizes = ", ".join(f"{g.experiment} ({len(g.points())} configs, quick {len(g.points(quick=True))})"
                       for g in grids)
@@ -49,18 +89,10 @@ def build_parser(grids: Sequence[Grid], prog: Optional[str] = None) -> argparse.
                 "else on a local Ray using every core. Runs already in the store are skipped,\n"
                 "so an interrupted sweep resumes where it stopped. Exit status: 0 all stored,\n"
                 "1 some runs failed, 2 bad input (nothing run), 130 interrupted."))
-    parser.add_argument("--seeds", type=positive_int, default=DEFAULT_SEEDS, metavar="N",
-                        help=f"run seeds 1..N of every config (default {DEFAULT_SEEDS})")
-    parser.add_argument("--duration-s", type=float, default=DEFAULT_DURATION_S, metavar="S",
-                        help=f"simulated seconds per run (default {DEFAULT_DURATION_S:g}); must exceed twice the "
-                             f"warm-up, 1800 s with the default runtime")
-    parser.add_argument("--store", default=default_store_uri(), metavar="URI",
-                        help=f"results store: a directory or a pyarrow URI such as s3://bucket/prefix "
-                             f"(default ${STORE_ENV} if set, else ./results; now {default_store_uri()})")
+    add_sweep_arguments(parser)
     parser.add_argument("--quick", action="store_true",
                         help="run a small, representative subset of the grid (about a minute on 2 cores)")
-    parser.add_argument("--max-parallel", type=positive_int, default=None, metavar="N",
-                        help="at most N tasks at once (default: as many as the cluster has CPUs)")
+    add_memory_argument(parser)
     return parser
 
 
@@ -74,44 +106,57 @@ def sweep_main(grids: Sequence[Grid], argv: Optional[Sequence[str]] = None, *,
         prog: program name for ``--help``.
         flush_interval_s: override how often rows are written (tests).
     """
-    args = build_parser(grids, prog).parse_args(argv)
-    seeds = tuple(range(1, args.seeds + 1))
+    return run_sweep_command(grids, build_parser(grids, prog).parse_args(argv), flush_interval_s=flush_interval_s)
 
-    # Every config is built, and so validated, before anything runs.
+
+def run_sweep_command(grids: Sequence[Grid], args: argparse.Namespace, *,
+                      flush_interval_s: Optional[float] = None) -> int:
+    """Run ``grids`` with parsed sweep flags (``add_sweep_arguments`` and ``--quick``); returns the exit status."""
+    seeds = args.seeds
+
+    # Every config is built, validated and checked against the work bounds, and the
+    # store is checked writable, before anything runs or Ray starts.
     from ray_jobs.fanout import SweepPlan  # imports Ray: after the cheap checks above
     try:
-        plans = [SweepPlan(g.experiment, g.configs(quick=args.quick, duration_s=args.duration_s), seeds, args.quick)
-                 for g in grids]
+        limit_bytes, limit_source = bounds.memory_limit(args.max_memory)
+        if max(seeds) > bounds.MAX_STORED_SEED:  # the store keeps seeds as int64
+            raise ConfigError("seeds", max(seeds), f"seeds <= {bounds.MAX_STORED_SEED} (the store's seed column "
+                                                   f"is a signed 64-bit integer)")
+        points = sum(len(g.points(quick=args.quick)) for g in grids)
+        bounds.check_planned_runs(points * len(seeds), limit_bytes, limit_source, "seeds", len(seeds))
+        # Another latency model is another experiment (ray_jobs/latency_variant.py).
+        variants = [latency_variant(g.experiment, args.latency_model, args.provider_file) for g in grids]
+        plans = [SweepPlan(v.apply(g).experiment,
+                           g.configs(quick=args.quick, duration_s=args.duration_s, **v.overrides), seeds, args.quick,
+                           g.compares.record() if g.compares else None)
+                 for g, v in zip(grids, variants)]
+        check_work_bounds(plans, limit_bytes, limit_source)
         store = ResultsStore(args.store)
-    except (GridError, StoreError) as error:
+        store.check_usable()
+        # One writer per experiment: a second sweep on them refuses here (ray_jobs.lease).
+        lease = Lease(args.store, [plan.experiment for plan in plans])
+        lease.acquire()
+    except (GridError, StoreError, ConfigError) as error:
         print(f"error: {error}\nNothing was run.", file=sys.stderr)
         return EXIT_BAD_INPUT
     warn_if_store_is_temporary(args.store)
 
-    import ray
-
-    from ray_jobs.connect import connect_ray
+    from ray_jobs.connect import ray_session
     from ray_jobs.fanout import find_work, run_sweep
 
     runs = sum(len(p.configs) * len(p.seeds) for p in plans)
     print(f"Sweeping {', '.join(f'{p.experiment} ({len(p.configs)} configs)' for p in plans)}"
           f"{' [quick]' if args.quick else ''} x {len(seeds)} seeds = {runs} runs of {args.duration_s:g} "
           f"simulated s; store {store.location()}", flush=True)
-    previous_handler = signal.getsignal(signal.SIGTERM)
     try:
         work = find_work(plans, store)
         print(f"{len(work.todo)} runs to do, {runs - len(work.todo)} already stored", flush=True)
-        connect_s = 0.0
-        if work.todo:  # a finished sweep needs no cluster
-            started = time.perf_counter()
-            connection = connect_ray(num_cpus=min(args.max_parallel or os.cpu_count() or 1, os.cpu_count() or 1))
-            connect_s = time.perf_counter() - started
-            print(f"running on {connection.description} (connected in {connect_s:.1f} s)", flush=True)
-        # `ray job stop` sends SIGTERM: stop like Ctrl-C, writing the rows finished so far.
-        # Installed after ray.init, which sets a handler of its own that just exits.
-        signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-        options = {} if flush_interval_s is None else {"flush_interval_s": flush_interval_s}
-        summary = run_sweep(work, store, max_parallel=args.max_parallel, **options)
+        # A finished sweep needs no cluster.
+        with ray_session(args.max_parallel, connect=bool(work.todo)) as session:
+            options = {"max_memory_bytes": limit_bytes}
+            if flush_interval_s is not None:
+                options["flush_interval_s"] = flush_interval_s
+            summary = run_sweep(work, store, max_parallel=args.max_parallel, guard=lease.check, **options)
     except StoreError as error:
         print(f"error: {error}\nRows already written are kept; rerun to resume.", file=sys.stderr)
         return EXIT_FAILED
@@ -119,14 +164,23 @@ def sweep_main(grids: Sequence[Grid], argv: Optional[Sequence[str]] = None, *,
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
-        if previous_handler is not None:  # None: a handler set outside Python, left as it is
-            signal.signal(signal.SIGTERM, previous_handler)
-        if ray.is_initialized():
-            ray.shutdown()
+        lease.release()
+    connect_s = session.connect_s
     print(format_summary(summary, args.store, connect_s), flush=True)
     if summary.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_OK if summary.ok else EXIT_FAILED
+
+
+def check_work_bounds(plans, limit_bytes: int, limit_source: str) -> None:
+    """Every config of every plan within the work bounds (simcore.bounds), else a WorkBoundError naming it."""
+    for plan in plans:
+        for config in plan.configs:
+            try:
+                bounds.check(config, limit_bytes, limit_source)
+            except bounds.WorkBoundError as error:
+                raise bounds.WorkBoundError(f"{plan.experiment}: {error.field}", error.value,
+                                            f"{error.allowed} (config {config.config_hash})") from error
 
 
 def format_summary(summary, store_uri: str, connect_s: float = 0.0) -> str:
@@ -148,11 +202,11 @@ def format_summary(summary, store_uri: str, connect_s: float = 0.0) -> str:
         if summary.failed > len(shown):
             lines.append(f"  ... and {summary.failed - len(shown)} more (see the log above)")
     for bad in summary.unreadable:
-        lines.append(f"UNREADABLE (rows counted as missing and run again): {bad.path}: {bad.reason}")
+        lines.append(bad.describe())
     quoted = shlex.quote(store_uri)
     lines += [f"Results:   {ResultsStore(store_uri).location()}",
-              f"Status:    python -m ray_jobs status --store {quoted}",
-              f"Dashboard: python -m dashboards serve --store {quoted}   (then open {DASHBOARD_URL})"]
+              f"Status:    commit-sweeps status --store {quoted}",
+              f"Dashboard: commit-sweeps dashboard serve --store {quoted}   (then open {DASHBOARD_URL})"]
     return "\n".join(lines)
 
 
@@ -165,27 +219,42 @@ def warn_if_store_is_temporary(store_uri: str) -> None:
               f"absolute path or an s3:// URI, or set {STORE_ENV}.", file=sys.stderr, flush=True)
 
 
-def _raise_keyboard_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
+STATUS_HELP = "per experiment: configs done of total, seeds, last update"
 
 
-def status_main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python -m ray_jobs status --store URI``."""
+def configure_status(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", default=default_store_uri(), metavar="URI",
+                        help=f"results store (default ${STORE_ENV} if set, else ./results)")
+    parser.add_argument("--cleanup", action="store_true",
+                        help="also stop the Ray processes that sweep drivers killed with SIGKILL left behind")
+
+
+def run_status(args: argparse.Namespace) -> int:
+    """Print what the store holds; exit 1 when some file is unreadable, 2 when the store cannot be read."""
     from ray_jobs.status import format_status, store_status
 
-    parser = argparse.ArgumentParser(prog="python -m ray_jobs",
-                                     description="Inspect a results store written by the sweeps.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    status = commands.add_parser("status", help="per experiment: configs done of total, seeds, last update")
-    status.add_argument("--store", default=default_store_uri(), metavar="URI",
-                        help=f"results store (default ${STORE_ENV} if set, else ./results)")
-    args = parser.parse_args(argv)
+    if args.cleanup:
+        from ray_jobs.orphans import cleanup_orphans, describe
+
+        stopped = cleanup_orphans()
+        print(describe(stopped) if stopped else "no Ray processes left by killed sweep drivers")
     try:
         store = ResultsStore(args.store)
+        store.require_readable()  # a typo in --store is not an empty store
         started = time.perf_counter()
         report = store_status(store)
     except StoreError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     print(format_status(report, read_s=time.perf_counter() - started))
-    return EXIT_FAILED if report.unreadable else EXIT_OK
+    # Quarantined files are healed (reported above, once); one left in place still needs a person.
+    return EXIT_FAILED if any(bad.quarantined_to is None for bad in report.unreadable) else EXIT_OK
+
+
+def status_main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m ray_jobs status --store URI``."""
+    parser = argparse.ArgumentParser(prog="python -m ray_jobs",
+                                     description="Inspect a results store written by the sweeps.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    configure_status(commands.add_parser("status", help=STATUS_HELP))
+    return run_status(parser.parse_args(argv))

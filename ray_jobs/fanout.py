@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Optional, Sequence
 import pyarrow as pa
 import ray
 
-from simcore import SimConfig
+from simcore import SimConfig, bounds
 from ray_jobs.batching import (DEFAULT_BATCH_TARGET_S, DEFAULT_MAX_BATCH_UNITS, MIN_TASKS_PER_CPU, WorkUnit,
                                batch_cost_s, make_batches)
 from ray_jobs.progress import Progress, ProgressPrinter
@@ -47,6 +47,7 @@ class SweepPlan:
     configs: tuple[SimConfig, ...]
     seeds: tuple[int, ...]
     quick: bool = False
+    compares: Optional[dict] = None  # the grid's Treatment record, for the dashboard's comparisons
 
     def units(self) -> list[WorkUnit]:
         return [WorkUnit(self.experiment, config, seed) for config in self.configs for seed in self.seeds]
@@ -56,6 +57,7 @@ class SweepPlan:
         return {"experiment": self.experiment, "config_hashes": [c.config_hash for c in self.configs],
                 "seeds": list(self.seeds), "quick": self.quick,
                 "duration_s": sorted({c.duration_s for c in self.configs}),
+                "compares": self.compares, "command": f"commit-sweeps sweep {self.experiment}",
                 "planned_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
@@ -122,6 +124,7 @@ class RowCollector:
     pending_rows: int = 0
     files_written: int = 0
     write_s: float = 0.0
+    guard: Optional[Callable[[], None]] = None  # raises when this driver may no longer write (lease lost)
     last_flush: float = field(default_factory=time.monotonic)
 
     def add(self, rows: pa.Table) -> None:
@@ -138,6 +141,8 @@ class RowCollector:
         self.last_flush = time.monotonic()
         if not self.pending_rows:
             return
+        if self.guard is not None:
+            self.guard()
         started = time.perf_counter()
         self.files_written += len(self.store.write_rows(pa.concat_tables(self.pending)))
         self.write_s += time.perf_counter() - started
@@ -192,7 +197,9 @@ def run_sweep(work: Work, store: ResultsStore, *, max_parallel: Optional[int] = 
               max_batch_units: int = DEFAULT_MAX_BATCH_UNITS,
               progress: Optional[ProgressPrinter] = None,
               provenance: Optional[Provenance] = None,
-              log: Optional[Callable[[str], None]] = None) -> SweepSummary:
+              log: Optional[Callable[[str], None]] = None,
+              max_memory_bytes: Optional[int] = None,
+              guard: Optional[Callable[[], None]] = None) -> SweepSummary:
     """Run the units of ``work`` (see ``find_work``) and store their rows.
 
     Args:
@@ -207,15 +214,23 @@ def run_sweep(work: Work, store: ResultsStore, *, max_parallel: Optional[int] = 
         progress: where progress goes (default: a ``ProgressPrinter`` on stderr).
         provenance: recorded in every row (default: looked up here).
         log: where failures and warnings go (default: through ``progress``).
+        max_memory_bytes: the work bound's memory limit on workers (default:
+            ``simcore.bounds``' own, from their machine). Each task also asks
+            Ray for the memory its largest run is estimated to need, so Ray
+            places it where it fits, and a batch no node could hold fails by
+            name instead of waiting forever.
+        guard: called before every write; raises to stop writing (``Lease.check``:
+            another sweep took this one's lease over).
 
     Returns:
         Counts per experiment, failures, and where the time went. On
         KeyboardInterrupt (or SIGTERM turned into one) the rows finished so
         far are written and the summary has ``interrupted=True``.
 
-    Example:
-        >>> work = find_work([SweepPlan("demo", configs, seeds=(1, 2))], store)  # doctest: +SKIP
-        >>> ray.init(); summary = run_sweep(work, store)                          # doctest: +SKIP
+    Example (with Ray started; ``tests/test_ray_jobs.py`` runs it for real)::
+
+        work = find_work([SweepPlan("demo", configs, seeds=(1, 2))], store)
+        summary = run_sweep(work, store)
     """
     if work.todo and not ray.is_initialized():
         raise RuntimeError("run_sweep needs Ray: call ray_jobs.connect.connect_ray() or ray.init() first")
@@ -226,8 +241,7 @@ def run_sweep(work: Work, store: ResultsStore, *, max_parallel: Optional[int] = 
     provenance = provenance or current_provenance()
     started = time.perf_counter()
     for bad in work.unreadable:
-        log(f"warning: unreadable results file {bad.path} ({bad.reason}); its rows count as missing "
-            f"and are run again. Move it out of the store once you have looked at it.")
+        log("warning: " + bad.describe())
     for plan in work.plans:
         store.write_plan(plan.experiment, plan.record())
     todo, totals, skipped = work.todo, work.totals, work.skipped
@@ -238,7 +252,8 @@ def run_sweep(work: Work, store: ResultsStore, *, max_parallel: Optional[int] = 
                                  min_batches=MIN_TASKS_PER_CPU * parallelism))
     batch_count = len(batches)
     total_cost = sum(batch_cost_s(batch) for batch in batches)
-    collector = RowCollector(store, flush_interval_s, flush_rows)
+    node_memory = _largest_node_memory() if todo else None
+    collector = RowCollector(store, flush_interval_s, flush_rows, guard=guard)
     run_by_exp: dict[str, int] = {}
     failures: list[UnitFailure] = []
     in_flight: dict[ray.ObjectRef, tuple[WorkUnit, ...]] = {}
@@ -256,7 +271,15 @@ def run_sweep(work: Work, store: ResultsStore, *, max_parallel: Optional[int] = 
         while batches or in_flight:
             while batches and (max_parallel is None or len(in_flight) < max_parallel):
                 batch = batches.popleft()
-                in_flight[run_batch.remote(batch, provenance)] = batch
+                need = batch_memory_bytes(batch)
+                if node_memory is not None and need > node_memory:
+                    for failure in _unplaceable(batch, need, node_memory):
+                        failures.append(failure)
+                        log("failed: " + failure.describe())
+                    done_cost += batch_cost_s(batch)
+                    continue
+                task = run_batch.options(memory=need)
+                in_flight[task.remote(batch, provenance, max_memory_bytes)] = batch
             ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=_WAIT_TICK_S)
             if ready:
                 rest = [ref for ref in in_flight if ref not in ready]
@@ -310,6 +333,23 @@ def _fetch(ref: ray.ObjectRef, batch: Sequence[WorkUnit]) -> BatchResult:
         reason = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
         return BatchResult(rows=RESULTS_SCHEMA.empty_table(), failures=tuple(
             UnitFailure(u.experiment, u.config.config_hash, u.seed, u.config.to_dict(), reason) for u in batch))
+
+
+def batch_memory_bytes(batch: Sequence[WorkUnit]) -> int:
+    """Memory to ask Ray for: a batch runs its units one after another, so its largest one."""
+    return int(max(bounds.estimate(unit.config).peak_bytes for unit in batch))
+
+
+def _largest_node_memory() -> Optional[float]:
+    """The most memory any live Ray node offers to tasks (None when Ray does not say)."""
+    offers = [node["Resources"].get("memory", 0.0) for node in ray.nodes() if node.get("Alive")]
+    return max(offers) if offers and max(offers) > 0 else None
+
+
+def _unplaceable(batch: Sequence[WorkUnit], need: int, node_memory: float) -> list[UnitFailure]:
+    reason = (f"WorkBoundError: needs about {bounds.format_bytes(need)} of memory, more than any Ray node "
+              f"offers ({bounds.format_bytes(node_memory)}); make the run smaller or add a larger node")
+    return [UnitFailure(u.experiment, u.config.config_hash, u.seed, u.config.to_dict(), reason) for u in batch]
 
 
 def _count_by_experiment(items: Iterable) -> dict[str, int]:

@@ -38,6 +38,34 @@ class GridError(ValueError):
 
 
 @dataclass(frozen=True)
+class Treatment:
+    """What a study compares: one swept field whose values are the variants, and its baseline.
+
+    Declared once, beside the grid; the sweep records it in the store's
+    plan (``_sweep.json``), where the dashboard finds it.
+
+    Args:
+        field: the swept config field whose values are the variants.
+        baseline: the value the others are compared with (the reference's
+            behaviour); ``None`` for a field left unset.
+        companions: fields whose values follow from ``field``'s (a retry
+            policy's backoff settings): part of a variant, not a reason to
+            tell two apart.
+        labels: (value, text) pairs naming the values for people; a value
+            without one is shown as it is.
+    """
+
+    field: str
+    baseline: Any = None
+    companions: tuple = ()
+    labels: tuple = ()
+
+    def record(self) -> dict:
+        return {"field": self.field, "baseline": self.baseline, "companions": list(self.companions),
+                "labels": [[value, text] for value, text in self.labels]}
+
+
+@dataclass(frozen=True)
 class Grid:
     """One experiment's grid.
 
@@ -50,6 +78,8 @@ class Grid:
             a small, representative run of the same experiment. Swept fields
             not named here keep all their values.
         description: one line for ``--help``.
+        compares: for a study, the swept field it compares and the baseline
+            value (see ``Treatment``); None for a plain experiment.
 
     Example:
         >>> grid = Grid("demo", swept={"num_tables": [1, 10], "inter_arrival_scale_ms": [100, 1000]},
@@ -63,6 +93,7 @@ class Grid:
     fixed: Mapping[str, Any] = field(default_factory=dict)
     quick: Mapping[str, Sequence[Any]] = field(default_factory=dict)
     description: str = ""
+    compares: Optional[Treatment] = None
 
     def __post_init__(self) -> None:
         # Freeze the mappings so a declared grid cannot drift after import.
@@ -78,6 +109,9 @@ class Grid:
                 raise GridError(name, field_name, list(values), "at least one swept value")
             if field_name in self.fixed:
                 raise GridError(name, field_name, self.fixed[field_name], "a field that is either fixed or swept, not both")
+        if self.compares is not None and self.compares.field not in self.swept:
+            raise GridError(name, "compares.field", self.compares.field,
+                            f"one of the swept fields {list(self.swept)}")
         for field_name, values in self.quick.items():
             if field_name not in self.swept:
                 raise GridError(name, f"quick.{field_name}", list(values), f"one of the swept fields {list(self.swept)}")
@@ -124,4 +158,4 @@ class Grid:
         another quick subset; the swept values stay the same."""
         return Grid(experiment=experiment, swept=dict(self.swept), fixed={**self.fixed, **fixed},
                     quick=dict(self.quick if quick is None else quick),
-                    description=description or self.description)
+                    description=description or self.description, compares=self.compares)

@@ -1,7 +1,8 @@
 """The knee search's command line (``sweeps/knee.py``).
 
-    python sweeps/knee.py --experiment exp4c [--quick] [--store URI] [--seeds N] [--duration-s S]
+    python sweeps/knee.py --experiment exp4c [--quick] [--store URI] [--seeds SEEDS] [--duration-s S]
                           [--max-parallel N] [--tolerance F] [--min-scale-ms MS] [--max-scale-ms MS]
+                          [--latency-model reference|measured] [--provider-file PATH]
 
 Order of work, as in ``ray_jobs.cli``: parse and validate every flag and
 every curve (bad input exits 2 before Ray starts or the store is touched),
@@ -14,50 +15,48 @@ interrupted (rerun to resume).
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
-import signal
 import sys
-import time
 from typing import Mapping, Optional, Sequence
 
-from ray_jobs.cli import (DASHBOARD_URL, DEFAULT_DURATION_S, DEFAULT_SEEDS, EXIT_BAD_INPUT, EXIT_FAILED,
-                          EXIT_INTERRUPTED, EXIT_OK, positive_int, warn_if_store_is_temporary)
+from simcore.bisection import SearchRange, SearchRangeError, same_resolution_grid_points
+from simcore.usable import ERROR, FINAL_STATUSES, USABLE_SUCCESS_THRESHOLD
+from ray_jobs.cli import (DASHBOARD_URL, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_sweep_arguments,
+                          positive_int, warn_if_store_is_temporary)
 from ray_jobs.grid import Grid, GridError
-from ray_jobs.knee_bisect import ERROR, FINAL_STATUSES, SearchRange, SearchRangeError, same_resolution_grid_points
+from ray_jobs.latency_variant import latency_variant
 from ray_jobs.knee_curves import curves_from_grid, evidence_from_rows, knee_experiment_name
-from ray_jobs.store import STORE_ENV, ResultsStore, StoreError, default_store_uri
+from ray_jobs.lease import Lease
+from ray_jobs.store import ResultsStore, StoreError
 
 DEFAULT_RANGE = SearchRange()
 
 
 def build_parser(grids: Mapping[str, Grid], prog: Optional[str] = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter)
+    configure(parser, grids)
+    return parser
+
+
+def configure(parser: argparse.ArgumentParser, grids: Mapping[str, Grid]) -> None:
+    """The knee search's flags: ``python sweeps/knee.py`` and ``commit-sweeps knee``."""
     sizes = ", ".join(f"{name} ({len(curves_from_grid(grid))} curves, quick {len(curves_from_grid(grid, quick=True))})"
                       for name, grid in grids.items())
-    parser = argparse.ArgumentParser(
-        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=("Find each curve's knee (the highest commit rate whose success rate stays above 95%, VO "
-                     "success where the mix has VO) to within a tolerance, by bracketing and bisecting the "
-                     f"inter-arrival scale on Ray Tune.\nExperiments: {sizes}."),
-        epilog=("Rows go to the experiment <name>_knee of the store (one per point and seed), a summary to\n"
-                "<store>/_knee/<name>.json. Runs on the Ray cluster in RAY_ADDRESS when set, else on a local\n"
-                "Ray. Points already in the store are not run again: a finished curve costs nothing and an\n"
-                "interrupted search resumes. Exit status: 0 every search ended, 1 some curve failed, 2 bad\n"
-                "input (nothing run), 130 interrupted."))
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.description = ("Find each curve's knee (the highest commit rate whose success rate stays above "
+                          f"{USABLE_SUCCESS_THRESHOLD:.0%}, VO "
+                          "success where the mix has VO) to within a tolerance, by bracketing and bisecting the "
+                          f"inter-arrival scale on Ray Tune.\nExperiments: {sizes}.")
+    parser.epilog = ("Rows go to the experiment <name>_knee of the store (one per point and seed), a summary to\n"
+                     "<store>/_knee/<name>.json. Runs on the Ray cluster in RAY_ADDRESS when set, else on a local\n"
+                     "Ray. Points already in the store are not run again: a finished curve costs nothing and an\n"
+                     "interrupted search resumes. Exit status: 0 every search ended, 1 some curve failed, 2 bad\n"
+                     "input (nothing run), 130 interrupted.")
     parser.add_argument("--experiment", required=True, choices=list(grids), metavar="NAME",
                         help=f"whose curves to search: one of {', '.join(grids)}")
     parser.add_argument("--quick", action="store_true",
                         help="search a few representative curves only (about a minute on 2 cores)")
-    parser.add_argument("--seeds", type=positive_int, default=DEFAULT_SEEDS, metavar="N",
-                        help=f"run seeds 1..N at every point (default {DEFAULT_SEEDS})")
-    parser.add_argument("--duration-s", type=float, default=DEFAULT_DURATION_S, metavar="S",
-                        help=f"simulated seconds per run (default {DEFAULT_DURATION_S:g}); must exceed twice the "
-                             f"warm-up, 1800 s with the default runtime")
-    parser.add_argument("--store", default=default_store_uri(), metavar="URI",
-                        help=f"results store: a directory or a pyarrow URI such as s3://bucket/prefix "
-                             f"(default ${STORE_ENV} if set, else ./results; now {default_store_uri()})")
-    parser.add_argument("--max-parallel", type=positive_int, default=None, metavar="N",
-                        help="at most N trials at once (default: as many as the cluster has CPUs)")
+    add_sweep_arguments(parser)
     parser.add_argument("--tolerance", type=float, default=DEFAULT_RANGE.tolerance, metavar="F",
                         help=f"bracket the knee to this relative width in rate (default {DEFAULT_RANGE.tolerance:g} "
                              f"= {100 * DEFAULT_RANGE.tolerance:g}%%)")
@@ -68,7 +67,6 @@ def build_parser(grids: Mapping[str, Grid], prog: Optional[str] = None) -> argpa
     parser.add_argument("--probes-per-curve", type=positive_int, default=None, metavar="N",
                         help="at most N points of one curve at once (default: 1, more when the cluster has "
                              "more CPUs than curves left)")
-    return parser
 
 
 def knee_main(grids: Mapping[str, Grid], argv: Optional[Sequence[str]] = None, *,
@@ -83,53 +81,57 @@ def knee_main(grids: Mapping[str, Grid], argv: Optional[Sequence[str]] = None, *
         prog: program name for ``--help``.
         flush_interval_s: override how often rows are written (tests).
     """
-    args = build_parser(grids, prog).parse_args(argv)
-    seeds = tuple(range(1, args.seeds + 1))
+    return run_knee_command(grids, build_parser(grids, prog).parse_args(argv), flush_interval_s=flush_interval_s)
+
+
+def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
+                     flush_interval_s: Optional[float] = None) -> int:
+    """Search the knees of ``args.experiment``'s curves with parsed flags; returns the exit status."""
+    seeds = args.seeds
     try:
         search_range = SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
-        curves = curves_from_grid(grids[args.experiment], quick=args.quick, duration_s=args.duration_s)
+        variant = latency_variant(args.experiment, args.latency_model, args.provider_file)
+        curves = curves_from_grid(variant.apply(grids[args.experiment]), quick=args.quick, duration_s=args.duration_s,
+                                  **variant.overrides)
         store = ResultsStore(args.store)
+        store.check_usable()
+        knee_experiment = knee_experiment_name(args.experiment)
+        # One writer per experiment, as for sweeps: a second search of it refuses here.
+        lease = Lease(args.store, [knee_experiment])
+        lease.acquire()
     except (SearchRangeError, GridError, StoreError) as error:
         print(f"error: {error}\nNothing was run.", file=sys.stderr)
         return EXIT_BAD_INPUT
     warn_if_store_is_temporary(args.store)
-    knee_experiment = knee_experiment_name(args.experiment)
-    print(f"Knee search over {args.experiment} ({len(curves)} curves){' [quick]' if args.quick else ''}: "
+    experiment = variant.apply(grids[args.experiment]).experiment
+    knee_experiment = knee_experiment_name(experiment)
+    print(f"Knee search over {experiment} ({len(curves)} curves){' [quick]' if args.quick else ''}: "
           f"{search_range.min_scale_ms:g}-{search_range.max_scale_ms:g} ms to {100 * search_range.tolerance:g}% "
           f"in rate, {len(seeds)} seeds per point, {args.duration_s:g} simulated s per run; rows to "
           f"{knee_experiment} in {store.location()}", flush=True)
 
     # Ray (and Tune, which brings pandas) load only once the input is known to be good.
-    import ray
-
-    from ray_jobs.connect import connect_ray
+    from ray_jobs.connect import forward_as_sigint, ray_session
     from ray_jobs.knee_search import KneeSearcher, run_knee_search
     from ray_jobs.knee_summary import read_summary, run_summary, write_summary
 
     options = {} if flush_interval_s is None else {"flush_interval_s": flush_interval_s}
-    previous_handler = signal.getsignal(signal.SIGTERM)
-    connect_s = 0.0
     try:
         scan = store.scan([knee_experiment])
         for bad in scan.unreadable:
-            print(f"warning: unreadable results file {bad.path} ({bad.reason}); its points count as missing "
-                  f"and are run again. Move it out of the store once you have looked at it.", file=sys.stderr)
+            print("warning: " + bad.describe(), file=sys.stderr)
         evidence = evidence_from_rows(scan.table, curves)
         left = KneeSearcher(curves, seeds, search_range, evidence).curves_left()
         print(f"{left} curves to search, {len(curves) - left} already done", flush=True)
-        if left:  # a finished search needs no cluster
-            started = time.perf_counter()
-            connection = connect_ray(num_cpus=min(args.max_parallel or os.cpu_count() or 1, os.cpu_count() or 1))
-            connect_s = time.perf_counter() - started
-            print(f"running on {connection.description} (connected in {connect_s:.1f} s)", flush=True)
-            # `ray job stop` sends SIGTERM: stop as Tune stops on Ctrl-C, keeping the points finished so far.
-            signal.signal(signal.SIGTERM, _forward_as_sigint)
-        run = run_knee_search(curves, seeds, search_range, store, evidence, max_parallel=args.max_parallel,
-                              probes_per_curve=args.probes_per_curve, log=lambda line: print(line, flush=True),
-                              **options)
-        summary = run_summary(args.experiment, run.outcomes, search_range,
-                              previous=read_summary(args.store, args.experiment))
-        summary_path = write_summary(args.store, args.experiment, summary)
+        # A finished search needs no cluster. `ray job stop` sends SIGTERM: stop as
+        # Tune stops on Ctrl-C, keeping the points finished so far.
+        with ray_session(args.max_parallel, connect=bool(left), on_sigterm=forward_as_sigint) as session:
+            run = run_knee_search(curves, seeds, search_range, store, evidence, max_parallel=args.max_parallel,
+                                  probes_per_curve=args.probes_per_curve, log=lambda line: print(line, flush=True),
+                                  **options)
+        summary = run_summary(experiment, run.outcomes, search_range,
+                              previous=read_summary(args.store, experiment))
+        summary_path = write_summary(args.store, experiment, summary)
     except StoreError as error:
         print(f"error: {error}\nRows already written are kept; rerun to resume.", file=sys.stderr)
         return EXIT_FAILED
@@ -137,10 +139,8 @@ def knee_main(grids: Mapping[str, Grid], argv: Optional[Sequence[str]] = None, *
         print("interrupted; rerun to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
-        if previous_handler is not None:
-            signal.signal(signal.SIGTERM, previous_handler)
-        if ray.is_initialized():
-            ray.shutdown()
+        lease.release()
+    connect_s = session.connect_s
     print(format_run(run, search_range, args.store, summary_path, connect_s), flush=True)
     if any(outcome.status == ERROR for outcome in run.outcomes):
         return EXIT_FAILED
@@ -175,10 +175,6 @@ def format_run(run, search_range: SearchRange, store_uri: str, summary_path: str
     experiments = sorted({knee_experiment_name(o.curve.experiment) for o in run.outcomes})
     lines += [f"Results:   {ResultsStore(store_uri).location()} (experiment {', '.join(experiments)})",
               f"Summary:   {summary_path}",
-              f"Status:    python -m ray_jobs status --store {quoted}",
-              f"Dashboard: python -m dashboards serve --store {quoted}   (then open {DASHBOARD_URL})"]
+              f"Status:    commit-sweeps status --store {quoted}",
+              f"Dashboard: commit-sweeps dashboard serve --store {quoted}   (then open {DASHBOARD_URL})"]
     return "\n".join(lines)
-
-
-def _forward_as_sigint(signum, frame) -> None:
-    os.kill(os.getpid(), signal.SIGINT)

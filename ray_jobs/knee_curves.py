@@ -8,9 +8,7 @@ outcomes: the search's evidence, and what lets a rerun resume without
 repeating a point. ``CurveOutcome`` is where a curve's search stands, as the
 summary and the command line report it.
 
-The success rate that counts is the dashboard's: ``vo_success_rate`` where
-``fast_append_ratio < 1`` (the mix has ValidatedOverwrite), else
-``success_rate``.
+The success rate that counts is ``simcore.usable``'s, as everywhere.
 """
 
 from __future__ import annotations
@@ -23,7 +21,8 @@ import pyarrow as pa
 
 from simcore import ConfigError, SimConfig
 from ray_jobs.grid import Grid
-from ray_jobs.knee_bisect import MeasuredPoint, SearchStep
+from simcore.bisection import SearchStep
+from simcore.usable import MeasuredPoint, success_metric
 from ray_jobs.schema import CONFIG_COLUMNS
 
 SCALE_FIELD = "inter_arrival_scale_ms"
@@ -36,11 +35,6 @@ CURVE_KEY_SCALE_MS = 1000.0
 def knee_experiment_name(experiment: str) -> str:
     """Where a search over ``experiment``'s curves stores its rows: ``exp4c`` -> ``exp4c_knee``."""
     return experiment + KNEE_SUFFIX
-
-
-def success_metric(config: SimConfig) -> str:
-    """The success-rate column the knee is read from for this config."""
-    return "vo_success_rate" if config.fast_append_ratio < 1 else "success_rate"
 
 
 def curve_id_of(config: SimConfig) -> str:
@@ -183,7 +177,7 @@ class CurveOutcome:
 
     Attributes:
         curve: the curve.
-        status: a final status of ``knee_bisect`` (``found``,
+        status: a final status of ``simcore.usable`` (``found``,
             ``above_search_range``, ``below_search_range``), ``searching``
             (interrupted: a rerun continues) or ``error``.
         step: the search's last step (knee, bracket, note).

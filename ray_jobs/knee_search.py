@@ -5,7 +5,7 @@ How the parts fit:
 - ``KneeSearcher`` is a ``ray.tune.search.Searcher``. Tune asks it for
   trials; it answers with the next probe of a curve that has none in
   flight (the curves furthest along first), chosen by
-  ``ray_jobs.knee_bisect.next_step``. One searcher for all curves keeps the
+  ``simcore.bisection.next_step``. One searcher for all curves keeps the
   cluster busy: a single curve is a chain of dependent probes, but ninety
   curves give ninety probes to run at once. Where the cluster has more CPUs
   than curves, a curve may have several probes in flight, which split its
@@ -48,7 +48,8 @@ from ray.tune.search import Searcher
 
 from simcore import SimConfig, simulate
 from ray_jobs.fanout import RowCollector
-from ray_jobs.knee_bisect import ABOVE_SEARCH_RANGE, ERROR, FOUND, SEARCHING, SearchRange, SearchStep, next_step
+from simcore.bisection import SearchRange, SearchStep, next_step
+from simcore.usable import ABOVE_SEARCH_RANGE, ERROR, FOUND, SEARCHING
 from ray_jobs.knee_curves import Curve, CurveOutcome, Evidence, complete_points, knee_experiment_name, seed_outcome
 from ray_jobs.progress import format_duration
 from ray_jobs.provenance import Provenance, current_provenance
@@ -106,10 +107,10 @@ class KneeSearcher(Searcher):
         evidence: outcomes already stored (see ``knee_curves.evidence_from_rows``).
         probes_per_curve: most trials of one curve in flight at once.
 
-    Example:
-        >>> searcher = KneeSearcher(curves, seeds=(1, 2, 3), search_range=SearchRange())  # doctest: +SKIP
-        >>> tune.Tuner(evaluate_point, tune_config=tune.TuneConfig(search_alg=searcher,  # doctest: +SKIP
-        ...                                                        num_samples=-1)).fit()
+    Example (with Ray started; ``tests/test_knee_search.py`` runs it for real)::
+
+        searcher = KneeSearcher(curves, seeds=(1, 2, 3), search_range=SearchRange())
+        tune.Tuner(evaluate_point, tune_config=tune.TuneConfig(search_alg=searcher, num_samples=-1)).fit()
     """
 
     def __init__(self, curves: Sequence[Curve], seeds: Sequence[int], search_range: SearchRange,

@@ -15,19 +15,14 @@ temporary file renamed over it on a local disk, one PUT on an object store).
 
 from __future__ import annotations
 
-import json
-import os
-import uuid
 from datetime import datetime, timezone
 from typing import Iterable, Optional
 
-import pyarrow.fs as pafs
-
-from ray_jobs.knee_bisect import SUCCESS_THRESHOLD, SearchRange, same_resolution_grid_points
+from simcore.usable import USABLE_SUCCESS_THRESHOLD
+from simcore.bisection import SearchRange, same_resolution_grid_points
 from ray_jobs.knee_curves import CurveOutcome, knee_experiment_name
-from ray_jobs.store import StoreError
+from ray_jobs.store import ResultsStore, StoreError
 
-SUMMARY_FOLDER = "_knee"
 
 
 def curve_summary(outcome: CurveOutcome, search_range: SearchRange) -> dict:
@@ -81,7 +76,7 @@ def run_summary(experiment: str, outcomes: Iterable[CurveOutcome], search_range:
     return {
         "experiment": experiment,
         "knee_experiment": knee_experiment_name(experiment),
-        "success_threshold": SUCCESS_THRESHOLD,
+        "success_threshold": USABLE_SUCCESS_THRESHOLD,
         "updated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "totals": {
             "curves": len(entries),
@@ -94,59 +89,19 @@ def run_summary(experiment: str, outcomes: Iterable[CurveOutcome], search_range:
     }
 
 
-def summary_location(store_uri: str, experiment: str) -> tuple[pafs.FileSystem, str]:
-    """(filesystem, path) of the experiment's summary in the store at ``store_uri``."""
-    if "/" in experiment or not experiment or experiment[0] in "._":
-        raise StoreError(f"experiment: {experiment!r} is not allowed; expected a name without '/' "
-                         f"that does not start with '.' or '_'")
-    try:
-        if "://" in store_uri:
-            filesystem, root = pafs.FileSystem.from_uri(store_uri)
-        else:
-            filesystem, root = pafs.LocalFileSystem(), os.path.abspath(store_uri)
-    except Exception as error:  # pyarrow raises several types for bad URIs
-        raise StoreError(f"store: {store_uri!r} cannot be opened: {error}") from error
-    return filesystem, f"{root.rstrip('/')}/{SUMMARY_FOLDER}/{experiment}.json"
-
-
 def read_summary(store_uri: str, experiment: str) -> Optional[dict]:
-    """The stored summary, or None when there is none (or it cannot be parsed: it is rewritten whole)."""
-    filesystem, path = summary_location(store_uri, experiment)
+    """The stored summary, or None when there is none or it cannot be parsed (it is rewritten whole)."""
     try:
-        if filesystem.get_file_info(path).type == pafs.FileType.NotFound:
+        return ResultsStore(store_uri).read_knee_summary(experiment)
+    except StoreError as error:
+        if isinstance(error.__cause__, ValueError):
             return None
-        with filesystem.open_input_stream(path) as stream:
-            return json.loads(stream.read().decode())
-    except ValueError:
-        return None
-    except OSError as error:
-        raise StoreError(f"cannot read {path} in store {store_uri}: {error}") from error
+        raise
 
 
 def write_summary(store_uri: str, experiment: str, summary: dict) -> str:
-    """Write the summary atomically; returns its path."""
-    filesystem, path = summary_location(store_uri, experiment)
-    data = (json.dumps(summary, indent=1, sort_keys=False, allow_nan=False) + "\n").encode()
-    folder = path.rsplit("/", 1)[0]
-    try:
-        filesystem.create_dir(folder, recursive=True)
-        if filesystem.type_name != "local":  # an object store PUT is already all-or-nothing
-            with filesystem.open_output_stream(path) as out:
-                out.write(data)
-            return path
-        temporary = f"{folder}/.tmp-{uuid.uuid4().hex}.json"
-        try:
-            with open(temporary, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())  # durable before it becomes visible
-            os.replace(temporary, path)
-        finally:
-            if os.path.exists(temporary):
-                os.remove(temporary)
-    except OSError as error:
-        raise StoreError(f"cannot write {path} in store {store_uri}: {error}") from error
-    return path
+    """Write the summary through the store (whole and atomically); returns its path."""
+    return ResultsStore(store_uri).write_knee_summary(experiment, summary)
 
 
 def _number(value) -> Optional[float]:

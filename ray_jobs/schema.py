@@ -7,10 +7,10 @@ every Parquet file of the store has the same column types: a NaN-only batch
 must not turn a float column into a null column, and an integer metric must
 never become a float in one file and an integer in another.
 
-Config columns are derived from the ``SimConfig`` dataclass, so a new config
-field gets its column without an edit here. Metric columns are listed
-explicitly, because their types are part of the store contract; a metric
-that simcore adds without a column here is refused loudly (see
+Config columns are derived from the ``SimConfig`` dataclass and metric
+columns from ``simcore.metrics.SUMMARY_METRICS`` (each metric's name and
+kind), so a new config field or metric gets its column without an edit
+here. A row with a metric the schema does not know is refused loudly (see
 ``rows_to_table``) rather than dropped.
 """
 
@@ -23,6 +23,7 @@ from typing import Any, Iterable, Mapping, Optional
 import pyarrow as pa
 
 from simcore import SimConfig
+from simcore.metrics import COUNT, COUNT_PER_TABLE, LATER_METRICS, REAL, REAL_PER_TABLE, SUMMARY_METRICS
 
 KEY_COLUMNS = ("experiment", "config_hash", "seed")
 
@@ -53,32 +54,13 @@ def _config_fields() -> list[pa.Field]:
     return fields
 
 
-_COUNT = pa.int64()
-_REAL = pa.float64()
+# How each kind of summary metric is stored (``simcore.metrics.SUMMARY_METRICS`` names the kinds).
+_METRIC_TYPES = {COUNT: pa.int64(), REAL: pa.float64(), COUNT_PER_TABLE: pa.list_(pa.int64()),
+                 REAL_PER_TABLE: pa.list_(pa.float64())}
 
 
 def _metric_fields() -> list[pa.Field]:
-    fields = [
-        ("n_arrivals", _COUNT), ("n_unfinished", _COUNT), ("n_txns", _COUNT), ("n_committed", _COUNT),
-        ("n_aborted", _COUNT), ("aborted_max_retries", _COUNT), ("aborted_validation", _COUNT),
-        ("success_rate", _REAL), ("throughput_cps", _REAL), ("commit_latency_mean_ms", _REAL),
-        ("commit_latency_p50_ms", _REAL), ("commit_latency_p95_ms", _REAL),
-        ("commit_latency_p99_ms", _REAL), ("retries_mean", _REAL),
-        ("conflicts_same_table", _COUNT), ("conflicts_catalog_only", _COUNT), ("cas_throttled", _COUNT),
-    ]
-    for prefix in ("fa", "vo", "ma"):  # FastAppend, ValidatedOverwrite, MergeAppend
-        fields += [
-            (f"{prefix}_n_txns", _COUNT), (f"{prefix}_success_rate", _REAL),
-            (f"{prefix}_throughput_cps", _REAL), (f"{prefix}_commit_latency_mean_ms", _REAL),
-            (f"{prefix}_commit_latency_p99_ms", _REAL),
-        ]
-    # One entry per table; table 0 is Zipf rank 1.
-    fields += [
-        ("table_n_txns", pa.list_(_COUNT)), ("table_n_committed", pa.list_(_COUNT)),
-        ("table_success_rate", pa.list_(_REAL)), ("table_conflicts_same_table", pa.list_(_COUNT)),
-        ("table_conflicts_catalog_only", pa.list_(_COUNT)),
-    ]
-    return [pa.field(name, kind) for name, kind in fields]
+    return [pa.field(name, _METRIC_TYPES[kind]) for name, kind in SUMMARY_METRICS]
 
 
 _PROVENANCE_FIELDS = [
@@ -93,6 +75,11 @@ METRIC_COLUMNS = tuple(f.name for f in _metric_fields())
 PROVENANCE_COLUMNS = tuple(f.name for f in _PROVENANCE_FIELDS)
 
 RESULTS_SCHEMA = pa.schema(_KEY_FIELDS + _config_fields() + _metric_fields() + _PROVENANCE_FIELDS)
+
+# Columns a file written before they existed may lack; they read as null.
+# Optional config fields are null at their default (the hash leaves them
+# out), so a missing one means the default.
+LATER_COLUMNS = tuple(f.name for f in _config_fields() if f.nullable) + tuple(LATER_METRICS)
 
 _clash = set(CONFIG_COLUMNS) & (set(METRIC_COLUMNS) | set(KEY_COLUMNS) | set(PROVENANCE_COLUMNS))
 if _clash:  # a config field named like a metric would silently overwrite it in a row
@@ -131,3 +118,12 @@ def rows_to_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
                               f"does not match the results schema: missing columns {missing}, "
                               f"unknown columns {unknown}; expected exactly ray_jobs.schema.RESULTS_SCHEMA")
     return pa.Table.from_pylist(rows, schema=RESULTS_SCHEMA)
+
+
+def unmeasured_metrics() -> dict:
+    """Metrics of a run that measured nothing: zero counts, NaN rates, empty per-table lists.
+
+    For hand-made rows (documentation, tests) that state only the numbers they care about.
+    """
+    blank = {COUNT: 0, REAL: float("nan"), COUNT_PER_TABLE: [], REAL_PER_TABLE: []}
+    return {name: blank[kind] for name, kind in SUMMARY_METRICS}

@@ -99,7 +99,7 @@ def format_status(status: StoreStatus, read_s: Optional[float] = None) -> str:
     if status.duplicates_dropped:
         lines.append(f"{status.duplicates_dropped} duplicate rows ignored (the latest of each key is used)")
     for bad in status.unreadable:
-        lines.append(f"UNREADABLE (never read; its rows count as missing): {bad.path}: {bad.reason}")
+        lines.append(bad.describe())
     if read_s is not None:
         lines.append(f"(read in {read_s:.2f} s)")
     return "\n".join(lines)

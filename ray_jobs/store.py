@@ -1,10 +1,15 @@
 """The results store: a Parquet dataset of one row per (experiment, config_hash, seed).
 
-Layout (the contract the dashboards read)::
+This is the one module that reads and writes it: sweeps, the knee search,
+``status``, the dashboard and the test fixtures all go through
+``ResultsStore``. Layout::
 
-    <store>/<experiment>/<name>.parquet   complete rows, full schema
-    <store>/<experiment>/_sweep.json      the latest sweep's plan (for status)
-    names starting with "." or "_"        temporary or internal; readers skip them
+    <store>/<experiment>/part-<keys>-<content>.parquet   complete rows, full schema
+    <store>/<experiment>/_sweep.json                     the latest sweep's plan (for status)
+    <store>/_knee/<experiment>.json                      the knee search's summary of <experiment>
+    <store>/_quarantine/<experiment>/<when>-<why>-<name>.quarantined   files that failed verification
+    <store>/_lease/<experiment>.json                     the running sweep's lease (ray_jobs.lease)
+    names starting with "." or "_"                       temporary or internal; readers skip them
 
 A store is a local directory (the default, ``./results``) or any URI that
 ``pyarrow.fs`` understands, such as ``s3://bucket/prefix`` (credentials,
@@ -24,13 +29,33 @@ Why the write path looks the way it does:
   SHA-256 of its bytes. Writing rows whose keys are already in a file
   replaces that file (the older one is deleted after the new one is in
   place), so rewriting is idempotent. Every read checks the bytes against
-  the name: a truncated, empty or damaged file is reported as unreadable and
-  its rows count as missing, never silently read. (Parquet's own page
+  the name: a truncated, empty or damaged file, or a ``.parquet`` file this
+  module did not write (no digest in its name), is reported as unreadable
+  and its rows count as missing, never silently read. (Parquet's own page
   checksums, also written and verified, miss damage to page headers and to
   the footer, which is most of a small file.)
+- A verified file must carry every column of ``RESULTS_SCHEMA`` except
+  those newer than the first stores (``schema.LATER_COLUMNS``: optional
+  config fields, whose absence means their default, and late metrics),
+  with the schema's types; one foreign or damaged file never hides the
+  rows of the others.
 
-Readers still drop duplicate keys (keeping the latest ``finished_at``): two
-drivers sweeping the same store at once can each write a row for a key.
+The store heals itself. A data file that fails its digest, its schema or
+its key checks (rows of another experiment than its folder, keys that do
+not match the keys digest in its name, a ``finished_at`` in the future) is moved, by whichever reader finds it first, to
+``_quarantine/<experiment>/<UTC time>-<why>-<name>.quarantined``: kept for
+inspection, seen by no reader and by no ``**/*.parquet`` glob, reported
+once (by the reader that moved it), and its runs count as missing, so the
+next sweep recomputes them. A file superseded by a rewrite of the same keys
+(a writer killed between writing the new file and deleting the old) is
+deleted. A file that cannot be read for a passing reason (a network error)
+is reported and left alone; so is everything when the reader cannot write
+(a read-only mount). Temporary files are named ``.tmp-*.partial``, so no
+``*.parquet`` glob sees one either; those older than a day are removed.
+
+Readers still drop duplicate keys (keeping the latest ``finished_at``), as
+the DuckDB and pandas recipes in docs/sweeps.md do; with one writer at a
+time (``ray_jobs.lease``) there are none left after healing.
 """
 
 from __future__ import annotations
@@ -39,7 +64,10 @@ import hashlib
 import json
 import os
 import re
+import time
 import uuid
+from datetime import datetime, timedelta, timezone
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
@@ -48,14 +76,18 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from ray_jobs.schema import KEY_COLUMNS, RESULTS_SCHEMA
+from ray_jobs.schema import KEY_COLUMNS, LATER_COLUMNS, RESULTS_SCHEMA
 
 STORE_ENV = "SWEEPS_STORE"
 DEFAULT_STORE = "./results"
 PLAN_FILE = "_sweep.json"
-
-# Columns without which a row cannot be placed or deduplicated.
-_REQUIRED_COLUMNS = KEY_COLUMNS + ("finished_at",)
+KNEE_SUMMARY_FOLDER = "_knee"
+QUARANTINE_FOLDER = "_quarantine"
+QUARANTINE_SUFFIX = ".quarantined"
+TEMPORARY_SUFFIX = ".partial"
+STALE_TEMPORARY_S = 24 * 3600.0  # a temporary file this old belongs to a writer that died
+FUTURE_SLACK = timedelta(days=1)  # clocks differ; a finished_at further ahead than this is forged or broken
+MAX_DOCUMENT_BYTES = 20_000_000  # plans and summaries are a few hundred bytes per config or curve
 
 # Filesystems whose writes are single all-or-nothing uploads (no rename needed).
 _ATOMIC_PUT_FILESYSTEMS = {"s3", "gcs"}
@@ -72,15 +104,26 @@ def is_internal_name(name: str) -> bool:
 
 
 class StoreError(RuntimeError):
-    """The store cannot be opened or written."""
+    """The store cannot be opened, listed, read or written; the message names the store and says why."""
 
 
 @dataclass(frozen=True)
 class UnreadableFile:
-    """A data file that failed verification; its rows are treated as missing."""
+    """A data file that failed verification; its rows are treated as missing.
+
+    ``quarantined_to``: where it was moved (None: left in place, because the
+    failure may pass, e.g. a network error, or the store is read-only).
+    """
 
     path: str
     reason: str
+    quarantined_to: Optional[str] = None
+
+    def describe(self) -> str:
+        if self.quarantined_to:
+            return (f"QUARANTINED {self.path}: {self.reason}; moved to {self.quarantined_to} (its runs count as "
+                    f"missing; the next sweep recomputes them)")
+        return f"UNREADABLE (left in place; its runs count as missing) {self.path}: {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -101,6 +144,7 @@ class StoreScan:
     rows_read: int
     duplicates_dropped: int
     unreadable: tuple[UnreadableFile, ...]
+    missing_columns: tuple[str, ...] = ()  # later columns no file read had (they read as null)
 
     def keys(self) -> set[tuple[str, str, int]]:
         """The stored (experiment, config_hash, seed) keys."""
@@ -116,9 +160,17 @@ class ResultsStore:
             such as ``s3://bucket/prefix``.
 
     Example:
-        >>> store = ResultsStore("./results")          # doctest: +SKIP
-        >>> store.write_rows(table)                    # doctest: +SKIP
-        >>> store.scan(["exp4c"]).table.num_rows       # doctest: +SKIP
+        >>> import datetime, tempfile
+        >>> from simcore import SimConfig
+        >>> from ray_jobs.schema import make_row, rows_to_table, unmeasured_metrics
+        >>> now = datetime.datetime.now(datetime.timezone.utc)
+        >>> rows = [make_row("exp4c", SimConfig(), {**unmeasured_metrics(), "seed": seed}, package_version="0.1.0",
+        ...                  git_revision=None, wall_s=0.0, finished_at=now) for seed in (1, 2)]
+        >>> store = ResultsStore(tempfile.mkdtemp())
+        >>> _ = store.write_rows(rows_to_table(rows))
+        >>> scan = store.scan(["exp4c"])
+        >>> scan.table.num_rows, scan.files_read, scan.unreadable
+        (2, 1, ())
     """
 
     def __init__(self, uri: str):
@@ -139,6 +191,24 @@ class ResultsStore:
         """Where the data is, for people: an absolute path for a local store, else the URI."""
         return self._root if self._is_local else self.uri
 
+    def check_usable(self) -> None:
+        """Raise StoreError unless the store can be written: a sweep checks this before
+        starting Ray, so a file in the way or a read-only mount fails at once."""
+        try:
+            info = self._fs.get_file_info(self._root)
+        except OSError as error:
+            raise StoreError(f"store: {self.uri!r} cannot be opened: {error}") from error
+        if info.type not in (pafs.FileType.Directory, pafs.FileType.NotFound):
+            raise StoreError(f"store: {self.uri!r} is not allowed; expected a directory (this path is a file)")
+        probe = f"{self._root}/.probe-{uuid.uuid4().hex}"
+        try:
+            self._fs.create_dir(self._root, recursive=True)
+            with self._fs.open_output_stream(probe) as out:
+                out.write(b"probe")
+            self._fs.delete_file(probe)
+        except OSError as error:
+            raise StoreError(f"store: {self.uri!r} is not writable: {error}") from error
+
     # -- writing ------------------------------------------------------------
 
     def write_rows(self, table: pa.Table) -> list[str]:
@@ -153,7 +223,8 @@ class ResultsStore:
         written = []
         for experiment in sorted(set(table.column("experiment").to_pylist())):
             rows = table.filter(pc.equal(table.column("experiment"), experiment))
-            rows = rows.sort_by([("config_hash", "ascending"), ("seed", "ascending")])
+            # One row per key in a file (the latest), so even a reader that does not deduplicate counts it once.
+            rows = _latest_per_key(rows).sort_by([("config_hash", "ascending"), ("seed", "ascending")])
             sink = pa.BufferOutputStream()
             pq.write_table(rows, sink, write_page_checksum=True)
             data = sink.getvalue()
@@ -164,7 +235,10 @@ class ResultsStore:
             # Same keys written before (a rerun of the same rows): the new file replaces them.
             for older in self.data_files(experiment):
                 if older != path and _name_parts(older)[0] == f"part-{keys_digest}":
-                    self._fs.delete_file(older)
+                    try:
+                        self._fs.delete_file(older)
+                    except FileNotFoundError:  # a healing reader deleted it first
+                        pass
             written.append(path)
         return written
 
@@ -172,6 +246,12 @@ class ResultsStore:
         """Record the sweep about to run (its configs and seeds), for ``status``."""
         self._put(f"{self._experiment_dir(experiment)}/{PLAN_FILE}",
                   pa.py_buffer(json.dumps(plan, indent=1, sort_keys=True).encode()))
+
+    def write_knee_summary(self, experiment: str, summary: dict) -> str:
+        """Write the knee search's summary of ``experiment`` whole and atomically; returns its path."""
+        path = self._knee_summary_path(experiment)
+        self._put(path, pa.py_buffer((json.dumps(summary, indent=1, allow_nan=False) + "\n").encode()))
+        return path
 
     def _put(self, path: str, data: pa.Buffer) -> None:
         directory = path.rsplit("/", 1)[0]
@@ -181,7 +261,8 @@ class ResultsStore:
                 with self._fs.open_output_stream(path) as out:
                     out.write(data)
                 return
-            temporary = f"{directory}/.tmp-{uuid.uuid4().hex}-{path.rsplit('/', 1)[1]}"
+            # Hidden, and not *.parquet: neither the store's readers nor a DuckDB glob see it.
+            temporary = f"{directory}/.tmp-{uuid.uuid4().hex}-{path.rsplit('/', 1)[1]}{TEMPORARY_SUFFIX}"
             try:
                 with self._fs.open_output_stream(temporary) as out:
                     out.write(data)
@@ -216,62 +297,213 @@ class ResultsStore:
 
     def read_plan(self, experiment: str) -> Optional[dict]:
         """The latest sweep plan of ``experiment``, or None."""
-        path = f"{self._experiment_dir(experiment)}/{PLAN_FILE}"
+        return self._read_json(f"{self._experiment_dir(experiment)}/{PLAN_FILE}")
+
+    def read_knee_summary(self, experiment: str) -> Optional[dict]:
+        """The knee search's summary of ``experiment``, or None when there is none."""
+        return self._read_json(self._knee_summary_path(experiment))
+
+    def knee_summaries(self) -> tuple["KneeSummaryFile", ...]:
+        """Every ``_knee/<name>.json``; one that cannot be read or parsed carries the reason instead.
+
+        The summaries are optional (the rows alone must suffice), so a
+        summary folder that cannot be listed reads as none.
+        """
         try:
-            if not self._exists(path):
-                return None
-            with self._fs.open_input_stream(path) as stream:
-                return json.loads(stream.read().decode())
-        except (OSError, ValueError) as error:
-            raise StoreError(f"cannot read {path} in store {self.uri}: {error}") from error
+            infos = self._list(f"{self._root}/{KNEE_SUMMARY_FOLDER}")
+        except StoreError:
+            return ()
+        summaries = []
+        for info in sorted(infos, key=lambda info: info.path):
+            if info.type != pafs.FileType.File or not info.base_name.endswith(".json") \
+                    or is_internal_name(info.base_name):
+                continue
+            stem = info.base_name[:-len(".json")]
+            experiment = stem if stem.endswith(KNEE_SUMMARY_SUFFIX) else stem + KNEE_SUMMARY_SUFFIX
+            try:
+                summaries.append(KneeSummaryFile(experiment, info.path, content=self._read_json(info.path)))
+            except StoreError as error:
+                summaries.append(KneeSummaryFile(experiment, info.path, problem=str(error)))
+        return tuple(summaries)
 
-    def scan(self, experiments: Optional[Iterable[str]] = None) -> StoreScan:
-        """Read and verify every data file of ``experiments`` (default: all)."""
+    def require_readable(self) -> None:
+        """Raise ``StoreError`` unless the store can be read: a local store must be an existing directory.
+
+        An object store has no empty directories, so a prefix with nothing
+        under it is simply an empty store.
+        """
+        info = self._fs.get_file_info(self._root)
+        if self._is_local and info.type == pafs.FileType.NotFound:
+            raise StoreError(f"cannot read the results store {self.uri!r}: no such directory: {self._root}")
+        if info.type == pafs.FileType.File:
+            raise StoreError(f"cannot read the results store {self.uri!r}: {self._root} is a file, "
+                             f"not a store directory")
+        self._list(self._root)
+
+    def signature(self) -> tuple:
+        """A cheap fingerprint of the data files and knee summaries, to notice that the store changed."""
+        infos = []
+        for experiment in self.experiments():
+            infos += [info for info in self._list(self._experiment_dir(experiment)) if info.type == pafs.FileType.File]
+        try:
+            infos += self._list(f"{self._root}/{KNEE_SUMMARY_FOLDER}")
+        except StoreError:
+            pass
+        return tuple(sorted((info.path, info.size, info.mtime_ns) for info in infos
+                            if not info.base_name.startswith(".")))
+
+    def scan(self, experiments: Optional[Iterable[str]] = None,
+             columns: Optional[Iterable[str]] = None, heal: bool = True) -> StoreScan:
+        """Read and verify every data file of ``experiments`` (default: all).
+
+        Args:
+            experiments: the experiment folders to read; default every one.
+            columns: the columns to return (the keys and ``finished_at`` are
+                always included); default all of ``RESULTS_SCHEMA``. Every
+                file is verified whole either way.
+            heal: quarantine files that fail verification, delete superseded
+                ones and stale temporary files (see the module's notes); when
+                False (or the store is read-only) they are only reported.
+        """
         names = self.experiments() if experiments is None else sorted(set(experiments))
-        tables, unreadable = [], []
-        for experiment in names:
-            for path in self.data_files(experiment):
-                table, reason = self._read_verified(path)
-                if reason is None:
-                    tables.append(table)
-                else:
-                    unreadable.append(UnreadableFile(path, reason))
-        rows = pa.concat_tables(tables) if tables else RESULTS_SCHEMA.empty_table()
+        schema = _projected_schema(columns)
+        paths = [path for experiment in names for path in self.data_files(experiment)]
+        if heal:
+            paths = self._drop_superseded(paths)
+            for experiment in names:
+                self._remove_stale_temporaries(experiment)
+        tables, unreadable, seen = [], [], set()
+        for path, (table, reason, present) in zip(paths, _map_threads(self._read_verified, paths)):
+            if reason is None:
+                tables.append(table.select(schema.names))
+                seen.update(present)
+            else:
+                moved = self._quarantine(path, reason) if heal and not reason.startswith(_PASSING) else None
+                unreadable.append(UnreadableFile(path, reason, moved))
+        rows = pa.concat_tables(tables) if tables else schema.empty_table()
         latest = _latest_per_key(rows)
+        missing = tuple(name for name in schema.names if tables and name not in seen)
         return StoreScan(table=latest, files_read=len(tables), rows_read=rows.num_rows,
-                         duplicates_dropped=rows.num_rows - latest.num_rows, unreadable=tuple(unreadable))
+                         duplicates_dropped=rows.num_rows - latest.num_rows, unreadable=tuple(unreadable),
+                         missing_columns=missing)
 
-    def _read_verified(self, path: str) -> tuple[Optional[pa.Table], Optional[str]]:
+    def _read_verified(self, path: str) -> tuple[Optional[pa.Table], Optional[str], frozenset]:
+        """(rows in ``RESULTS_SCHEMA``, None, columns the file had) or (None, why it is unreadable, {})."""
         try:
             with self._fs.open_input_file(path) as source:
                 data = source.read_buffer()
         except OSError as error:
-            return None, f"cannot read: {error}"
+            return None, f"cannot read: {error}", frozenset()
         expected_digest = _name_parts(path)[1]
-        if expected_digest is not None and _content_digest(data) != expected_digest:
+        if expected_digest is None:
+            return None, "not written by the results store (no content digest in its name)", frozenset()
+        if _content_digest(data) != expected_digest:
             return None, (f"content does not match the digest in its name ({len(data)} bytes): "
-                          f"truncated or damaged")
+                          f"truncated or damaged"), frozenset()
         try:
-            table = pq.ParquetFile(pa.BufferReader(data), page_checksum_verification=True).read()
+            table = pq.ParquetFile(pa.BufferReader(data), page_checksum_verification=True).read(use_threads=False)
         except Exception as error:  # any failure to decode is a damaged file
-            return None, f"{type(error).__name__}: {error}"
-        missing = [name for name in _REQUIRED_COLUMNS if name not in table.column_names]
+            return None, f"{type(error).__name__}: {error}", frozenset()
+        missing = [name for name in RESULTS_SCHEMA.names if name not in table.column_names
+                   and name not in LATER_COLUMNS]
         if missing:
-            return None, f"missing required columns {missing}"
+            return None, f"missing columns {missing}", frozenset()
         columns = []
         for field in RESULTS_SCHEMA:
             if field.name not in table.column_names:
-                # Written before this column existed: it reads as null.
+                # Written before this column existed: it reads as null (an optional
+                # config field at its default, a metric not measured then).
                 columns.append(pa.nulls(table.num_rows, field.type))
                 continue
             try:
                 columns.append(table.column(field.name).cast(field.type))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
                 return None, f"column {field.name} has type {table.schema.field(field.name).type}, " \
-                             f"expected {field.type}: {error}"
-        return pa.Table.from_arrays(columns, schema=RESULTS_SCHEMA), None
+                             f"expected {field.type}: {error}", frozenset()
+        try:
+            verified = pa.Table.from_arrays(columns, schema=RESULTS_SCHEMA)
+            verified.validate(full=True)  # non-nullable columns hold no null
+        except (pa.ArrowInvalid, ValueError) as error:
+            return None, f"rows break the schema: {error}", frozenset()
+        problem = _key_problem(path, verified)
+        if problem is not None:
+            return None, problem, frozenset()
+        return verified, None, frozenset(table.column_names)
+
+    # -- healing ------------------------------------------------------------
+
+    def quarantined(self) -> list[str]:
+        """Paths of every file in the quarantine folder."""
+        found = []
+        for info in self._list(f"{self._root}/{QUARANTINE_FOLDER}"):
+            if info.type == pafs.FileType.Directory:
+                found += [i.path for i in self._list(info.path) if i.type == pafs.FileType.File]
+        return sorted(found)
+
+    def _quarantine(self, path: str, reason: str) -> Optional[str]:
+        """Move a file that failed verification out of every reader's way; None when it cannot be moved."""
+        experiment, name = path.rsplit("/", 2)[-2:]
+        when = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        why = _slug(reason)
+        target = f"{self._root}/{QUARANTINE_FOLDER}/{experiment}/{when}-{why}-{name}{QUARANTINE_SUFFIX}"
+        try:
+            self._fs.create_dir(target.rsplit("/", 1)[0], recursive=True)
+            self._fs.move(path, target)
+        except OSError:
+            return None  # read-only, or another reader moved it first: reported in place
+        return target
+
+    def _drop_superseded(self, paths: list[str]) -> list[str]:
+        """Delete all but the newest of files holding the same keys (a rewrite whose writer died
+        before deleting the older file); returns the paths still there."""
+        by_keys: dict[tuple[str, str], list[str]] = {}
+        for path in paths:
+            stem, digest = _name_parts(path)
+            if digest is not None and stem.startswith("part-"):
+                by_keys.setdefault((path.rsplit("/", 1)[0], stem), []).append(path)
+        dropped = set()
+        for group in by_keys.values():
+            if len(group) < 2:
+                continue
+            infos = self._fs.get_file_info(group)
+            newest = max(infos, key=lambda info: (info.mtime_ns or 0, info.path)).path
+            for path in group:
+                if path != newest:
+                    try:
+                        self._fs.delete_file(path)
+                        dropped.add(path)
+                    except OSError:
+                        pass
+        return [path for path in paths if path not in dropped]
+
+    def _remove_stale_temporaries(self, experiment: str) -> None:
+        now_ns = time.time_ns()
+        for info in self._list(self._experiment_dir(experiment)):
+            if info.type == pafs.FileType.File and info.base_name.startswith(".tmp-") \
+                    and info.mtime_ns is not None and now_ns - info.mtime_ns > STALE_TEMPORARY_S * 1e9:
+                try:
+                    self._fs.delete_file(info.path)
+                except OSError:
+                    pass
+
+    def _read_json(self, path: str) -> Optional[dict]:
+        """A JSON document of the store, or None when there is none."""
+        try:
+            info = self._fs.get_file_info(path)
+            if info.type == pafs.FileType.NotFound:
+                return None
+            if info.size is not None and info.size > MAX_DOCUMENT_BYTES:
+                raise ValueError(f"{info.size} bytes is more than the {MAX_DOCUMENT_BYTES} read")
+            with self._fs.open_input_stream(path) as stream:
+                return json.loads(stream.read().decode())
+        except (OSError, ValueError) as error:  # JSONDecodeError is a ValueError
+            raise StoreError(f"cannot read {path} in store {self.uri}: {type(error).__name__}: {error}") from error
 
     # -- helpers ------------------------------------------------------------
+
+    def _knee_summary_path(self, experiment: str) -> str:
+        self._experiment_dir(experiment)  # the same naming rules
+        return f"{self._root}/{KNEE_SUMMARY_FOLDER}/{experiment}.json"
 
     def _experiment_dir(self, experiment: str) -> str:
         if not experiment or "/" in experiment or is_internal_name(experiment):
@@ -287,6 +519,75 @@ class ResultsStore:
 
     def _exists(self, path: str) -> bool:
         return self._fs.get_file_info(path).type != pafs.FileType.NotFound
+
+
+KNEE_SUMMARY_SUFFIX = "_knee"
+
+_WRITER_STEM = re.compile(r"^part-[0-9a-f]{20}$")  # part-<keys digest>, as write_rows names files
+
+# Reasons that may pass (the file itself may be fine): never quarantined.
+_PASSING = "cannot read:"
+
+
+def _slug(reason: str) -> str:
+    """A short name for why a file failed, for its quarantined name."""
+    for prefix, slug in (("not written by", "foreign"), ("content does not match", "digest"),
+                         ("missing columns", "schema"), ("column ", "schema"), ("rows break", "schema"),
+                         ("keys:", "keys")):
+        if reason.startswith(prefix):
+            return slug
+    return "undecodable"
+
+
+def _key_problem(path: str, rows: pa.Table) -> Optional[str]:
+    """Why the verified rows of ``path`` do not belong under its name, or None."""
+    experiment = path.rsplit("/", 2)[-2]
+    names = set(rows.column("experiment").to_pylist())
+    if names - {experiment}:
+        return f"keys: rows of experiment(s) {sorted(names - {experiment})} in the folder of {experiment!r}"
+    stem, _ = _name_parts(path)
+    if _WRITER_STEM.match(stem) and stem != f"part-{_keys_digest(rows)}":
+        return "keys: the rows' keys do not match the keys digest in the file's name"
+    latest = pc.max(rows.column("finished_at")).as_py() if rows.num_rows else None
+    if latest is not None and latest > datetime.now(timezone.utc) + FUTURE_SLACK:
+        return f"keys: finished_at {latest.isoformat()} is in the future"
+    return None
+
+
+@dataclass(frozen=True)
+class KneeSummaryFile:
+    """One ``_knee/<name>.json``: its parsed content, or why it could not be read.
+
+    ``experiment`` is the knee experiment it describes (``exp4c_knee`` for
+    ``exp4c_knee.json`` and for ``exp4c.json``).
+    """
+
+    experiment: str
+    path: str
+    content: object = None
+    problem: Optional[str] = None
+
+
+# Files are read on a few threads: pyarrow hashes and decodes without the
+# GIL, and a store holds one small file per sweep batch.
+READ_THREADS = max(1, min(4, os.cpu_count() or 1))
+
+
+def _map_threads(function, items: list) -> list:
+    if len(items) < 2 or READ_THREADS == 1:
+        return [function(item) for item in items]
+    with ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="store-read") as pool:
+        return list(pool.map(function, items))
+
+
+def _projected_schema(columns: Optional[Iterable[str]]) -> pa.Schema:
+    if columns is None:
+        return RESULTS_SCHEMA
+    wanted = set(columns) | set(KEY_COLUMNS) | {"finished_at"}
+    unknown = sorted(wanted - set(RESULTS_SCHEMA.names))
+    if unknown:
+        raise StoreError(f"columns: {unknown} are not results-store columns; expected names of RESULTS_SCHEMA")
+    return pa.schema([field for field in RESULTS_SCHEMA if field.name in wanted])
 
 
 def _keys_digest(rows: pa.Table) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Sequence
+from typing import Optional, Sequence
 
 import pyarrow as pa
 import ray
@@ -34,7 +34,8 @@ from ray_jobs.batching import WorkUnit
 from ray_jobs.provenance import Provenance
 from ray_jobs.schema import make_row, rows_to_table
 
-# Retries of a batch whose worker died (process killed, node lost, out of memory).
+# Retries of a batch whose worker died (process killed, node lost). A worker killed for
+# memory is retried at most ray_jobs.connect.OOM_RETRIES times, not forever.
 SYSTEM_FAILURE_RETRIES = 5
 
 
@@ -61,13 +62,17 @@ class BatchResult:
     failures: tuple[UnitFailure, ...]
 
 
-def run_units(units: Sequence[WorkUnit], provenance: Provenance) -> BatchResult:
-    """Simulate each unit; a unit that raises becomes a failure, the rest rows."""
+def run_units(units: Sequence[WorkUnit], provenance: Provenance,
+              max_memory_bytes: Optional[int] = None) -> BatchResult:
+    """Simulate each unit; a unit that raises becomes a failure, the rest rows.
+
+    ``max_memory_bytes``: the work bound's limit (default: simcore's, from this machine).
+    """
     rows, failures = [], []
     for unit in units:
         started = time.perf_counter()
         try:
-            (metrics,) = simulate(unit.config, seeds=[unit.seed])
+            (metrics,) = simulate(unit.config, seeds=[unit.seed], max_memory_bytes=max_memory_bytes)
         except Exception as error:  # reported with its config; the sweep goes on
             failures.append(UnitFailure(unit.experiment, unit.config.config_hash, unit.seed,
                                         unit.config.to_dict(), f"{type(error).__name__}: {error}"))

@@ -6,16 +6,21 @@ Public API (everything else is internal):
 - ``ConfigError``: raised for any out-of-range value; names field, value, allowed.
 - ``simulate(config, seeds)``: one summary dict per seed.
 - ``simulate_transactions(config, seed)``: the per-transaction Arrow table.
-- ``usable_throughput(points)``: highest throughput with success above 95%.
+- ``usable_throughput(points)``: highest throughput with success above 95%
+  (``simcore.usable`` holds the whole rule: which success rate counts, the knee, statuses).
 - ``PROVIDERS``: the object-store latency profiles.
+- ``metric_sets``: other named ways to summarize a run (the reference's heatmap and
+  per-type paths, and ``seed001``, the one seed 001's tables were read with);
+  ``metric_sets.simulate(name, config, seeds)`` is ``simulate`` under one of them.
 """
 
+from simcore import metric_sets
 from simcore.config import ConfigError, SimConfig
-from simcore.metrics import usable_throughput
 from simcore.providers import PROVIDERS
 from simcore.simulate import simulate, simulate_transactions
+from simcore.usable import usable_throughput
 
 __version__ = "0.1.0"
 
-__all__ = ["ConfigError", "PROVIDERS", "SimConfig", "simulate", "simulate_transactions",
+__all__ = ["ConfigError", "PROVIDERS", "SimConfig", "metric_sets", "simulate", "simulate_transactions",
            "usable_throughput", "__version__"]

@@ -1,4 +1,7 @@
-"""Command line: ``python -m simcore run ...`` simulates one config over several seeds.
+"""Command line: ``python -m simcore run ...`` (also ``commit-sweeps simulate``) simulates one config over seeds.
+
+``bench`` simulates seed 000's conditional-write benchmark (simcore/bench.py);
+``fit`` writes a provider profile fitted to measurements (simcore/fit_command.py).
 
 Bad input exits with status 2 and one line naming the field, the value and
 what is allowed, so scripts can tell a usage error from a crash.
@@ -12,6 +15,7 @@ import math
 import sys
 from typing import Optional, Sequence
 
+from simcore import bounds, metric_sets
 from simcore.config import (ARRIVAL_DISTRIBUTIONS, CATALOG_BACKENDS, DEFAULT_CATALOG_LATENCY_MS,
                             TABLE_DISTRIBUTIONS, ConfigError, SimConfig)
 from simcore.providers import PROVIDERS
@@ -62,23 +66,54 @@ def _number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected a number") from None
 
 
-def _parse_seeds(text: str) -> list[int]:
+MAX_SEEDS = 100_000
+SEEDS_HELP = ("a count N (seeds 1..N), or a list of seeds and ranges such as 1,2,3 or 4-6 "
+              "(the same in every command)")
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """The seeds a ``--seeds`` value names, in every command alike.
+
+    A bare number N means seeds 1..N (how many); a value with a comma or a
+    range names the seeds themselves. A single seed other than 1 is
+    written as a one-seed range (``7-7``) or with a trailing comma (``7,``).
+
+    >>> parse_seeds("3"), parse_seeds("1,2,3"), parse_seeds("4-6,9"), parse_seeds("7,")
+    ((1, 2, 3), (1, 2, 3), (4, 5, 6, 9), (7,))
+    """
+    allowed = SEEDS_HELP
+    text = str(text).strip()
     try:
-        seeds = [int(part) for part in text.split(",") if part.strip()]
+        if text.isdigit():
+            count = int(text)
+            if not 1 <= count <= MAX_SEEDS:
+                raise ValueError
+            return tuple(range(1, count + 1))
+        seeds: list[int] = []
+        for part in (part.strip() for part in text.split(",")):
+            if not part:
+                continue
+            low, _, high = part.partition("-")
+            first, last = int(low), int(high or low)
+            if first < 0 or last < first or last > bounds.MAX_SEED or len(seeds) + last - first + 1 > MAX_SEEDS:
+                raise ValueError
+            seeds.extend(range(first, last + 1))
     except ValueError:
-        raise ConfigError("seeds", text, "a comma-separated list of integers >= 0, e.g. 1,2,3") from None
-    if not seeds or any(s < 0 for s in seeds):
-        raise ConfigError("seeds", text, "a comma-separated list of integers >= 0, e.g. 1,2,3")
+        raise ConfigError("seeds", text, allowed + f", at most {MAX_SEEDS:,} seeds, each <= {bounds.MAX_SEED}") from None
+    if not seeds:
+        raise ConfigError("seeds", text, allowed)
     if len(set(seeds)) != len(seeds):
         raise ConfigError("seeds", text, "distinct seeds")
-    return seeds
+    return tuple(seeds)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m simcore", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    run = commands.add_parser("run", help="simulate one config for each seed and print the summaries")
-    run.add_argument("--provider", required=True, help="object store: " + ", ".join(PROVIDERS))
+SIMULATE_HELP = "simulate one config for each seed and print the summaries"
+
+
+def configure(run: argparse.ArgumentParser) -> None:
+    """The flags of one simulation: ``python -m simcore run`` and ``commit-sweeps simulate``."""
+    run.add_argument("--provider", default=None,
+                     help="object store: " + ", ".join(PROVIDERS) + " (or the name in --provider-file)")
     run.add_argument("--catalog", required=True, help="catalog back-end: " + ", ".join(CATALOG_BACKENDS)
                      + " (append: conditional-append log, s3x/azurex/azure)")
     run.add_argument("--catalog-latency-ms", type=_number, default=None,
@@ -107,11 +142,64 @@ def build_parser() -> argparse.ArgumentParser:
                      help="per-object write limit on the catalog object (token bucket; default: none)")
     run.add_argument("--throttle-object-writes", action="store_true",
                      help="apply the provider's documented per-object write limit (GCS: 1/s; others: none)")
-    run.add_argument("--seeds", required=True, help="comma-separated seeds, e.g. 1,2,3")
+    run.add_argument("--vo-convoy", default="catalog",
+                     help="historical manifest lists a VO reads after a same-table conflict: catalog (default, "
+                          "one per commit to any table, as the reference) or table (one per commit to its table, "
+                          "as seed 001's multi-table figures need)")
+    run.add_argument("--metric-set", default=metric_sets.DEFAULT_METRIC_SET,
+                     help="how the summary is computed: " + ", ".join(metric_sets.METRIC_SETS)
+                          + " (default steady-state; seed001 reproduces seed 001's tables, docs/published.md)")
+    _latency_flags(run)
+    run.add_argument("--seeds", required=True, help=SEEDS_HELP)
     run.add_argument("--json", action="store_true", help="one JSON object per seed per line")
     run.add_argument("--transactions-dir", default=None,
                      help="also write every transaction of each seed to DIR/<config_hash>-seed<seed>.parquet")
+    run.add_argument("--max-memory", default=None, metavar="SIZE",
+                     help=f"refuse a run estimated to need more memory than this, e.g. 4G (default "
+                          f"${bounds.MEMORY_LIMIT_ENV} if set, else half this machine's memory)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m simcore", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    configure(commands.add_parser("run", help=SIMULATE_HELP))
+
+    bench = commands.add_parser("bench", help="simulate seed 000's conditional-write benchmark: N clients "
+                                "reading then conditionally writing one object, no retry")
+    bench.add_argument("--provider", default=None,
+                       help="object store: " + ", ".join(PROVIDERS) + " (or the name in --provider-file)")
+    bench.add_argument("--operation", required=True, help="cas (read, then conditional overwrite) or append "
+                       "(read the length, then position-conditional append)")
+    bench.add_argument("--clients", required=True, help="client counts: 1-16, 4 or 1,2,4,8")
+    bench.add_argument("--duration-s", type=_number, default=300.0, help="simulated seconds per run (default 300)")
+    _latency_flags(bench)
+    bench.add_argument("--seeds", required=True, help=SEEDS_HELP)
+    bench.add_argument("--json", action="store_true", help="one JSON object per client count per line")
+
+    from simcore import fit_command
+    fit = commands.add_parser("fit", help="write a provider profile (TOML) fitted to conditional-write "
+                              "measurements", description=fit_command.__doc__.split("\n\n")[0])
+    fit_command.configure(fit)
     return parser
+
+
+def _latency_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--latency-model", default="reference",
+                        help="reference (default: MODEL.md's provider table, as the reference simulator) or "
+                             "measured (fitted to seed 000: docs/measured.md)")
+    parser.add_argument("--provider-file", default=None, metavar="PATH",
+                        help="a provider profile (TOML) to simulate instead of a built-in one (docs/measured.md)")
+
+
+def latency_fields(provider: Optional[str], latency_model: Optional[str], provider_file: Optional[str]) -> dict:
+    """The SimConfig fields for a command's --provider, --latency-model and --provider-file."""
+    from simcore.bench import resolve_profile
+    from simcore.profiles import canonical_json
+
+    profile = resolve_profile(provider, latency_model, provider_file)
+    if provider_file is not None:
+        return {"provider": profile.name, "provider_profile": canonical_json(profile)}
+    return {"provider": profile.name, "latency_model": None if latency_model == "reference" else latency_model}
 
 
 def _config_from_args(args: argparse.Namespace) -> SimConfig:
@@ -121,22 +209,23 @@ def _config_from_args(args: argparse.Namespace) -> SimConfig:
     alpha = args.zipf_alpha
     if alpha is not None and args.table_dist != "zipf":
         raise ConfigError("zipf_alpha", alpha, "no value unless --table-dist zipf")
+    profile_fields = latency_fields(args.provider, args.latency_model, args.provider_file)
     throttle = args.cas_throttle_per_s
     if args.throttle_object_writes:
         if throttle is not None:
             raise ConfigError("cas_throttle_per_s", throttle, "no value with --throttle-object-writes")
-        documented = PROVIDERS[args.provider].object_writes_per_s if args.provider in PROVIDERS else None
+        documented = SimConfig(**profile_fields).latency_profile.object_writes_per_s
         throttle = documented if args.catalog != "service" else None
-    return SimConfig(
+    return SimConfig(**profile_fields,
         retry_policy=args.retry_policy, backoff_base_ms=args.backoff_base_ms,
         backoff_multiplier=args.backoff_multiplier, backoff_cap_ms=args.backoff_cap_ms,
         backoff_jitter=args.backoff_jitter, cas_throttle_per_s=throttle,
-        provider=args.provider, catalog=args.catalog, catalog_latency_ms=latency,
+        catalog=args.catalog, catalog_latency_ms=latency,
         num_tables=args.num_tables, table_distribution=args.table_dist, zipf_alpha=alpha,
         fast_append_ratio=args.fast_append_ratio, merge_append_ratio=args.merge_append_ratio,
         inter_arrival_scale_ms=args.inter_arrival_scale_ms, arrivals=args.arrivals,
         duration_s=args.duration_s, retry=args.retry,
-        real_conflict_probability=args.real_conflict_probability)
+        real_conflict_probability=args.real_conflict_probability, vo_convoy=args.vo_convoy)
 
 
 def _json_value(value):
@@ -154,20 +243,39 @@ def _format(value, fmt: str) -> str:
 
 
 def render_table(config: SimConfig, rows: list[dict]) -> str:
-    heading = (f"{config.provider} / {config.catalog} catalog"
+    model = ("" if config.provider_profile is None
+             else " (measured latency model)" if config.latency_model == "measured" else " (provider file)")
+    heading = (f"{config.provider}{model} / {config.catalog} catalog"
                + (f" ({config.catalog_latency_ms:g} ms)" if config.catalog == "service" else "")
                + f", {config.num_tables} table(s) {config.table_distribution}"
                + f", FA {config.fast_append_ratio:g}, inter-arrival {config.inter_arrival_scale_ms:g} ms"
                + f" {config.arrivals}, {config.duration_s:g} s, window [{config.warmup_s:g}, "
                + f"{config.duration_s - config.warmup_s:g}) s, config {config.config_hash}")
-    cells = [[title for _, title, _ in TABLE_COLUMNS]]
-    cells += [[_format(row[key], fmt) for key, _, fmt in TABLE_COLUMNS] for row in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(TABLE_COLUMNS))]
+    columns = [column for column in TABLE_COLUMNS if any(column[0] in row for row in rows)]
+    if rows and "metric_set" in rows[0]:
+        heading += f", metric set {rows[0]['metric_set']}"
+    cells = [[title for _, title, _ in columns]]
+    cells += [[_format(row.get(key), fmt) for key, _, fmt in columns] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
     lines = ["  ".join(cell.rjust(w) for cell, w in zip(line, widths)) for line in cells]
     return "\n".join([heading, *lines])
 
 
-def _write_transactions(config: SimConfig, seeds: list[int], directory: str) -> None:
+def _check_transactions_dir(directory: str) -> None:
+    """The directory exists or can be made, and is writable; else a ConfigError."""
+    import os
+
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise ConfigError("transactions_dir", directory, "a directory (this path is a file)")
+    parent = directory
+    while parent and not os.path.exists(parent):  # the nearest existing ancestor must be writable
+        parent = os.path.dirname(parent.rstrip(os.sep))
+    parent = parent or "."
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError("transactions_dir", directory, f"a writable directory ({parent} is not writable)")
+
+
+def _write_transactions(config: SimConfig, seeds: list[int], directory: str, max_memory_bytes: int) -> None:
     import os
 
     import pyarrow.parquet as pq
@@ -176,7 +284,7 @@ def _write_transactions(config: SimConfig, seeds: list[int], directory: str) -> 
     for seed in seeds:
         path = os.path.join(directory, f"{config.config_hash}-seed{seed}.parquet")
         partial = path + ".partial"
-        pq.write_table(simulate_transactions(config, seed), partial)
+        pq.write_table(simulate_transactions(config, seed, max_memory_bytes=max_memory_bytes), partial)
         os.replace(partial, path)  # never leave a torn file under the final name
         print(f"wrote {path}", file=sys.stderr)
 
@@ -184,14 +292,38 @@ def _write_transactions(config: SimConfig, seeds: list[int], directory: str) -> 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        seeds = _parse_seeds(args.seeds)
-        config = _config_from_args(args)
+        if args.command == "fit":
+            from simcore import fit_command
+            return fit_command.run(args)
+        if args.command == "bench":
+            return _bench(args, list(parse_seeds(args.seeds)))
     except (_UsageError, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
-    rows = simulate(config, seeds)
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Simulate the config the flags describe; bad values exit 2 with one line."""
+    try:
+        seeds = list(parse_seeds(args.seeds))
+        config = _config_from_args(args)
+        if args.metric_set not in metric_sets.METRIC_SETS:
+            raise ConfigError("metric_set", args.metric_set, "one of " + ", ".join(metric_sets.METRIC_SETS))
+        # Everything that could fail is checked before the first simulated second.
+        limit_bytes, limit_source = bounds.memory_limit(args.max_memory)
+        bounds.check(config, limit_bytes, limit_source)
+        if args.transactions_dir:
+            _check_transactions_dir(args.transactions_dir)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    if args.metric_set == metric_sets.DEFAULT_METRIC_SET:
+        rows = simulate(config, seeds, max_memory_bytes=limit_bytes)
+    else:
+        rows = metric_sets.simulate(args.metric_set, config, seeds)
     if args.transactions_dir:
-        _write_transactions(config, seeds, args.transactions_dir)
+        _write_transactions(config, seeds, args.transactions_dir, limit_bytes)
     if args.json:
         fields = config.to_dict()
         for row in rows:
@@ -199,4 +331,39 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(json.dumps({k: _json_value(v) for k, v in record.items()}, allow_nan=False))
     else:
         print(render_table(config, rows))
+    return 0
+
+
+BENCH_COLUMNS = (("clients", "clients", "{:d}"), ("goodput_ops", "goodput op/s", "{:.2f}"),
+                 ("failure_rate", "failed", "{:.1%}"), ("latency_mean_ms", "mean ms", "{:.1f}"),
+                 ("latency_p50_ms", "p50 ms", "{:.1f}"), ("latency_p95_ms", "p95 ms", "{:.1f}"),
+                 ("latency_p99_ms", "p99 ms", "{:.1f}"))
+
+
+def _bench(args: argparse.Namespace, seeds: list[int]) -> int:
+    """``bench``: bad input raises ConfigError (exit 2 in main) before anything runs."""
+    import time
+
+    from simcore.bench import OPERATIONS, bench, parse_clients, resolve_profile
+
+    profile = resolve_profile(args.provider, args.latency_model, args.provider_file)
+    if args.operation not in OPERATIONS:
+        raise ConfigError("operation", args.operation, "one of " + ", ".join(OPERATIONS))
+    clients = parse_clients(args.clients)
+    started = time.perf_counter()
+    results = bench(profile, args.operation, clients, seeds, args.duration_s)
+    elapsed = time.perf_counter() - started
+    if args.json:
+        for result in results:
+            print(json.dumps({k: _json_value(v) for k, v in result.to_json().items()}, allow_nan=False))
+    else:
+        model = f"profile {args.provider_file}" if args.provider_file else f"{args.latency_model} latency model"
+        print(f"{profile.name} {args.operation} benchmark, {model}, {args.duration_s:g} s x seeds "
+              f"{','.join(map(str, seeds))}: closed loop, read then conditional write, no retry")
+        cells = [[title for _, title, _ in BENCH_COLUMNS]]
+        cells += [[_format(getattr(r, key), fmt) for key, _, fmt in BENCH_COLUMNS] for r in results]
+        widths = [max(len(line[i]) for line in cells) for i in range(len(BENCH_COLUMNS))]
+        print("\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in cells))
+    print(f"simulated {len(clients)} client counts x {len(seeds)} seeds x {args.duration_s:g} s in {elapsed:.2f} s",
+          file=sys.stderr)
     return 0

@@ -16,10 +16,11 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from simcore.providers import PROVIDERS
+from simcore.providers import PROVIDERS, Provider
 
 CATALOG_BACKENDS = ("storage", "service", "append")
 RETRY_POLICIES = ("immediate", "backoff", "split")
+VO_CONVOYS = ("catalog", "table")
 TABLE_DISTRIBUTIONS = ("uniform", "zipf")
 ARRIVAL_DISTRIBUTIONS = ("lognormal", "exponential")
 
@@ -90,6 +91,24 @@ class SimConfig:
             finds none is refused after its round trip (a failed attempt, as a
             429 from GCS). None: unlimited. GCS documents about 1 write/s.
         cas_throttle_burst: the bucket's size (default 1); only with a throttle.
+        vo_convoy: how many historical manifest lists a ValidatedOverwrite
+            (and a MergeAppend's re-merge) reads after a same-table conflict.
+            None or ``catalog``: one per catalog commit it fell behind, to any
+            table (the reference at revision 3bded463, MODEL.md). ``table``:
+            one per commit to its own table, as Iceberg's validation history
+            reads and as seed 001 describes; its multi-table VO figures need
+            it (docs/published.md).
+        latency_model: None or ``reference`` (MODEL.md's provider table, as the
+            reference simulator) or ``measured`` (the profiles fitted to seed
+            000's conditional-write benchmark: failed vs successful conditional
+            writes, latency growing with concurrent conditional requests, the
+            read observed when sent; docs/measured.md). ``measured`` fills in
+            ``provider_profile`` with the provider's measured profile.
+        provider_profile: the latency profile simulated instead of the built-in
+            one, as canonical JSON (``simcore.profiles.canonical_json``; a
+            ``--provider-file`` is read into it). The content, not a path, so
+            the config hash names the figures and workers need no file;
+            ``provider`` must equal the profile's name.
 
     Fields that are None do not enter ``config_hash``, so adding an optional
     behaviour later leaves the hash of every existing config unchanged.
@@ -120,6 +139,9 @@ class SimConfig:
     backoff_jitter: Optional[float] = None
     cas_throttle_per_s: Optional[float] = None
     cas_throttle_burst: Optional[float] = None
+    vo_convoy: Optional[str] = None
+    latency_model: Optional[str] = None
+    provider_profile: Optional[str] = None
 
     def __post_init__(self) -> None:
         # Normalise the fields that only apply to one mode, so that two configs
@@ -130,12 +152,22 @@ class SimConfig:
             object.__setattr__(self, "zipf_alpha", DEFAULT_ZIPF_ALPHA)
         if self.retry_policy == "immediate":
             object.__setattr__(self, "retry_policy", None)
+        if self.vo_convoy == "catalog":
+            object.__setattr__(self, "vo_convoy", None)
         if self.retry_policy in ("backoff", "split"):
             for name, default in DEFAULT_BACKOFF.items():
                 if getattr(self, name) is None:
                     object.__setattr__(self, name, default)
         if self.cas_throttle_per_s is not None and self.cas_throttle_burst is None:
             object.__setattr__(self, "cas_throttle_burst", 1.0)
+        if self.latency_model == "reference":
+            object.__setattr__(self, "latency_model", None)
+        if self.latency_model == "measured" and self.provider_profile is None and isinstance(self.provider, str):
+            from simcore.profiles import canonical_json, measured_profile
+            object.__setattr__(self, "provider_profile", canonical_json(measured_profile(self.provider)))
+        if self.provider_profile is not None:
+            from simcore.profiles import canonical_json, profile_from_json
+            object.__setattr__(self, "provider_profile", canonical_json(profile_from_json(self.provider_profile)))
         for name in ("catalog_latency_ms", "zipf_alpha", "fast_append_ratio", "merge_append_ratio",
                      "inter_arrival_scale_ms", "inter_arrival_sigma", "runtime_median_ms",
                      "runtime_sigma", "runtime_min_ms", "duration_s", "real_conflict_probability",
@@ -157,8 +189,16 @@ class SimConfig:
         return min(WARMUP_MAX_S, max(WARMUP_MIN_S, WARMUP_RUNTIME_MULTIPLE * self.runtime_median_ms / 1000.0))
 
     @property
+    def latency_profile(self) -> Provider:
+        """The provider profile this config simulates: its own, or the built-in one."""
+        if self.provider_profile is not None:
+            from simcore.profiles import profile_from_json
+            return profile_from_json(self.provider_profile)
+        return PROVIDERS[self.provider]
+
+    @property
     def validated_overwrite_ratio(self) -> float:
-        return max(0.0, 1.0 - self.fast_append_ratio - self.merge_append_ratio)
+        return validated_overwrite_ratio(self.fast_append_ratio, self.merge_append_ratio)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -182,6 +222,11 @@ class SimConfig:
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+def validated_overwrite_ratio(fast_append_ratio: float, merge_append_ratio: float) -> float:
+    """The ValidatedOverwrite share of a mix: what FastAppend and MergeAppend leave."""
+    return max(0.0, 1.0 - fast_append_ratio - merge_append_ratio)
+
+
 def _is_real(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -199,7 +244,12 @@ def _require_choice(config: SimConfig, field: str, choices) -> None:
 
 
 def _validate(c: SimConfig) -> None:
-    _require_choice(c, "provider", tuple(PROVIDERS))
+    if c.latency_model is not None:
+        _require_choice(c, "latency_model", ("reference", "measured"))
+    if c.provider_profile is None:
+        _require_choice(c, "provider", tuple(PROVIDERS))
+    elif c.provider != c.latency_profile.name:
+        raise ConfigError("provider", c.provider, f"the provider profile's name {c.latency_profile.name!r}")
     _require_choice(c, "catalog", CATALOG_BACKENDS)
     if c.catalog == "service":
         _require_real(c, "catalog_latency_ms", "a number > 0 (ms)", lambda v: v > 0)
@@ -228,9 +278,10 @@ def _validate(c: SimConfig) -> None:
         raise ConfigError("retry", c.retry, "an integer in [0, 1000]")
     _require_real(c, "real_conflict_probability", "a probability in [0, 1]", lambda v: 0 <= v <= 1)
     _require_real(c, "merge_manifests_per_commit", "a number >= 0", lambda v: v >= 0)
-    if c.catalog == "append" and not PROVIDERS[c.provider].supports_append:
+    if c.catalog == "append" and not c.latency_profile.supports_append:
         raise ConfigError("provider", c.provider, "a provider with conditional append ("
-                          + ", ".join(p for p in PROVIDERS if PROVIDERS[p].supports_append) + ") for catalog=append")
+                          + ", ".join(p for p in PROVIDERS if PROVIDERS[p].supports_append)
+                          + ", or a profile with an [append] table) for catalog=append")
     if c.retry_policy is not None:
         _require_choice(c, "retry_policy", RETRY_POLICIES)
         _require_real(c, "backoff_base_ms", "a number >= 0 (ms)", lambda v: v >= 0)
@@ -241,6 +292,8 @@ def _validate(c: SimConfig) -> None:
         for name in DEFAULT_BACKOFF:
             if getattr(c, name) is not None:
                 raise ConfigError(name, getattr(c, name), "no value unless retry_policy is backoff or split")
+    if c.vo_convoy is not None:
+        _require_choice(c, "vo_convoy", VO_CONVOYS)
     if c.cas_throttle_per_s is not None:
         if c.catalog == "service":
             raise ConfigError("cas_throttle_per_s", c.cas_throttle_per_s,

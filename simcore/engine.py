@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from simcore.config import SimConfig
-from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, PROVIDERS, Lognormal
+from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, Lognormal
 from simcore.workload import MERGE_APPEND, VALIDATED_OVERWRITE, Workload
 
 # Latency slots, in the order of the arrays handed to the kernel.
@@ -46,7 +46,8 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
 # Slots of the protocol-parameter array handed to the kernel.
 (P_MAX_RETRIES, P_REAL_CONFLICT, P_MERGE_MANIFESTS, P_DURATION_MS, P_POLICY, P_BACKOFF_BASE_MS,
  P_BACKOFF_MULTIPLIER, P_BACKOFF_CAP_MS, P_BACKOFF_JITTER, P_THROTTLE_PER_MS, P_THROTTLE_BURST,
- P_DISCOVERY_READ) = range(12)
+ P_DISCOVERY_READ, P_FAILED_MULTIPLIER, P_CONTENTION_EXPONENT, P_CONTENTION_SIGMA,
+ P_READ_OBSERVED_AT, P_DECIDED_AT, P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA, P_CONVOY_PER_TABLE) = range(20)
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ EXACT_SUM_MAX_TERMS = 32
 
 def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(median, sigma, floor, moments[mean, var, third central]) per latency slot."""
-    provider = PROVIDERS[config.provider]
+    provider = config.latency_profile
     if config.catalog == "service":
         catalog_read = catalog_cas = Lognormal.fixed(config.catalog_latency_ms)
     elif config.catalog == "append":
@@ -120,7 +121,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(12)
+    params = np.zeros(20)
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
     params[P_MERGE_MANIFESTS] = config.merge_manifests_per_commit
@@ -136,6 +137,23 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         params[P_THROTTLE_BURST] = config.cas_throttle_burst
     # An append catalog learns its commit's outcome by reading the log back.
     params[P_DISCOVERY_READ] = 1.0 if config.catalog == "append" else 0.0
+    params[P_CONVOY_PER_TABLE] = 1.0 if config.vo_convoy == "table" else 0.0
+    # The measured model's terms (all at their no-op values for the reference
+    # profiles, where the kernel then draws exactly as before).
+    params[P_READ_OBSERVED_AT] = 1.0
+    params[P_FAILED_MULTIPLIER] = 1.0
+    params[P_DECIDED_AT] = 1.0
+    if config.catalog != "service":  # a catalog service's fixed latency has no storage terms
+        profile = config.latency_profile
+        failed, exponent, sigma_per_ln, decided_at = profile.conditional_terms(
+            "append" if config.catalog == "append" else "cas")
+        params[P_FAILED_MULTIPLIER] = failed
+        params[P_DECIDED_AT] = decided_at
+        # Contention delays the CAS, or the catalog reads (before they observe it).
+        into_read = profile.contention_in("append" if config.catalog == "append" else "cas") == "read"
+        params[P_READ_CONTENTION_EXPONENT if into_read else P_CONTENTION_EXPONENT] = exponent
+        params[P_READ_CONTENTION_SIGMA if into_read else P_CONTENTION_SIGMA] = sigma_per_ln
+        params[P_READ_OBSERVED_AT] = profile.read_observed_at
     return params
 
 
@@ -261,6 +279,11 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     throttle_burst = params[P_THROTTLE_BURST]
     discovery_read = params[P_DISCOVERY_READ] > 0.0
     policy = params[P_POLICY]
+    convoy_per_table = params[P_CONVOY_PER_TABLE] > 0.0
+    decided_at = params[P_DECIDED_AT]  # share of a CAS's latency before the object decides it
+    success_tail = 1.0 - decided_at  # ... and after, until the answer arrives
+    failure_tail = params[P_FAILED_MULTIPLIER] - decided_at  # a failure may answer later still
+    read_lag = 1.0 - params[P_READ_OBSERVED_AT]  # share of a read's latency after it observed the catalog
 
     table_version = np.zeros(num_tables, dtype=np.int64)
     snapshot_version = np.zeros(n, dtype=np.int64)
@@ -269,6 +292,15 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     seq = 0
     tokens = throttle_burst  # the throttled object's token bucket ...
     tokens_at = 0.0  # ... as of this instant
+    # The measured model's bookkeeping: conditional requests in flight on the
+    # catalog object, each transaction's last CAS and catalog-read latency,
+    # and when each commit happened and to which table (a read that observed
+    # the catalog before it returned sees the state as of then).
+    inflight = np.zeros(1, dtype=np.int64)
+    cas_ms = np.zeros(n, dtype=np.float64)
+    read_ms = np.zeros(n, dtype=np.float64)
+    commit_at = np.zeros(n + 1 if read_lag > 0.0 else 1, dtype=np.float64)
+    commit_table = np.zeros(n + 1 if read_lag > 0.0 else 1, dtype=np.int64)
 
     heap_t = np.empty(n + 1, dtype=np.float64)
     heap_c = np.empty(n + 1, dtype=np.int64)
@@ -280,7 +312,8 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         # catalog read, whose completion is its first instant of interest.
         while next_arrival < n and (size == 0 or submit[next_arrival] <= heap_t[0]):
             k = next_arrival
-            t_read = submit[k] + _draw(rng, CATALOG_READ, mu, sigma, floor)
+            read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight)
+            t_read = submit[k] + read_ms[k]
             size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
             next_arrival += 1
         if size == 0:
@@ -305,19 +338,25 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             else:
                 outcome = _CAS_REFUSED
                 throttled[k] += 1
-            t_decided = t + _draw(rng, CATALOG_CAS, mu, sigma, floor)
-            size = _heap_push(heap_t, heap_c, size, t_decided, 4 * k + outcome)
+            cas_ms[k] = _draw_cas(rng, mu, sigma, floor, params, inflight)
+            size = _heap_push(heap_t, heap_c, size, t + decided_at * cas_ms[k], 4 * k + outcome)
             continue
 
         if kind == _CAS_DECIDED or kind == _CAS_REFUSED:
+            inflight[0] -= 1
             t_learned = t
             if discovery_read:
-                t_learned += _draw(rng, CATALOG_READ, mu, sigma, floor)
+                t_learned += _draw_read(rng, mu, sigma, floor, params, inflight)
             if kind == _CAS_DECIDED and seq == snapshot_seq[k]:
                 seq += 1
                 table_version[tbl] += 1
                 commit_seq[k] = seq
+                if read_lag > 0.0:
+                    commit_at[seq] = t
+                    commit_table[seq] = tbl
                 commit_ms[k] = t
+                if success_tail > 0.0:
+                    t_learned += success_tail * cas_ms[k]
                 if t_learned < duration_ms:
                     status[k] = COMMITTED
                     end_ms[k] = t_learned
@@ -326,31 +365,41 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 # policy waits first, so that the read (and the retry built on
                 # it) sees the commits made meanwhile.
                 t_read = t_learned
+                if failure_tail > 0.0:  # the answer arrives after the decision
+                    t_read += failure_tail * cas_ms[k]
                 if policy == BACKOFF and retries[k] < max_retries:
                     t_read += _backoff_ms(params, rng, retries[k] + 1)
-                t_read += _draw(rng, CATALOG_READ, mu, sigma, floor)
+                read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight)
+                t_read += read_ms[k]
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
             continue
 
-        # A catalog read completed at t: it observes the state now.
+        # A catalog read completed at t: it observed the state now, or (the
+        # measured model) when the request reached the object.
+        seen_seq = seq
+        seen_version = table_version[tbl]
+        if read_lag > 0.0:
+            seen_seq, seen_version = _observed(t - read_lag * read_ms[k], seq, tbl, table_version, commit_at,
+                                               commit_table)
         if not started[k]:
             started[k] = True
-            snapshot_seq[k] = seq
-            snapshot_version[k] = table_version[tbl]
+            snapshot_seq[k] = seen_seq
+            snapshot_version[k] = seen_version
             snapshot_ms[k] = t
             commit_start[k] = t + runtime[k]
             t_ready = commit_start[k] + _attempt_io(rng, mu, sigma, floor)
             ml_reads[k] += 1
             mf_writes[k] += 1
             ml_writes[k] += 1
-            size = _schedule_cas(heap_t, heap_c, size, k, t_ready, throttle_per_ms, rng, mu, sigma, floor)
+            size = _schedule_cas(heap_t, heap_c, size, k, t_ready, throttle_per_ms, rng, mu, sigma, floor, params,
+                                 inflight, cas_ms)
             continue
 
         # A read after a failed CAS. A refresh is the second read of the split
         # policy, made after backing off from a same-table conflict (already counted).
         refresh = refreshing[k]
         refreshing[k] = False
-        overlap = refresh or table_version[tbl] != snapshot_version[k]
+        overlap = refresh or seen_version != snapshot_version[k]
         if not refresh:
             if overlap:
                 same_table[k] += 1
@@ -359,10 +408,14 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             if overlap and policy == SPLIT and retries[k] < max_retries:
                 # Same-table conflict: wait, then read again before redoing the work.
                 refreshing[k] = True
-                t_read = t + _backoff_ms(params, rng, same_table[k]) + _draw(rng, CATALOG_READ, mu, sigma, floor)
+                t_read = t + _backoff_ms(params, rng, same_table[k])  # drawn first, as it always was
+                read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight)
+                t_read += read_ms[k]
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
                 continue
-        behind = seq - snapshot_seq[k]
+        # The convoy's length: commits missed since the snapshot, to any table
+        # (the reference) or, with vo_convoy="table", to this table only.
+        behind = seen_version - snapshot_version[k] if convoy_per_table else seen_seq - snapshot_seq[k]
         t_next = t
         if overlap:
             if op[k] == VALIDATED_OVERWRITE:  # the I/O convoy, then validation
@@ -381,25 +434,76 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             _finish(status, end_ms, k, ABORTED_MAX_RETRIES, t_next, duration_ms)
             continue
         retries[k] += 1
-        snapshot_seq[k] = seq
-        snapshot_version[k] = table_version[tbl]
+        snapshot_seq[k] = seen_seq
+        snapshot_version[k] = seen_version
         snapshot_ms[k] = t
         if overlap:  # only a same-table conflict forces the manifests to be rewritten
             t_next += _attempt_io(rng, mu, sigma, floor)
             ml_reads[k] += 1
             mf_writes[k] += 1
             ml_writes[k] += 1
-        size = _schedule_cas(heap_t, heap_c, size, k, t_next, throttle_per_ms, rng, mu, sigma, floor)
+        size = _schedule_cas(heap_t, heap_c, size, k, t_next, throttle_per_ms, rng, mu, sigma, floor, params,
+                             inflight, cas_ms)
     return seq
 
 
 @numba.njit(cache=True, inline="always")
-def _schedule_cas(heap_t, heap_c, size, k, t_ready, throttle_per_ms, rng, mu, sigma, floor):
+def _schedule_cas(heap_t, heap_c, size, k, t_ready, throttle_per_ms, rng, mu, sigma, floor, params, inflight,
+                  cas_ms):
     """Send transaction k's CAS at t_ready: straight to its decision, or into the throttle's queue."""
     if throttle_per_ms > 0.0:
         return _heap_push(heap_t, heap_c, size, t_ready, 4 * k + _CAS_ISSUED)
-    t_decided = t_ready + _draw(rng, CATALOG_CAS, mu, sigma, floor)
-    return _heap_push(heap_t, heap_c, size, t_decided, 4 * k + _CAS_DECIDED)
+    cas_ms[k] = _draw_cas(rng, mu, sigma, floor, params, inflight)
+    return _heap_push(heap_t, heap_c, size, t_ready + params[P_DECIDED_AT] * cas_ms[k], 4 * k + _CAS_DECIDED)
+
+
+@numba.njit(cache=True, inline="always")
+def _draw_cas(rng, mu, sigma, floor, params, inflight):
+    """A conditional write's latency, issued now; it joins the requests in flight."""
+    inflight[0] += 1
+    return draw_contended(rng, mu[CATALOG_CAS], sigma[CATALOG_CAS], floor[CATALOG_CAS], inflight[0],
+                          params[P_CONTENTION_EXPONENT], params[P_CONTENTION_SIGMA])
+
+
+@numba.njit(cache=True, inline="always")
+def _draw_read(rng, mu, sigma, floor, params, inflight):
+    """A catalog read's latency, sent now (the conditional requests in flight may slow it)."""
+    return draw_contended(rng, mu[CATALOG_READ], sigma[CATALOG_READ], floor[CATALOG_READ], inflight[0] + 1,
+                          params[P_READ_CONTENTION_EXPONENT], params[P_READ_CONTENTION_SIGMA])
+
+
+@numba.njit(cache=True, inline="always")
+def draw_contended(rng, mu, sigma, floor, in_flight, exponent, sigma_per_ln):
+    """A floored lognormal whose median grows as in_flight^exponent and sigma by sigma_per_ln x ln(in_flight).
+
+    Without contention terms (the reference) it draws exactly as ``_draw``:
+    one normal, the same value.
+    """
+    if sigma == 0.0:
+        return np.exp(mu)
+    if in_flight > 1 and (exponent != 0.0 or sigma_per_ln != 0.0):
+        log_c = np.log(in_flight)
+        mu = mu + exponent * log_c
+        sigma = sigma + sigma_per_ln * log_c
+    value = np.exp(mu + sigma * rng.standard_normal())
+    return value if value > floor else floor
+
+
+@numba.njit(cache=True)
+def _observed(t_seen, seq, tbl, table_version, commit_at, commit_table):
+    """(catalog seq, version of table tbl) as of t_seen, from the commits so far (commit_at is sorted)."""
+    lo, hi = 0, seq  # the commits 1..seq; find how many were made at or before t_seen
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if commit_at[mid] <= t_seen:
+            lo = mid
+        else:
+            hi = mid - 1
+    version = table_version[tbl]
+    for j in range(lo + 1, seq + 1):
+        if commit_table[j] == tbl:
+            version -= 1
+    return lo, version
 
 
 @numba.njit(cache=True, inline="always")

@@ -8,9 +8,6 @@ the reference, so they count nowhere.
 
 from __future__ import annotations
 
-import math
-from typing import Optional
-
 import numpy as np
 import pyarrow as pa
 
@@ -23,6 +20,28 @@ NAN = float("nan")
 
 # Prefix and op code of the per-type metric groups.
 OP_PREFIXES = (("fa", FAST_APPEND), ("vo", VALIDATED_OVERWRITE), ("ma", MERGE_APPEND))
+
+# Kinds of summary metric; the results store derives its column types from them.
+COUNT, REAL, COUNT_PER_TABLE, REAL_PER_TABLE = "count", "real", "count per table", "real per table"
+
+# Every key of a ``summarize`` row (besides the seed), with its kind. Per-table
+# lists have one entry per table; table 0 is Zipf rank 1.
+SUMMARY_METRICS = (
+    ("n_arrivals", COUNT), ("n_unfinished", COUNT), ("n_txns", COUNT), ("n_committed", COUNT),
+    ("n_aborted", COUNT), ("aborted_max_retries", COUNT), ("aborted_validation", COUNT),
+    ("success_rate", REAL), ("throughput_cps", REAL), ("commit_latency_mean_ms", REAL),
+    ("commit_latency_p50_ms", REAL), ("commit_latency_p95_ms", REAL), ("commit_latency_p99_ms", REAL),
+    ("retries_mean", REAL), ("conflicts_same_table", COUNT), ("conflicts_catalog_only", COUNT),
+    ("cas_throttled", COUNT),
+    *((f"{prefix}_{name}", kind) for prefix, _ in OP_PREFIXES
+      for name, kind in (("n_txns", COUNT), ("success_rate", REAL), ("throughput_cps", REAL),
+                         ("commit_latency_mean_ms", REAL), ("commit_latency_p99_ms", REAL))),
+    ("table_n_txns", COUNT_PER_TABLE), ("table_n_committed", COUNT_PER_TABLE),
+    ("table_success_rate", REAL_PER_TABLE), ("table_conflicts_same_table", COUNT_PER_TABLE),
+    ("table_conflicts_catalog_only", COUNT_PER_TABLE),
+)
+# Metrics added after the first stored results: older rows have none (null).
+LATER_METRICS = ("cas_throttled",)
 
 
 def window_mask(config: SimConfig, workload: Workload, outcome: Outcome) -> np.ndarray:
@@ -138,15 +157,3 @@ def transactions_table(config: SimConfig, workload: Workload, outcome: Outcome) 
         "manifest_file_writes": outcome.manifest_file_writes,
         "in_window": in_window,
     })
-
-
-def usable_throughput(points, threshold: float = 0.95) -> Optional[float]:
-    """Highest throughput among (success_rate, throughput_cps) points whose
-    success rate is above ``threshold``; None when no point qualifies."""
-    best = None
-    for success, throughput in points:
-        if success is None or throughput is None or math.isnan(success) or math.isnan(throughput):
-            continue
-        if success > threshold and (best is None or throughput > best):
-            best = throughput
-    return best

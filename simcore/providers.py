@@ -71,6 +71,53 @@ class Provider:
     # The reference models its "instant" tier as a fixed latency for every
     # operation (its InstantStorageProvider ignores the lognormal figures).
     all_fixed: bool = False
+    # The measured model's terms (docs/measured.md). Their defaults are the
+    # reference's behaviour, so a profile without them simulates as before.
+    # A failed conditional write answers after ``failed_multiplier`` x the
+    # latency drawn for it, no earlier than decided (seed 000: failed
+    # GCS CAS and Azure appends are 13-36x slower than successful ones).
+    cas_failed_multiplier: float = 1.0
+    append_failed_multiplier: float = 1.0
+    # Contention: with c conditional requests in flight on the object
+    # (this one included), the median is multiplied by c^exponent and the
+    # sigma grows by sigma_per_ln x ln(c) (seed 000's per-thread fits).
+    cas_contention_exponent: float = 0.0
+    cas_contention_sigma: float = 0.0
+    append_contention_exponent: float = 0.0
+    append_contention_sigma: float = 0.0
+    # When a read observes the object, as a fraction of its latency: 1 is
+    # when it returns (the reference), 0 when it is sent.
+    read_observed_at: float = 1.0
+    # When the object decides a conditional write, as a fraction of its
+    # latency (1: as it answers, the reference); the rest is the answer's way
+    # back, which contention can make long without failing the write.
+    cas_decided_at: float = 1.0
+    append_decided_at: float = 1.0
+    # What contention delays: the conditional ``write`` itself, or the
+    # ``read`` before it, ahead of its observing the object (Azure's CAS: its
+    # slowest successful ops take seconds, so the delay cannot lie between
+    # observing the object and the decision, or they would fail).
+    cas_contention_in: str = "write"
+    append_contention_in: str = "write"
+
+    def contention_in(self, operation: str) -> str:
+        return self.append_contention_in if operation == "append" else self.cas_contention_in
+
+    @property
+    def reference_terms_only(self) -> bool:
+        """True when none of the measured model's terms is set."""
+        return (self.cas_failed_multiplier == 1.0 and self.append_failed_multiplier == 1.0
+                and self.cas_contention_exponent == 0.0 and self.cas_contention_sigma == 0.0
+                and self.append_contention_exponent == 0.0 and self.append_contention_sigma == 0.0
+                and self.read_observed_at == 1.0 and self.cas_decided_at == 1.0 and self.append_decided_at == 1.0
+                and self.cas_contention_in == "write" and self.append_contention_in == "write")
+
+    def conditional_terms(self, operation: str) -> tuple[float, float, float, float]:
+        """(failed multiplier, contention exponent, contention sigma per ln c, decided at) of ``cas`` or ``append``."""
+        if operation == "append":
+            return (self.append_failed_multiplier, self.append_contention_exponent, self.append_contention_sigma,
+                    self.append_decided_at)
+        return self.cas_failed_multiplier, self.cas_contention_exponent, self.cas_contention_sigma, self.cas_decided_at
 
     def read(self) -> Lognormal:
         if self.all_fixed:

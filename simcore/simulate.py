@@ -7,12 +7,12 @@ process, on any machine, whatever else runs beside it.
 
 from __future__ import annotations
 
-from typing import Iterable, Union
+from typing import Iterable, Optional, Union
 
 import numpy as np
 import pyarrow as pa
 
-from simcore import engine, metrics
+from simcore import bounds, engine, metrics
 from simcore.config import ConfigError, SimConfig
 from simcore.workload import draw_workload
 
@@ -20,22 +20,34 @@ _WORKLOAD_STREAM = 0
 _PROTOCOL_STREAM = 1
 
 
-def _check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ConfigError("seed", seed, "an integer >= 0")
-    return int(seed)
+def _check(config: SimConfig, max_memory_bytes: Optional[int]) -> None:
+    if max_memory_bytes is None:
+        bounds.check(config)
+    else:
+        bounds.check(config, max_memory_bytes, "the caller's max_memory_bytes")
 
 
-def run_seed(config: SimConfig, seed: int):
-    """(workload, outcome) of one seed: the raw material of every metric."""
-    seed = _check_seed(seed)
+def run_seed(config: SimConfig, seed: int, max_memory_bytes: Optional[int] = None):
+    """(workload, outcome) of one seed: the raw material of every metric.
+
+    Raises:
+        ConfigError: a bad seed, or (``bounds.WorkBoundError``) a run beyond the
+            work bounds, before anything is allocated.
+    """
+    seed = bounds.check_seed(seed)
+    _check(config, max_memory_bytes)
     workload = draw_workload(config, np.random.default_rng([seed, _WORKLOAD_STREAM]))
     outcome = engine.run(config, workload, np.random.default_rng([seed, _PROTOCOL_STREAM]))
     return workload, outcome
 
 
-def simulate(config: SimConfig, seeds: Union[int, Iterable[int]] = (1,)) -> list[dict]:
+def simulate(config: SimConfig, seeds: Union[int, Iterable[int]] = (1,), *,
+             max_memory_bytes: Optional[int] = None) -> list[dict]:
     """Simulate ``config`` once per seed.
+
+    ``max_memory_bytes`` overrides the work bound's memory limit (see
+    ``simcore.bounds``); a run beyond the bounds raises ``WorkBoundError``
+    (a ``ConfigError``) before any work.
 
     Returns:
         One flat dict per seed: ``seed``, then every metric of
@@ -45,7 +57,7 @@ def simulate(config: SimConfig, seeds: Union[int, Iterable[int]] = (1,)) -> list
     Example:
         >>> from simcore import SimConfig, simulate
         >>> row, = simulate(SimConfig(provider="s3x", num_tables=10,
-        ...                           inter_arrival_scale_ms=500, duration_s=1800), seeds=[7])
+        ...                           inter_arrival_scale_ms=500, duration_s=2400), seeds=[7])
         >>> row["success_rate"] > 0.99
         True
     """
@@ -54,14 +66,17 @@ def simulate(config: SimConfig, seeds: Union[int, Iterable[int]] = (1,)) -> list
     seed_list = [seeds] if isinstance(seeds, (int, np.integer)) else list(seeds)
     if not seed_list:
         raise ConfigError("seeds", seed_list, "at least one seed")
+    for seed in seed_list:  # every seed and the work bounds are checked before any work
+        bounds.check_seed(seed)
+    _check(config, max_memory_bytes)
     rows = []
     for seed in seed_list:
-        workload, outcome = run_seed(config, seed)
+        workload, outcome = run_seed(config, seed, max_memory_bytes)
         rows.append({"seed": int(seed), **metrics.summarize(config, workload, outcome)})
     return rows
 
 
-def simulate_transactions(config: SimConfig, seed: int) -> pa.Table:
+def simulate_transactions(config: SimConfig, seed: int, *, max_memory_bytes: Optional[int] = None) -> pa.Table:
     """The per-transaction Arrow table of one seed."""
-    workload, outcome = run_seed(config, seed)
+    workload, outcome = run_seed(config, seed, max_memory_bytes)
     return metrics.transactions_table(config, workload, outcome)

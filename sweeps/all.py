@@ -4,15 +4,12 @@ One fan-out rather than five scripts in a row: the cluster stays busy
 across experiment boundaries and Ray starts once.
 """
 
-import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
+from ray_jobs import sweep_main
+from sweeps.catalog import SEED001
 
-from ray_jobs import sweep_main  # noqa: E402
-from sweeps import exp4a, exp4a_zipf, exp4b, exp4b_zipf, exp4c  # noqa: E402
-
-GRIDS = [exp4a.GRID, exp4b.GRID, exp4c.GRID, exp4a_zipf.GRID, exp4b_zipf.GRID]
+GRIDS = list(SEED001)
 
 if __name__ == "__main__":
     sys.exit(sweep_main(GRIDS))

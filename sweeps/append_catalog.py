@@ -7,13 +7,10 @@ back to learn the outcome (as the reference's append catalog); this sweeps
 it beside the CAS catalog of exp4c on the providers that have append.
 """
 
-import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
-
-from ray_jobs import Grid, sweep_main  # noqa: E402
-from sweeps.seed001 import (FAST_APPEND_RATIOS, INTER_ARRIVAL_SCALES_MS, QUICK_INTER_ARRIVAL_SCALES_MS,  # noqa: E402
+from ray_jobs import Grid, Treatment, sweep_main
+from sweeps.seed001 import (FAST_APPEND_RATIOS, INTER_ARRIVAL_SCALES_MS, QUICK_INTER_ARRIVAL_SCALES_MS,
                             QUICK_TABLE_COUNTS, TABLE_COUNTS)
 
 GRID = Grid(
@@ -28,6 +25,8 @@ GRID = Grid(
     },
     quick={"provider": ("s3x", "azure"), "num_tables": QUICK_TABLE_COUNTS, "fast_append_ratio": (1.0,),
            "inter_arrival_scale_ms": QUICK_INTER_ARRIVAL_SCALES_MS},
+    compares=Treatment("catalog", baseline="storage",
+                       labels=(("storage", "CAS (storage catalog)"), ("append", "conditional append"))),
 )
 
 if __name__ == "__main__":

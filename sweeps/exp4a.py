@@ -4,13 +4,10 @@ Sweeps table count x catalog CAS latency x inter-arrival scale, as in seed
 001's experiment 4a (MODEL.md, "The sweeps").
 """
 
-import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
-
-from ray_jobs import Grid, sweep_main  # noqa: E402
-from sweeps.seed001 import (CATALOG_LATENCIES_MS, INTER_ARRIVAL_SCALES_MS, TABLE_COUNTS,  # noqa: E402
+from ray_jobs import Grid, sweep_main
+from sweeps.seed001 import (CATALOG_LATENCIES_MS, INTER_ARRIVAL_SCALES_MS, TABLE_COUNTS,
                             QUICK_INTER_ARRIVAL_SCALES_MS)
 
 GRID = Grid(

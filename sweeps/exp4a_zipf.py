@@ -4,14 +4,11 @@ P(table of rank k) ~ 1/k^1.5: the rank-1 table takes about half the writes,
 as in seed 001's Zipf figures.
 """
 
-import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
-
-from ray_jobs import sweep_main  # noqa: E402
-from sweeps.exp4a import GRID as EXP4A  # noqa: E402
-from sweeps.seed001 import ZIPF_ALPHA  # noqa: E402
+from ray_jobs import sweep_main
+from sweeps.exp4a import GRID as EXP4A
+from sweeps.seed001 import ZIPF_ALPHA
 
 GRID = EXP4A.derive(
     "exp4a_zipf",

@@ -1,12 +1,9 @@
 """exp4b: exp4a with a 90/10 FastAppend/ValidatedOverwrite mix (240 configs)."""
 
-import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
-
-from ray_jobs import sweep_main  # noqa: E402
-from sweeps.exp4a import GRID as EXP4A  # noqa: E402
+from ray_jobs import sweep_main
+from sweeps.exp4a import GRID as EXP4A
 
 GRID = EXP4A.derive(
     "exp4b",

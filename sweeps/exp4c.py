@@ -4,13 +4,10 @@ Sweeps provider x table count x FastAppend share x inter-arrival scale, as in
 seed 001's experiment 4c: the usable-throughput frontier per provider.
 """
 
-import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
-
-from ray_jobs import Grid, sweep_main  # noqa: E402
-from sweeps.seed001 import (FAST_APPEND_RATIOS, INTER_ARRIVAL_SCALES_MS, PROVIDERS,  # noqa: E402
+from ray_jobs import Grid, sweep_main
+from sweeps.seed001 import (FAST_APPEND_RATIOS, INTER_ARRIVAL_SCALES_MS, PROVIDERS,
                             QUICK_INTER_ARRIVAL_SCALES_MS, QUICK_TABLE_COUNTS, TABLE_COUNTS)
 
 GRID = Grid(

@@ -7,14 +7,11 @@ its GCS rate is too high. This sweeps exp4c's GCS points twice: unthrottled
 catalog object, where a CAS that finds no token is refused like a 429.
 """
 
-import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
-
-from ray_jobs import Grid, sweep_main  # noqa: E402
-from simcore import PROVIDERS  # noqa: E402
-from sweeps.seed001 import (FAST_APPEND_RATIOS, INTER_ARRIVAL_SCALES_MS, QUICK_INTER_ARRIVAL_SCALES_MS,  # noqa: E402
+from ray_jobs import Grid, Treatment, sweep_main
+from simcore import PROVIDERS
+from sweeps.seed001 import (FAST_APPEND_RATIOS, INTER_ARRIVAL_SCALES_MS, QUICK_INTER_ARRIVAL_SCALES_MS,
                             QUICK_TABLE_COUNTS, TABLE_COUNTS)
 
 GCS_WRITES_PER_S = PROVIDERS["gcp"].object_writes_per_s
@@ -31,6 +28,8 @@ GRID = Grid(
     },
     quick={"num_tables": QUICK_TABLE_COUNTS, "fast_append_ratio": (1.0,),
            "inter_arrival_scale_ms": QUICK_INTER_ARRIVAL_SCALES_MS},
+    compares=Treatment("cas_throttle_per_s", baseline=None, companions=("cas_throttle_burst",),
+                       labels=((None, "unthrottled"), (GCS_WRITES_PER_S, f"throttled to {GCS_WRITES_PER_S:g} write/s"))),
 )
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ A curve is one experiment's grid with the inter-arrival scale left free
 (provider or catalog latency, tables, mix). The grids of seed 001 read
 the knee off ten scales, so between 2000 and 5000 ms, say, it is known
 only to within a factor of 2.5; the search brackets it to 2% in rate with
-about nine points per curve (see ray_jobs/knee_bisect.py and docs/knee.md).
+about nine points per curve (see simcore/bisection.py and docs/knee.md).
 Rows go to the experiment ``<name>_knee`` of the same store.
 
 ``--quick`` searches a few curves per experiment, declared here: fast
@@ -14,14 +14,10 @@ enough for about a minute on two cores, and still showing a fast and a
 slow provider (or catalog) at one and at ten tables.
 """
 
-import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
-
-from ray_jobs.knee_cli import knee_main  # noqa: E402
-from sweeps import (append_catalog, exp4a, exp4a_zipf, exp4b, exp4b_zipf, exp4c, gcs_throttle,  # noqa: E402
-                    retry_policies)
+from ray_jobs.knee_cli import knee_main
+from sweeps.catalog import EXPERIMENTS
 
 # The knee search's own quick subsets (the grids' own quick subsets pick
 # inter-arrival points, which the search does not need, and more curves).
@@ -34,13 +30,10 @@ _QUICK = {
     "gcs_throttle": {"num_tables": (1, 10), "fast_append_ratio": (1.0,)},
     "retry_policies": {"provider": ("s3x",), "num_tables": (1,), "fast_append_ratio": (0.9,)},
     "append_catalog": {"provider": ("s3x",), "num_tables": (1, 10), "fast_append_ratio": (1.0,)},
+    "latency_models": {"num_tables": (1, 10), "fast_append_ratio": (1.0, 0.9)},
 }
 
-KNEE_GRIDS = {
-    grid.experiment: grid.derive(grid.experiment, quick=_QUICK[grid.experiment])
-    for grid in (exp4c.GRID, exp4a.GRID, exp4b.GRID, exp4a_zipf.GRID, exp4b_zipf.GRID,
-                 gcs_throttle.GRID, retry_policies.GRID, append_catalog.GRID)
-}
+KNEE_GRIDS = {name: EXPERIMENTS[name].derive(name, quick=quick) for name, quick in _QUICK.items()}
 
 if __name__ == "__main__":
     sys.exit(knee_main(KNEE_GRIDS))

@@ -6,13 +6,10 @@ policies on exp4c's providers and mixes at 1 and 10 tables. Backoff: 10 ms,
 doubling, capped at 5 s, +/-10% jitter (simcore's defaults).
 """
 
-import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
-
-from ray_jobs import Grid, sweep_main  # noqa: E402
-from sweeps.seed001 import (FAST_APPEND_RATIOS, INTER_ARRIVAL_SCALES_MS, PROVIDERS,  # noqa: E402
+from ray_jobs import Grid, Treatment, sweep_main
+from sweeps.seed001 import (FAST_APPEND_RATIOS, INTER_ARRIVAL_SCALES_MS, PROVIDERS,
                             QUICK_INTER_ARRIVAL_SCALES_MS)
 
 GRID = Grid(
@@ -28,6 +25,10 @@ GRID = Grid(
     },
     quick={"provider": ("s3x", "s3"), "fast_append_ratio": (0.9,),
            "inter_arrival_scale_ms": QUICK_INTER_ARRIVAL_SCALES_MS},
+    # "immediate" is stored as an unset policy (the reference's behaviour), hence the baseline None.
+    compares=Treatment("retry_policy", baseline=None,
+                       companions=("backoff_base_ms", "backoff_multiplier", "backoff_cap_ms", "backoff_jitter"),
+                       labels=((None, "immediate"),)),
 )
 
 if __name__ == "__main__":

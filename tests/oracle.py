@@ -107,14 +107,17 @@ class Oracle:
                 yield self.backoff(record["same"])      # wait, then look again
                 yield self.latency(self.catalog_read)
                 new_snapshot = (self.seq, self.table_version[table])
+            # Commits missed: to any table (the reference) or, with vo_convoy="table", to ours.
+            counted = 1 if c.vo_convoy == "table" else 0
+            behind = new_snapshot[counted] - snapshot[counted]
             if same_table and record["op"] == VALIDATED_OVERWRITE:
-                for _ in range(new_snapshot[0] - snapshot[0]):   # the I/O convoy
+                for _ in range(behind):   # the I/O convoy
                     yield self.latency(self.storage_read)
                 if self.random.random() < c.real_conflict_probability:
                     record["status"] = ABORTED_VALIDATION
                     return
             if same_table and record["op"] == MERGE_APPEND:
-                for _ in range(int((new_snapshot[0] - snapshot[0]) * c.merge_manifests_per_commit)):
+                for _ in range(int(behind * c.merge_manifests_per_commit)):
                     yield self.latency(self.storage_read)
                     yield self.latency(self.mf_write)
             if not retrying:

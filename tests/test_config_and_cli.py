@@ -37,8 +37,11 @@ def _with(flag, value):
     ("--duration-s", "600", "duration_s", "> 2 x the warm-up"),
     ("--retry", "-1", "retry", "an integer in [0, 1000]"),
     ("--real-conflict-probability", "2", "real_conflict_probability", "a probability in [0, 1]"),
-    ("--seeds", "1,a", "seeds", "comma-separated list of integers"),
-    ("--seeds", "-3", "seeds", "integers >= 0"),
+    ("--seeds", "1,a", "seeds", "a count N (seeds 1..N), or a list of seeds and ranges"),
+    ("--seeds", "-3", "seeds", "a count N (seeds 1..N), or a list of seeds and ranges"),
+    ("--seeds", "0", "seeds", "a count N (seeds 1..N)"),
+    ("--seeds", "1,1", "seeds", "distinct seeds"),
+    ("--seeds", "1-200000", "seeds", "at most 100,000 seeds"),
     ("--catalog-latency-ms", "5", "catalog_latency_ms", "no value with catalog=storage"),
     ("--zipf-alpha", "2", "zipf_alpha", "no value unless --table-dist zipf"),
 ])

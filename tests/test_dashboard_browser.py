@@ -8,13 +8,14 @@ Without /usr/bin/chromium these tests skip with the reason, unless CI is
 set: in CI a missing browser is a failure (install Debian's ``chromium``).
 """
 
+import json
 import os
 import shutil
 import threading
 
 import pytest
 
-from dashboards.headless import Browser, find_chromium
+from headless import Browser, find_chromium
 from dashboards.server import make_server
 from dashboards.site import build_site
 
@@ -41,7 +42,7 @@ def chromium():
 def real_store(tmp_path_factory):
     from simcore import SimConfig
 
-    from dashboards.testing import simulated_rows, write_store_file
+    from store_fixtures import simulated_rows, write_store_file
 
     store = tmp_path_factory.mktemp("store")
     short = {"duration_s": 1200, "runtime_median_ms": 20_000}  # warm-up 300 s: a short but real run
@@ -61,7 +62,7 @@ def issue6_store(real_store, tmp_path_factory):
     """exp4c of ``real_store`` plus small real runs of issue 6's experiments and a knee search's rows."""
     from simcore import SimConfig
 
-    from dashboards.testing import simulated_rows, write_store_file
+    from store_fixtures import simulated_rows, write_store_file
 
     store = tmp_path_factory.mktemp("issue6-store")
     shutil.copytree(real_store / "exp4c", store / "exp4c")
@@ -247,7 +248,7 @@ def test_the_issue6_views_say_what_a_store_without_them_lacks(browser, page_url)
     assert "No knee search in this store yet" in text_of(browser, "knee-body")
     assert "python sweeps/knee.py --experiment exp4c" in text_of(browser, "knee-body")
     assert "No gcs_throttle runs in this store yet" in text_of(browser, "throttle-body")
-    assert "python sweeps/retry_policies.py" in text_of(browser, "retry-body")
+    assert "commit-sweeps sweep retry_policies" in text_of(browser, "retry-body")
     assert "No append_catalog runs" in text_of(browser, "append-body")
     assert count(browser, "svg.knee-chart, svg.throttle-chart, svg.retry-chart, svg.append-chart") == 0
 
@@ -331,3 +332,30 @@ def test_the_searched_experiment_opens_without_a_grid(browser, issue6_url):
     assert count(browser, "svg.heatmap") == 0
     assert count(browser, "svg.knee-chart") == 2  # the same search, from its own side
     assert "has no grid to be missing points of" in text_of(browser, "provenance-body")
+
+
+def test_the_page_reads_only_keys_the_payload_contract_declares(chromium, issue6_url, page_url):
+    """Every key path the page's scripts read, over every view, is declared in payload.schema.json."""
+    from test_payload_contract import RECORDER, SCHEMA, resolve
+
+    reads = set()
+    with Browser(executable=chromium, width=1400, height=1000) as recording:
+        recording.send("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
+        for url in (page_url, page_url + "?experiment=exp4b_zipf", issue6_url,
+                    issue6_url + "?experiment=exp4c_knee"):
+            open_page(recording, url)
+            assert recording.console_errors == []
+            reads |= set(recording.evaluate("window.__payloadReads()"))
+    assert len(reads) > 100  # every view read its data through the proxy
+    undeclared = sorted(path for path in reads if not resolve(SCHEMA, json.loads(path)))
+    assert undeclared == []
+
+
+def test_every_chart_exports_as_a_standalone_svg(browser, page_url):
+    open_page(browser, page_url)
+    charts, links = count(browser, "figure svg.chart"), count(browser, "figure .export button")
+    assert charts > 0 and links == 2 * charts  # SVG and PNG under each chart
+    text = browser.evaluate("window.Dash.svgBlob(document.querySelector('figure svg.chart')).text()")
+    assert text.startswith("<svg") and 'xmlns="http://www.w3.org/2000/svg"' in text
+    assert "<style>" in text and ".chart" in text  # the page's styles travel with it
+    assert browser.console_errors == []

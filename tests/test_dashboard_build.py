@@ -11,10 +11,10 @@ import pytest
 from dashboards.payload import build_payload
 from dashboards.points import group_points
 from dashboards.published import parse_published
-from dashboards.site import SITE_FILES, build_site
-from dashboards.store import read_store
+from dashboards.site import SITE_FILES, STATIC_FILES, build_site
+from dashboards.snapshot import read_store
 from dashboards.studies import group_studies
-from dashboards.testing import contract_row, write_store_file
+from store_fixtures import contract_row, write_store_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -102,7 +102,7 @@ def test_build_writes_a_self_contained_site(tmp_path):
     assert sorted(os.listdir(tmp_path / "site")) == sorted(SITE_FILES)
     data = load_data_script(tmp_path / "site")
     assert [s["id"] for s in data["studies"]] == ["exp4c"]
-    for name in ("index.html", "app.js", "charts.js", "style.css"):
+    for name in STATIC_FILES:
         text = (tmp_path / "site" / name).read_text()
         # No network at page-load time: nothing but the SVG namespace names a URL.
         assert re.findall(r"(?:https?:)?//[a-z0-9.-]+\.[a-z]{2,}", text.replace("http://www.w3.org/2000/svg", "")) == []

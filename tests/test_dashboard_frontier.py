@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dashboards.frontier import curve_frontier, find_knee, usable_success_metric, usable_throughput_of
+from dashboards.frontier import curve_frontier, find_knee
 from dashboards.payload import build_payload
 from dashboards.points import group_points
-from dashboards.store import read_store
+from dashboards.snapshot import read_store
 from dashboards.studies import group_studies
-from dashboards.testing import contract_row, write_store_file
+from store_fixtures import contract_row, write_store_file
 
 NAN = float("nan")
 SCALES_MS = (20, 50, 100, 200, 500, 1000)
@@ -74,13 +74,6 @@ def test_mixes_with_validated_overwrites_read_vo_success(tmp_path):
     assert frontier.success_metric == "vo_success_rate"
     assert frontier.usable_cps == pytest.approx(1.8)
     assert frontier.knee.scale_ms == 500
-
-
-def test_fast_append_only_mix_reads_overall_success():
-    assert usable_success_metric({"fast_append_ratio": 1.0, "merge_append_ratio": 0.0}) == "success_rate"
-    assert usable_success_metric({"fast_append_ratio": 0.5, "merge_append_ratio": 0.0}) == "vo_success_rate"
-    # FA + MA with no VO share: nothing to read but the overall rate.
-    assert usable_success_metric({"fast_append_ratio": 0.7, "merge_append_ratio": 0.3}) == "success_rate"
 
 
 def test_no_point_above_95_percent_gives_no_frontier_and_says_so(tmp_path):
@@ -163,8 +156,8 @@ def test_knee_latencies_are_the_knee_points_in_seconds(tmp_path):
     payload = build_payload(store_with(tmp_path, rows_for(curve, num_tables=10, fast_append_ratio=0.9)))
     (curve_json,) = payload["studies"][0]["curves"]
     assert curve_json["knee_x"] == 200
-    assert curve_json["fa_lat_s"][0] == pytest.approx(0.75)
-    assert curve_json["vo_lat_s"][0] == pytest.approx(8.2)
+    assert curve_json["fa_lat_s"]["mean"] == pytest.approx(0.75)
+    assert curve_json["vo_lat_s"]["mean"] == pytest.approx(8.2)
     published = {(entry["metric"], entry["provider"]): entry for entry in payload["published"]
                  if entry["t"] == 10 and entry["m"] == "0.9"}
     assert published[("vo_mean_latency_at_knee", "s3")]["simulated"] == pytest.approx(8.2)
@@ -175,17 +168,6 @@ def test_knee_latencies_are_the_knee_points_in_seconds(tmp_path):
 def test_an_empty_curve_is_refused_with_a_named_field():
     with pytest.raises(ValueError, match="points"):
         curve_frontier([])
-
-
-pairs = st.lists(st.tuples(st.one_of(st.floats(0, 1), st.just(NAN)),
-                           st.one_of(st.floats(0, 100, allow_nan=False), st.just(NAN))), max_size=12)
-
-
-@given(pairs)
-def test_usable_throughput_agrees_with_simcores_definition(points):
-    from simcore import usable_throughput
-
-    assert usable_throughput_of(points) == usable_throughput(points)
 
 
 @given(st.lists(st.tuples(st.sampled_from(SCALES_MS), st.floats(0, 1), st.floats(0, 50)), min_size=1, max_size=6,

@@ -12,12 +12,13 @@ import math
 
 import pytest
 
-from dashboards.knee import (STATUS_ABOVE, STATUS_BELOW, STATUS_FOUND, fine_grid_simulations, parse_summary,
+from simcore.usable import ABOVE_SEARCH_RANGE as STATUS_ABOVE, BELOW_SEARCH_RANGE as STATUS_BELOW, FOUND as STATUS_FOUND
+from dashboards.knee import (fine_grid_simulations, parse_summary,
                              searched_knee, source_experiment, within_resolution)
 from dashboards.payload import build_payload
 from dashboards.points import group_points
-from dashboards.store import read_store, store_signature
-from dashboards.testing import contract_row, write_store_file
+from dashboards.snapshot import read_store, store_signature
+from store_fixtures import contract_row, write_store_file
 
 CURVE = {"provider": "s3", "num_tables": 1, "fast_append_ratio": 0.9}
 
@@ -122,11 +123,12 @@ def test_the_payload_sets_the_searched_knee_beside_the_grid_knee(tmp_path):
     payload = build_payload(read_store(str(tmp_path)))
     (search,) = payload["knee_searches"]
     assert (search["experiment"], search["source"], search["source_study"]) == ("exp4c_knee", "exp4c", "exp4c")
-    assert search["settings_differ"] == [] and search["span_x"] == [20.0, 5000.0]
+    assert search["settings_differ"] == [] and search["span_x"] == {"low_ms": 20.0, "high_ms": 5000.0}
     (curve,) = search["curves"]
     assert (curve["s"], curve["t"], curve["m"], curve["status"]) == ("s3", 1, "0.9", "found")
     assert curve["knee"] == pytest.approx(7.8) and curve["knee_x"] == 46.0
-    assert curve["bracket"] == [pytest.approx(7.8), pytest.approx(8.0)] and curve["bracket_x"] == [44.0, 46.0]
+    assert curve["bracket"] == {"knee_cps": pytest.approx(7.8), "failing_cps": pytest.approx(8.0)}
+    assert curve["bracket_x"] == {"failing_ms": 44.0, "knee_ms": 46.0}
     assert curve["width"] == pytest.approx(0.02564, rel=1e-3) and curve["within"] is False
     assert curve["sims"] == 12 and curve["fine_grid_sims"] == 280 * 2
     assert curve["grid"]["usable"] == pytest.approx(7.5) and curve["grid"]["knee_x"] == 50.0
@@ -134,8 +136,8 @@ def test_the_payload_sets_the_searched_knee_beside_the_grid_knee(tmp_path):
     assert curve["delta"] == pytest.approx(7.8 / 7.5 - 1, rel=1e-3)
     assert curve["file_status"] is None  # no summary file
     assert search["totals"] == {"curves": 1, "searched_sims": 12, "grid_sims": 16, "grid_curves": 1,
-                                "fine_grid_sims": 560, "found": 1, "above search range": 0,
-                                "below search range": 0, "within_resolution": 0}
+                                "fine_grid_sims": 560, "found": 1, "above_search_range": 0,
+                                "below_search_range": 0, "within_resolution": 0}
 
 
 def test_the_search_rows_do_not_leak_into_the_grid_views(tmp_path):
@@ -165,7 +167,7 @@ def test_a_search_without_its_grid_experiment_stands_alone(tmp_path):
     write_store_file(str(tmp_path), "exp4c_knee", knee_rows())
     (search,) = build_payload(read_store(str(tmp_path)))["knee_searches"]
     assert search["source_study"] is None and search["curves"][0]["grid"] is None
-    assert search["span_x"] == [20.0, 5000.0]  # the search's own span
+    assert search["span_x"] == {"low_ms": 20.0, "high_ms": 5000.0}  # the search's own span
 
 
 def test_the_search_summary_file_is_read_beside_the_rows(tmp_path):
@@ -183,11 +185,11 @@ def test_the_search_summary_file_is_read_beside_the_rows(tmp_path):
     (search,) = build_payload(snapshot)["knee_searches"]
     (curve,) = search["curves"]
     # The page's numbers come from the rows; the summary's own claims are shown beside them.
-    assert curve["status"] == "found" and curve["file_status"] == "above search range"
+    assert curve["status"] == "found" and curve["file_status"] == "above_search_range"
     assert curve["file_sims"] == 14 and curve["file_knee"] == pytest.approx(7.8)
     assert search["summary_file"].endswith("exp4c.json") and search["summary_problems"] == []
     # The search's own range and target: 10-1000 ms at 5% is ceil(ln(100) / ln(1.05)) + 1 = 96 points.
-    assert search["span_x"] == [10.0, 1000.0] and search["resolution"] == 0.05
+    assert search["span_x"] == {"low_ms": 10.0, "high_ms": 1000.0} and search["resolution"] == 0.05
     assert curve["fine_grid_sims"] == 96 * 2
 
 

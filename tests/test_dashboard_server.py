@@ -11,8 +11,8 @@ import time
 import pytest
 
 from dashboards.server import check_query, make_server, QueryError
-from dashboards.store import StoreError
-from dashboards.testing import contract_row, write_store_file
+from dashboards.snapshot import StoreError
+from store_fixtures import contract_row, write_store_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -25,7 +25,7 @@ def row(seed=1, **config_fields):
 
 @pytest.fixture()
 def store(tmp_path):
-    write_store_file(str(tmp_path), "exp4c", [row(provider="s3"), row(provider="gcp")], name="a")
+    write_store_file(str(tmp_path), "exp4c", [row(provider="s3"), row(provider="gcp")])
     return tmp_path
 
 
@@ -58,7 +58,7 @@ def test_serves_the_page_and_its_files(server):
     assert response.getheader("Content-Type") == "text/html; charset=utf-8"
     assert b'<script src="data.js">' in body
     assert "default-src 'none'" in response.getheader("Content-Security-Policy")
-    for name, kind in (("app.js", "text/javascript"), ("charts.js", "text/javascript"), ("style.css", "text/css"),
+    for name, kind in (("main.js", "text/javascript"), ("charts.js", "text/javascript"), ("style.css", "text/css"),
                        ("data.js", "text/javascript"), ("index.html", "text/html")):
         response, body = request(server, "GET", "/" + name)
         assert response.status == 200 and response.getheader("Content-Type").startswith(kind), name
@@ -67,7 +67,7 @@ def test_serves_the_page_and_its_files(server):
 
 @pytest.mark.parametrize("target", [
     "/../pyproject.toml", "/..%2f..%2fetc%2fpasswd", "/%2e%2e/%2e%2e/etc/passwd", "//etc/passwd",
-    "/static/app.js", "/dashboards/static/app.js", "/./index.html", "/index.html/", "/data.js%00.png",
+    "/static/main.js", "/dashboards/static/main.js", "/./index.html", "/index.html/", "/data.js%00.png",
     "/C:%5cWindows", "/.git/config", "/exp4c/a.parquet", "/%2Findex.html", "/data.js/..",
 ])
 def test_nothing_but_the_sites_files_is_served(server, target):
@@ -131,10 +131,30 @@ def test_the_site_is_rebuilt_when_the_store_changes(server, store):
     _, before = request(server, "GET", "/data.js")
     assert b'"rows":2' in before
     time.sleep(0.01)
-    write_store_file(str(store), "exp4c", [row(provider="s3x")], name="b")
+    write_store_file(str(store), "exp4c", [row(provider="s3x")])
     _, after = request(server, "GET", "/data.js")
     assert b'"rows":3' in after
     assert request(server, "GET", "/?provider=s3x")[0].status == 200
+
+
+def test_a_damaged_file_is_quarantined_on_rebuild_and_logged_once(store):
+    messages = []
+    server = make_server(str(store), port=0, refresh_s=0, quiet=True, log=messages.append)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        path = write_store_file(str(store), "exp4c", [row(provider="s3x")])
+        data = open(path, "rb").read()
+        with open(path, "wb") as out:
+            out.write(data[: len(data) // 2])
+        _, page = request(server, "GET", "/data.js")
+        assert b'"rows":2' in page and b"QUARANTINED" in page  # good rows kept, the file named
+        request(server, "GET", "/data.js")
+        warned = [m for m in messages if m.startswith("warning:")]
+        assert len(warned) == 1 and "moved to" in warned[0] and not os.path.exists(path)
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_a_missing_store_refuses_to_start(tmp_path):
@@ -165,3 +185,121 @@ def test_serve_command_reports_an_unreadable_store_without_a_traceback(tmp_path)
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and "no such directory" in result.stderr
+
+
+# -- hardening: timeouts, a bounded pool, escaped logs, Host allow-list ------------------------------
+
+import socket as _socket
+
+from dashboards import server as server_module
+
+
+def raw(server, data: bytes, timeout: float = 5.0) -> bytes:
+    with _socket.create_connection(("127.0.0.1", server.server_address[1]), timeout=timeout) as s:
+        s.sendall(data)
+        chunks = []
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        except _socket.timeout:
+            pass
+        return b"".join(chunks)
+
+
+def test_a_foreign_host_header_is_refused_on_loopback(server):
+    answer = raw(server, b"GET / HTTP/1.1\r\nHost: evil.example:8080\r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 421") and b"127.0.0.1" in answer
+    for host in (b"127.0.0.1:8080", b"localhost", b"[::1]:1"):
+        answer = raw(server, b"GET /healthz HTTP/1.1\r\nHost: " + host + b"\r\nConnection: close\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 200"), host
+
+
+def test_allowed_hosts_add_names_and_a_public_bind_answers_any(store):
+    assert server_module.default_allowed_hosts("0.0.0.0") is None
+    assert "dash.internal" in server_module.default_allowed_hosts("127.0.0.1", ["Dash.Internal:8080"])
+    assert server_module.default_allowed_hosts("0.0.0.0", ["dash.internal"]) == frozenset({"dash.internal"})
+
+
+@pytest.fixture()
+def tight_server(store, monkeypatch):
+    monkeypatch.setattr(server_module, "IDLE_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(server_module, "REQUEST_TIMEOUT_S", 1.5)
+    messages = []
+    server = make_server(str(store), port=0, refresh_s=0, quiet=True, log=messages.append, max_workers=4,
+                         max_queued=4)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_idle_connections_are_closed(tight_server):
+    with _socket.create_connection(("127.0.0.1", tight_server.server_address[1]), timeout=5) as s:
+        started = time.monotonic()
+        assert s.recv(1) == b""  # the server hung up on a silent client
+        assert time.monotonic() - started < 3
+
+
+def test_a_trickling_client_is_cut_off_at_the_request_timeout(tight_server):
+    with _socket.create_connection(("127.0.0.1", tight_server.server_address[1]), timeout=5) as s:
+        started = time.monotonic()
+        closed = False
+        for byte in b"GET / HTTP/1.1\r\nX-Slow: " + b"a" * 100:  # one byte per 0.2 s: never idle for long
+            try:
+                s.sendall(bytes([byte]))
+            except OSError:
+                closed = True
+                break
+            time.sleep(0.2)
+            if time.monotonic() - started > 4:
+                break
+        if not closed:
+            s.settimeout(2)
+            closed = s.recv(1) == b""
+    assert closed and time.monotonic() - started < 4
+
+
+def test_connections_beyond_the_pool_get_503_and_no_thread(tight_server):
+    threads_before = threading.active_count()
+    idle = [_socket.create_connection(("127.0.0.1", tight_server.server_address[1])) for _ in range(20)]
+    try:
+        time.sleep(0.2)
+        answer = raw(tight_server, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n", timeout=2)
+        assert answer.startswith(b"HTTP/1.1 503")
+        assert threading.active_count() - threads_before <= 4  # the pool's threads, none per connection
+    finally:
+        for s in idle:
+            s.close()
+    time.sleep(2.0)  # the idle ones time out; the pool serves again
+    assert raw(tight_server, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+               timeout=2).startswith(b"HTTP/1.1 200")
+
+
+def test_backlog_is_large():
+    assert server_module.BoundedHTTPServer.request_queue_size >= 128
+
+
+def test_request_lines_are_logged_with_control_characters_escaped(store):
+    process = subprocess.Popen([sys.executable, "-m", "dashboards", "serve", "--store", str(store), "--port", "0"],
+                               cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        port = int(re.search(r":(\d+)/", process.stdout.readline()).group(1))
+        with _socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(b"GET /\x1b[31mred\x07 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            s.recv(65536)
+        # A client that hangs up before reading its (large) answer.
+        for _ in range(5):
+            with _socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                s.setsockopt(_socket.SOL_SOCKET, _socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                s.sendall(b"GET /data.js HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        time.sleep(0.5)
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=10)
+    assert "\\x1b[31mred\\x07" in err and "\x1b" not in err and "\x07" not in err
+    assert "Traceback" not in err and "BrokenPipe" not in err

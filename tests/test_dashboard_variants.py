@@ -12,13 +12,11 @@ import pytest
 
 from dashboards.payload import build_payload
 from dashboards.points import group_points
-from dashboards.store import read_store
+from dashboards.snapshot import read_store
 from dashboards.studies import group_studies, telling_fields
-from dashboards.testing import contract_row, write_store_file
-from dashboards.variants import COMPARISONS, compare_variants, difference
+from store_fixtures import contract_row, write_store_file
+from dashboards.variants import ComparisonSpec, compare_variants, difference
 from dashboards.frontier import curve_frontier, curve_frontiers
-
-SPECS = {spec.experiment: spec for spec in COMPARISONS}
 
 
 def ok(success, throughput, **more):
@@ -37,7 +35,8 @@ def comparison_of(tmp_path, experiment, rows):
     snapshot = read_store(str(tmp_path))
     studies = group_studies(group_points(snapshot.rows))
     frontiers = curve_frontiers(studies)
-    return compare_variants(SPECS[experiment], studies, lambda sid, key: frontiers.get((sid, key))), snapshot
+    spec = ComparisonSpec.from_plan(experiment, snapshot.plans[experiment])  # as the sweep declared it
+    return compare_variants(spec, studies, lambda sid, key: frontiers.get((sid, key))), snapshot
 
 
 def vo(success, throughput, vo_success, vo_p99_ms):
@@ -86,12 +85,13 @@ def test_the_payload_carries_the_retry_differences_in_seconds(tmp_path):
     assert [variant["label"] for variant in entry["variants"]] == ["immediate", "backoff", "split"]
     (curve,) = entry["curves"]
     assert (curve["p"], curve["t"], curve["m"], curve["in"]) == ("s3", 1, "0.9", ["none", "backoff", "split"])
-    assert curve["d"]["backoff"] == [pytest.approx(2.0), pytest.approx(0.5), pytest.approx(-5.0), pytest.approx(-0.25)]
+    assert curve["d"]["backoff"] == {"usable_cps": pytest.approx(2.0), "usable_ratio": pytest.approx(0.5),
+                                     "vo_p99_s": pytest.approx(-5.0), "vo_p99_ratio": pytest.approx(-0.25)}
     # Each variant's own curve (knee, VO p99 at the knee) is in its study's payload.
     studies = {study["id"]: study for study in payload["studies"]}
     split_study = studies[next(v["study"] for v in entry["variants"] if v["id"] == "split")]
     (split_curve,) = split_study["curves"]
-    assert split_curve["usable"] == pytest.approx(6.6) and split_curve["vo_p99_s"][0] == pytest.approx(10.0)
+    assert split_curve["usable"] == pytest.approx(6.6) and split_curve["vo_p99_s"]["mean"] == pytest.approx(10.0)
 
 
 def test_retry_policy_studies_are_labelled_by_the_policy_alone(tmp_path):
@@ -165,10 +165,9 @@ def test_a_partial_comparison_says_what_it_lacks(tmp_path):
     assert [sorted(curve.frontiers) for curve in comparison.curves] == [["backoff"], ["split"]]
     payload = build_payload(snapshot)
     assert payload["comparisons"]["retry_policies"]["baseline"] is None
-    # The experiments not in the store are present and empty: the page says how to run them.
-    for experiment in ("gcs_throttle", "append_catalog"):
-        assert payload["comparisons"][experiment]["variants"] == []
-        assert payload["comparisons"][experiment]["sweep"] == f"python sweeps/{experiment}.py"
+    # Only the studies the store holds are compared (the page says how to run the others).
+    assert sorted(payload["comparisons"]) == ["retry_policies"]
+    assert payload["comparisons"]["retry_policies"]["sweep"] == "commit-sweeps sweep retry_policies"
 
 
 def test_variants_that_also_differ_elsewhere_are_left_out_and_named(tmp_path):
@@ -186,3 +185,20 @@ def test_difference_without_a_knee_on_either_side_is_none():
     with_knee = curve_frontier(group_points(curve_rows("retry_policies", {100: ok(1.0, 6.0)})))
     assert difference(with_knee, no_knee).usable_cps is None
     assert difference(no_knee, with_knee).usable_ratio is None
+
+
+def test_reference_vs_measured_latency_model_per_provider(tmp_path):
+    # Reference: knee at 100 ms (9.5 c/s). Measured: the knee moves to 200 ms (4.9 c/s).
+    reference = {50: ok(0.80, 15.0), 100: ok(0.99, 9.5), 200: ok(1.0, 5.0)}
+    measured = {50: ok(0.60, 12.0), 100: ok(0.90, 9.0), 200: ok(0.99, 4.9)}
+    rows = []
+    for provider in ("s3", "azure"):
+        rows += curve_rows("latency_models", reference, provider=provider)
+        rows += curve_rows("latency_models", measured, provider=provider, latency_model="measured")
+    comparison, _ = comparison_of(tmp_path, "latency_models", rows)
+    assert [(v.id, v.value) for v in comparison.variants] == [("none", None), ("measured", "measured")]
+    assert comparison.baseline == "none"
+    assert sorted(curve.provider for curve in comparison.curves) == ["azure", "s3"]
+    for curve in comparison.curves:
+        assert curve.frontiers["none"].usable_cps == pytest.approx(9.5)
+        assert curve.differences["measured"].usable_cps == pytest.approx(-4.6)

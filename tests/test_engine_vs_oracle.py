@@ -42,6 +42,9 @@ CONFIGS = {
                                                       fast_append_ratio=0.7, inter_arrival_scale_ms=300, **SHORT),
     "s3, 5 tables, split retry policy": SimConfig(provider="s3", num_tables=5, fast_append_ratio=0.8,
                                                   retry_policy="split", inter_arrival_scale_ms=150, **SHORT),
+    "s3, 5 tables, FA/VO/MA, convoy of the table's own commits": SimConfig(
+        provider="s3", num_tables=5, fast_append_ratio=0.5, merge_append_ratio=0.2, vo_convoy="table",
+        inter_arrival_scale_ms=100, **SHORT),
     "gcp throttled to 1 write/s, backoff": SimConfig(provider="gcp", num_tables=4, cas_throttle_per_s=1.0,
                                                      retry_policy="backoff", backoff_base_ms=200.0,
                                                      inter_arrival_scale_ms=1500, **SHORT),

@@ -26,6 +26,7 @@ configs = st.builds(
     real_conflict_probability=st.sampled_from([0.0, 0.5]),
     retry_policy=st.sampled_from([None, "backoff", "split"]),
     cas_throttle_per_s=st.sampled_from([None, None, 1.0, 20.0]),
+    vo_convoy=st.sampled_from([None, "table"]),
     **{k: st.just(v) for k, v in SHORT.items()},
 )
 

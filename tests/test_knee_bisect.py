@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ray_jobs.knee_bisect import (ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND, SEARCHING, MeasuredPoint,
-                                  SearchRange, SearchRangeError, geometric_midpoint, next_step,
-                                  same_resolution_grid_points, search_sequentially)
+from simcore.bisection import (ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND, SEARCHING, MeasuredPoint,
+                               SearchRange, SearchRangeError, geometric_midpoint, next_step,
+                               same_resolution_grid_points, search_sequentially)
 
 DEFAULT = SearchRange(20.0, 5000.0, 0.02)
 

@@ -21,7 +21,8 @@ import ray
 
 from simcore import SimConfig, simulate
 from ray_jobs import Grid, ResultsStore
-from ray_jobs.knee_bisect import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND, SearchRange, search_sequentially
+from simcore.bisection import SearchRange, search_sequentially
+from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND
 from ray_jobs.knee_cli import knee_main
 from ray_jobs.knee_curves import curves_from_grid, measured_point, seed_outcome
 from ray_jobs.knee_search import KneeSearcher, default_probes_per_curve

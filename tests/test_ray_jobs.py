@@ -360,7 +360,7 @@ def test_ray_job_submit_runs_the_quick_sweep_from_a_small_upload(cluster, tmp_pa
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]
     assert "exp4c: 90 runs: 90 run, 0 skipped (already stored), 0 failed" in output
-    assert f"python -m ray_jobs status --store {store}" in output
+    assert f"commit-sweeps status --store {store}" in output
     scan = ResultsStore(str(store)).scan()
     assert scan.table.num_rows == 90 and set(scan.table.column("provider").to_pylist()) == {
         "s3x", "s3", "azurex", "azure", "gcp"}

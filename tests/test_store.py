@@ -29,6 +29,7 @@ from ray_jobs.schema import (CONFIG_COLUMNS, METRIC_COLUMNS, RESULTS_SCHEMA, Sch
                              rows_to_table)
 from ray_jobs.status import format_seeds, format_status, store_status
 from ray_jobs.store import ResultsStore, StoreError, default_store_uri
+from store_fixtures import write_digest_named
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -153,21 +154,54 @@ def test_a_damaged_file_is_reported_and_never_read(tmp_path, how):
     (good,) = store.write_rows(table_for(STORAGE, [1, 2]))
     (bad,) = store.write_rows(table_for(SERVICE, [1, 2]))
     damage(Path(bad), how)
+    report = format_status(store_status(store))  # status is the reader that finds it: it says so, once
+    assert "QUARANTINED" in report and Path(bad).name in report and "next sweep recomputes" in report
+    (moved,) = store.quarantined()
+    assert not Path(bad).exists() and moved.endswith(Path(bad).name + ".quarantined")
+    assert "/_quarantine/exp/" in moved and ("-digest-" in moved)
     scan = store.scan()
-    assert [u.path for u in scan.unreadable] == [bad]
-    assert scan.files_read == 1
+    assert scan.unreadable == () and scan.files_read == 1
     assert set(scan.table.column("config_hash").to_pylist()) == {STORAGE.config_hash}
-    report = format_status(store_status(store))
-    assert "UNREADABLE" in report and Path(bad).name in report
+    assert "QUARANTINED" not in format_status(store_status(store))
 
 
 def test_a_file_of_another_shape_is_reported(tmp_path):
-    (tmp_path / "exp").mkdir()
-    import pyarrow.parquet as pq
-    pq.write_table(pa.table({"experiment": ["exp"], "seed": [1]}), tmp_path / "exp" / "foreign.parquet")
+    write_digest_named(tmp_path / "exp", pa.table({"experiment": ["exp"], "seed": [1]}))
     scan = ResultsStore(str(tmp_path)).scan()
-    assert len(scan.unreadable) == 1 and "missing required columns" in scan.unreadable[0].reason
+    assert len(scan.unreadable) == 1 and "missing columns" in scan.unreadable[0].reason
     assert scan.table.num_rows == 0
+
+
+def test_a_keys_only_file_cannot_pass_for_finished_work(tmp_path):
+    store = ResultsStore(str(tmp_path))
+    store.write_rows(table_for(STORAGE, [1]))
+    keys_only = pa.table({"experiment": ["exp"], "config_hash": [STORAGE.config_hash], "seed": [2],
+                          "finished_at": pa.array([datetime(2030, 1, 1, tzinfo=timezone.utc)],
+                                                  pa.timestamp("us", tz="UTC"))})
+    write_digest_named(tmp_path / "exp", keys_only)
+    scan = store.scan()
+    assert scan.keys() == {("exp", STORAGE.config_hash, 1)}
+    assert len(scan.unreadable) == 1 and "missing columns" in scan.unreadable[0].reason
+
+
+def test_a_file_without_a_digest_in_its_name_is_not_trusted(tmp_path):
+    import pyarrow.parquet as pq
+    store = ResultsStore(str(tmp_path))
+    (path,) = store.write_rows(table_for(STORAGE, [1]))
+    pq.write_table(pq.read_table(path), tmp_path / "exp" / "copied.parquet")
+    scan = store.scan()
+    assert scan.rows_read == 1 and "no content digest" in scan.unreadable[0].reason
+
+
+def test_a_file_of_an_older_schema_reads_its_later_columns_as_null(tmp_path):
+    from ray_jobs.schema import LATER_COLUMNS
+    table = table_for(STORAGE, [1])
+    older = table.drop_columns(["retry_policy", "cas_throttle_per_s", "cas_throttled"])
+    assert {"retry_policy", "cas_throttle_per_s", "cas_throttled"} <= set(LATER_COLUMNS)
+    write_digest_named(tmp_path / "exp", older)
+    scan = ResultsStore(str(tmp_path)).scan()
+    assert not scan.unreadable and scan.table.column("cas_throttled").to_pylist() == [None]
+    assert set(scan.missing_columns) == {"retry_policy", "cas_throttle_per_s", "cas_throttled"}
 
 
 def test_concurrent_readers_never_see_a_partial_file(tmp_path):
@@ -263,13 +297,24 @@ def test_status_command_exit_codes(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     empty = subprocess.run([sys.executable, "-m", "ray_jobs", "status", "--store", str(tmp_path / "none")],
                            capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert empty.returncode == 2 and "no such directory" in empty.stderr  # a typo in --store is not an empty store
+    (tmp_path / "e").mkdir()
+    empty = subprocess.run([sys.executable, "-m", "ray_jobs", "status", "--store", str(tmp_path / "e")],
+                           capture_output=True, text=True, env=env, cwd=tmp_path)
     assert empty.returncode == 0 and "nothing stored yet" in empty.stdout
+    (tmp_path / "f").write_text("not a store")
+    a_file = subprocess.run([sys.executable, "-m", "ray_jobs", "status", "--store", str(tmp_path / "f")],
+                            capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert a_file.returncode == 2 and "is a file" in a_file.stderr
     store = ResultsStore(str(tmp_path / "s"))
     (path,) = store.write_rows(table_for(STORAGE, [1]))
     damage(Path(path), "truncated")
     damaged = subprocess.run([sys.executable, "-m", "ray_jobs", "status", "--store", str(tmp_path / "s")],
                              capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert damaged.returncode == 1 and "UNREADABLE" in damaged.stdout
+    assert damaged.returncode == 0 and "QUARANTINED" in damaged.stdout  # healed, and said so once
+    again = subprocess.run([sys.executable, "-m", "ray_jobs", "status", "--store", str(tmp_path / "s")],
+                           capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert again.returncode == 0 and "QUARANTINED" not in again.stdout
 
 
 def test_seed_ranges_are_compact():
@@ -355,10 +400,11 @@ def test_s3_damaged_object_is_reported_and_status_command_reads_s3(s3_env, s3_en
         data = source.read()
     with s3.open_output_stream(path) as out:  # as a torn upload by some other tool would look
         out.write(data[:-50])
-    scan = ResultsStore(uri).scan()
-    assert [u.path for u in scan.unreadable] == [path]
-    assert scan.keys() == {("exp4c", SERVICE.config_hash, 1)}
     result = subprocess.run([sys.executable, "-m", "ray_jobs", "status", "--store", uri], capture_output=True,
                             text=True, env={**os.environ, **s3_env, "PYTHONPATH": str(REPO_ROOT)})
-    assert result.returncode == 1, result.stderr
-    assert "exp4c" in result.stdout and "UNREADABLE" in result.stdout
+    assert result.returncode == 0, result.stderr  # healed: reported once, moved aside
+    assert "exp4c" in result.stdout and "QUARANTINED" in result.stdout
+    (moved,) = store.quarantined()
+    assert moved.startswith(f"results-bucket/{request.node.name}/_quarantine/exp4c/") and "-digest-" in moved
+    scan = ResultsStore(uri).scan()
+    assert scan.unreadable == () and scan.keys() == {("exp4c", SERVICE.config_hash, 1)}

@@ -4,7 +4,7 @@ A curve is a config with every field fixed except ``inter_arrival_scale_ms``.
 A shorter scale offers more load; past some point the success rate (VO
 success where the mix has VO) falls to 95% or below. The curve's knee is the
 highest throughput among points whose success stays above 95%, the same
-rule as ``simcore.usable_throughput`` and the dashboard. This module decides,
+rule as the dashboard (``simcore.usable``). This module decides,
 from the points measured so far, which scale to measure next, or that the
 knee is known well enough. It is pure: no Ray, no simulator, no files, so
 the rule can be tested on synthetic curves and shared by the Ray Tune
@@ -45,15 +45,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence
 
-SUCCESS_THRESHOLD = 0.95  # a point passes when its success rate is strictly above this
-
-# Statuses of a curve's search.
-SEARCHING = "searching"
-FOUND = "found"
-ABOVE_SEARCH_RANGE = "above_search_range"  # passes even at the fastest scale: the knee is faster still
-BELOW_SEARCH_RANGE = "below_search_range"  # fails even at the slowest scale: the knee is slower still
-FINAL_STATUSES = (FOUND, ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE)
-ERROR = "error"  # not decided here: a driver marks a curve whose simulation raised
+from simcore.usable import (ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FINAL_STATUSES, FOUND, SEARCHING, MeasuredPoint,
+                            failing_neighbour, find_knee)
 
 # Where noise keeps the bracket wide, bisecting the gap next to the failing
 # point stops at this fraction of the tolerance (three more halvings).
@@ -102,19 +95,6 @@ class SearchRange:
             raise SearchRangeError("max_scale_ms", self.max_scale_ms,
                                    f"a number > min_scale_ms x (1 + tolerance) = "
                                    f"{self.min_scale_ms * (1 + self.tolerance):g} (ms)")
-
-
-@dataclass(frozen=True)
-class MeasuredPoint:
-    """One scale of a curve, measured: seed means of the success rate that counts and of throughput."""
-
-    scale_ms: float
-    success: float  # seed mean; NaN (e.g. no VO transaction at all) counts as failing
-    throughput_cps: float
-
-    @property
-    def passes(self) -> bool:
-        return not math.isnan(self.success) and self.success > SUCCESS_THRESHOLD
 
 
 @dataclass(frozen=True)
@@ -204,9 +184,9 @@ def next_step(points: Iterable[MeasuredPoint], search_range: SearchRange,
         raise ValueError(f"points: two points share a scale in {scales}; expected one point per scale")
     pending = sorted(set(pending_ms))
     low, high, tol = search_range.min_scale_ms, search_range.max_scale_ms, search_range.tolerance
-    passing = [p for p in points if p.passes]
+    knee = find_knee(points)
 
-    if not passing:
+    if knee is None:
         failing = points[-1] if points else None  # the largest scale measured
         if failing is not None and failing.scale_ms >= high:
             return SearchStep(BELOW_SEARCH_RANGE, failing=failing,
@@ -216,9 +196,7 @@ def next_step(points: Iterable[MeasuredPoint], search_range: SearchRange,
             return _probe_end(high, pending, failing=failing)
         return _bisect(gap_low, high, pending, tol, failing=failing)
 
-    knee = max(passing, key=lambda p: (p.throughput_cps, -p.scale_ms))
-    below = [p for p in points if p.scale_ms < knee.scale_ms and not p.passes]
-    failing = below[-1] if below else None
+    failing = failing_neighbour(points, knee)
     if failing is None:
         if points[0].scale_ms <= low:
             # The smallest scale measured is at or below the fastest end, and it passes.

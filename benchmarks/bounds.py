@@ -1,0 +1,43 @@
+"""Measure what one run costs in memory, to check simcore.bounds' estimate.
+
+    python benchmarks/bounds.py            # a few sizes, one fresh process each
+
+Prints per run: transactions drawn, tables, peak resident size minus the
+process's size before the run, bytes per transaction (or per table), and
+simcore.bounds' estimate of the same (without the process's own size).
+"""
+
+import subprocess
+import sys
+
+PROBE = """
+import resource, sys, time
+from simcore import SimConfig, bounds, simulate
+simulate(SimConfig(provider="instant", duration_s=1900, inter_arrival_scale_ms=1000), [1])  # compile first
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+config = SimConfig(provider="instant", num_tables=int(sys.argv[2]), duration_s=3600.0,
+                   inter_arrival_scale_ms=3600e3 / float(sys.argv[1]), arrivals="exponential")
+started = time.perf_counter()
+simulate(config, [1])
+used = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+work = bounds.estimate(config)
+print(int(work.transactions), config.num_tables, used, int(work.peak_bytes - bounds.PROCESS_BYTES),
+      round(time.perf_counter() - started, 1))
+"""
+
+CASES = ((1e6, 1), (2e6, 1), (4e6, 1), (1000, 1_000_000), (1000, 4_000_000))
+
+
+def main() -> None:
+    print(f"{'transactions':>12} {'tables':>9} {'measured MB':>11} {'B/unit':>7} {'estimate MB':>11} {'run s':>6}")
+    for transactions, tables in CASES:
+        out = subprocess.run([sys.executable, "-c", PROBE, str(transactions), str(tables)], check=True,
+                             capture_output=True, text=True).stdout.split()
+        drawn, tables, used, estimated, seconds = int(out[0]), int(out[1]), int(out[2]), int(out[3]), out[4]
+        per_unit = used / (drawn if tables == 1 else tables)
+        print(f"{drawn:>12} {tables:>9} {used / 1e6:>11.0f} {per_unit:>7.0f} {estimated / 1e6:>11.0f} {seconds:>6}")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.dirname(__import__("os").path.abspath(__file__))))
+    main()

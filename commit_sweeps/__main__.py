@@ -1,0 +1,5 @@
+import sys
+
+from commit_sweeps.cli import main
+
+sys.exit(main())

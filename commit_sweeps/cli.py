@@ -1,0 +1,71 @@
+"""``commit-sweeps``: every user action behind one command.
+
+    commit-sweeps simulate --provider s3 --catalog storage ...   one config over seeds (= python -m simcore run)
+    commit-sweeps sweep exp4c [--quick] [--seeds 3]               grids into the results store (= python sweeps/exp4c.py)
+    commit-sweeps knee --experiment exp4c                        each curve's knee, by bisection
+    commit-sweeps status [--store URI]                           what the store holds
+    commit-sweeps dashboard build|serve|compare                  the results dashboard
+
+Each subcommand is a module's ``configure(parser)`` and ``run(args)``: the
+same functions the older entry points (``python -m simcore run``,
+``python sweeps/<experiment>.py``, ``python -m ray_jobs status``,
+``python -m dashboards``) call, so a flag is defined once and means the
+same everywhere (``--seeds``: a count N, seeds 1..N, or a list such as
+1,2,3). Modules are imported when their command runs, except to list help.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its name and the names, in ``module``, of its help line and its functions."""
+
+    name: str
+    module: str
+    help: str
+    configure: str = "configure"
+    run: str = "run"
+
+    def attribute(self, which: str):
+        return getattr(importlib.import_module(self.module), getattr(self, which))
+
+
+COMMANDS = (
+    Command("simulate", "simcore.cli", "SIMULATE_HELP"),
+    Command("sweep", "commit_sweeps.experiments", "SWEEP_HELP", "configure_sweep", "run_sweep"),
+    Command("knee", "commit_sweeps.experiments", "KNEE_HELP", "configure_knee", "run_knee"),
+    Command("status", "ray_jobs.cli", "STATUS_HELP", "configure_status", "run_status"),
+    Command("dashboard", "dashboards.cli", "DASHBOARD_HELP"),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="commit-sweeps", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="How many commits per second can an Iceberg-style catalog sustain on an object store "
+                    "before commits start failing?",
+        epilog="Run `commit-sweeps COMMAND --help` for a command's flags. Exit status: 0 ok, 1 some work "
+               "failed, 2 bad input (nothing run), 130 interrupted.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        help_line = command.attribute("help")
+        sub = commands.add_parser(command.name, help=help_line, description=help_line)
+        command.attribute("configure")(sub)
+        sub.set_defaults(run=command.attribute("run"))
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

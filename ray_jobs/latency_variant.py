@@ -1,0 +1,64 @@
+"""``--latency-model`` and ``--provider-file`` for sweeps and the knee search.
+
+A sweep under another latency model is another experiment in the store:
+``exp4c`` under the measured model is ``exp4c-measured``, under a profile file
+``exp4c-profile-<name>``, so its rows never mix with the reference rows of
+``exp4c`` (readers that group by experiment stay right) and a
+reference-vs-measured comparison reads two experiments side by side. Every
+config carries its latency model and profile content (``SimConfig.latency_model``,
+``provider_profile``), so the config hash changes with the profile's figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from ray_jobs.grid import Grid, GridError
+
+MEASURED_SUFFIX = "-measured"
+PROFILE_SUFFIX = "-profile-"
+
+
+def add_latency_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--latency-model", default="reference", metavar="MODEL",
+                        help="reference (default, as seed 001) or measured (fitted to seed 000; rows go to "
+                             "<experiment>-measured; docs/measured.md)")
+    parser.add_argument("--provider-file", default=None, metavar="PATH",
+                        help="simulate this provider profile (TOML) instead of the grid's providers; rows go to "
+                             "<experiment>-profile-<name>")
+
+
+@dataclass(frozen=True)
+class LatencyVariant:
+    """The experiment-name suffix and the config fields a latency choice sets on every point."""
+
+    suffix: str
+    overrides: Mapping[str, Any]
+
+    def apply(self, grid: Grid) -> Grid:
+        """The grid under this latency choice: renamed (the overrides go to ``configs``)."""
+        if not self.suffix:
+            return grid
+        return grid.derive(grid.experiment + self.suffix)
+
+
+def latency_variant(experiment: str, latency_model: Optional[str], provider_file: Optional[str]) -> LatencyVariant:
+    """Raises GridError (exit 2 before anything runs) for an unknown model or a bad file."""
+    from simcore import ConfigError
+    from simcore.bench import resolve_profile
+    from simcore.profiles import LATENCY_MODELS, canonical_json
+
+    try:
+        if provider_file is not None:
+            profile = resolve_profile(None, latency_model, provider_file)
+            return LatencyVariant(PROFILE_SUFFIX + profile.name,
+                                  {"provider": profile.name, "provider_profile": canonical_json(profile)})
+        if latency_model not in LATENCY_MODELS:
+            raise ConfigError("latency_model", latency_model, "one of " + ", ".join(LATENCY_MODELS))
+    except ConfigError as error:
+        raise GridError(experiment, error.field, error.value, error.allowed) from error
+    if latency_model == "measured":
+        return LatencyVariant(MEASURED_SUFFIX, {"latency_model": "measured"})
+    return LatencyVariant("", {})

@@ -1,0 +1,53 @@
+"""Refit the measured latency model: one profile per store of seed 000, into simcore/measured/.
+
+    python scripts/fit_measured.py [--data ../shared/data/seed000_conditional_writes.csv] [--only s3,gcp]
+
+Runs ``python -m simcore fit --table DATA --provider P`` for every store seed 000
+measured (each store's CAS and, where measured, conditional append), keeping
+the read, write and floor of the built-in profile of the same name. The fit is
+deterministic (fixed seeds and starting points): rerunning it rewrites the
+same files. docs/measured.md describes the model and shows the result.
+"""
+
+import argparse
+import csv
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from a checkout
+
+from simcore.cli import main  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "seed000_conditional_writes.csv"
+
+# Seed 000, section 8 ("Failed operations have distinct latency characteristics"): mean failed /
+# mean successful op latency, all thread counts pooled. Not fitted by default (`--with-failed-ratios`
+# fits them too): fitting them costs Azure CAS its goodput and failure-rate match (docs/measured.md),
+# and they serve as an independent check instead.
+FAILED_RATIOS = {"s3": {"cas": 1.22}, "s3x": {"cas": 0.95, "append": 1.09}, "azure": {"cas": 0.81, "append": 31.59},
+                 "azurex": {"cas": 1.28, "append": 36.24}, "gcp": {"cas": 13.42}}
+
+
+def stores(path: pathlib.Path) -> list[str]:
+    with open(path, newline="") as handle:
+        return sorted({row["provider"] for row in csv.DictReader(handle)})
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(DEFAULT_DATA), help="seed 000's per-thread CSV")
+    parser.add_argument("--only", default=None, help="comma list of stores to refit (default: all)")
+    parser.add_argument("--max-evaluations", default="420", help="simulations per operation (default 420)")
+    parser.add_argument("--with-failed-ratios", action="store_true",
+                        help="also fit seed 000 section 8's failed/successful latency ratios")
+    args = parser.parse_args()
+    chosen = stores(pathlib.Path(args.data)) if args.only is None else args.only.split(",")
+    for store in chosen:
+        out = ROOT / "simcore" / "measured" / f"{store}.toml"
+        ratios = [flag for op, ratio in FAILED_RATIOS.get(store, {}).items() if args.with_failed_ratios
+                  for flag in ("--failed-ratio", f"{op}={ratio}")]
+        status = main(["fit", "--table", args.data, "--provider", store, "--max-evaluations", args.max_evaluations,
+                       *ratios, "--out", str(out)])
+        if status:
+            sys.exit(status)

@@ -1,0 +1,295 @@
+"""The conditional-write benchmark of seeds 000 and 003, simulated.
+
+N clients share one object. Each, in a closed loop with no retry and no
+backoff, reads the object and then conditionally writes it (``cas``: an
+overwrite guarded by the version it read; ``append``: an append guarded by the
+length it read). A write succeeds when no other write succeeded between the
+moment the client's read observed the object and the moment the write is
+decided. The client then starts over at once. What is reported per client
+count is what seed 000 measured at the client: successful ops/s (goodput), the
+failure rate, and the latency of successful ops, read included (seed 000's
+op rate x latency is about 1 at one client, so its "CAS latency" spans the
+read and the write).
+
+Latencies come from a provider profile: the read, the conditional write (CAS
+or append), and the measured model's terms (a failed write answering after
+``failed_multiplier`` x its latency, contention growing the write's latency
+with the conditional requests in flight, the read observing the object at
+``read_observed_at`` of its latency). The write is drawn with the engine's
+own contended draw, so bench and the catalog simulation share one model.
+
+Ops completed in the first ``warmup`` seconds (the clients all start at 0,
+in step) are not counted; seed 000 likewise measured only the window where
+every client ran.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence
+
+import numba
+import numpy as np
+
+from simcore.config import ConfigError
+from simcore.engine import draw_contended
+from simcore.providers import Provider
+
+OPERATIONS = ("cas", "append")
+MAX_CLIENTS = 1024
+_BENCH_STREAM = 2  # seeds' third stream (the catalog simulation uses 0 and 1)
+
+_OBSERVED, _READ_DONE, _DECIDED = range(3)
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """One client count, over the given seeds (the ``--json`` object of ``python -m simcore bench``)."""
+
+    provider: str
+    operation: str
+    clients: int
+    goodput_ops: float  # successful ops per second, mean over seeds
+    failure_rate: float  # failed / (successful + failed), all seeds pooled
+    latency_mean_ms: float  # successful ops, client side, read included, all seeds pooled
+    latency_p50_ms: float
+    latency_p95_ms: float
+    latency_p99_ms: float
+    seeds: tuple[int, ...]
+    successes: int
+    failures: int
+    duration_s: float
+
+    def to_json(self) -> dict:
+        return {"provider": self.provider, "operation": self.operation, "clients": self.clients,
+                "goodput_ops": self.goodput_ops, "failure_rate": self.failure_rate,
+                "latency_mean_ms": self.latency_mean_ms, "latency_p50_ms": self.latency_p50_ms,
+                "latency_p95_ms": self.latency_p95_ms, "latency_p99_ms": self.latency_p99_ms,
+                "seeds": list(self.seeds), "successes": self.successes, "failures": self.failures,
+                "duration_s": self.duration_s}
+
+
+def warmup_s(duration_s: float) -> float:
+    return min(5.0, duration_s / 10.0)
+
+
+def _kernel_inputs(profile: Provider, operation: str) -> np.ndarray:
+    """[read mu, sigma, floor, observed_at, write mu, sigma, floor, failed x, contention exp, contention sigma,
+    decided_at, contention delays the read (1) or the write (0)]."""
+    if operation not in OPERATIONS:
+        raise ConfigError("operation", operation, "one of " + ", ".join(OPERATIONS))
+    if operation == "append" and not profile.supports_append:
+        raise ConfigError("operation", operation, f"cas ({profile.name} has no conditional append)")
+    read = profile.read()
+    write = profile.append() if operation == "append" else profile.cas()
+    failed, exponent, sigma_per_ln, decided_at = profile.conditional_terms(operation)
+    return np.array([math.log(read.median_ms), read.sigma, read.floor_ms, profile.read_observed_at,
+                     math.log(write.median_ms), write.sigma, write.floor_ms, failed, exponent, sigma_per_ln,
+                     decided_at, 1.0 if profile.contention_in(operation) == "read" else 0.0])
+
+
+def run_clients(profile: Provider, operation: str, clients: int, duration_s: float, seed: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(latency ms, succeeded) of every op of one seed completed after the warm-up, in completion order."""
+    rng = np.random.default_rng([seed, _BENCH_STREAM])
+    return _closed_loop(_kernel_inputs(profile, operation), clients, duration_s * 1000.0,
+                        warmup_s(duration_s) * 1000.0, rng)
+
+
+def bench(profile: Provider, operation: str, clients: Iterable[int], seeds: Sequence[int],
+          duration_s: float = 300.0) -> list[BenchResult]:
+    """The benchmark at each client count, each over every seed."""
+    params = _kernel_inputs(profile, operation)
+    if not seeds:
+        raise ConfigError("seeds", list(seeds), "at least one seed")
+    if not (isinstance(duration_s, (int, float)) and math.isfinite(duration_s) and duration_s >= 1):
+        raise ConfigError("duration_s", duration_s, "a number of seconds >= 1")
+    window_s = duration_s - warmup_s(duration_s)
+    results = []
+    for n in clients:
+        if not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_CLIENTS:
+            raise ConfigError("clients", n, f"an integer in [1, {MAX_CLIENTS}]")
+        ok = failed = 0
+        goodputs, latencies = [], []
+        for seed in seeds:
+            rng = np.random.default_rng([seed, _BENCH_STREAM])
+            lat, succeeded = _closed_loop(params, int(n), duration_s * 1000.0, warmup_s(duration_s) * 1000.0, rng)
+            s = int(succeeded.sum())
+            ok += s
+            failed += len(succeeded) - s
+            goodputs.append(s / window_s)
+            latencies.append(lat[succeeded])
+        pooled = np.concatenate(latencies)
+        stats = (float(pooled.mean()), *(float(np.percentile(pooled, q)) for q in (50, 95, 99))) if len(pooled) \
+            else (math.nan,) * 4
+        results.append(BenchResult(
+            provider=profile.name, operation=operation, clients=int(n), goodput_ops=float(np.mean(goodputs)),
+            failure_rate=failed / (ok + failed) if ok + failed else math.nan,
+            latency_mean_ms=stats[0], latency_p50_ms=stats[1], latency_p95_ms=stats[2], latency_p99_ms=stats[3],
+            seeds=tuple(int(s) for s in seeds), successes=ok, failures=failed, duration_s=float(duration_s)))
+    return results
+
+
+@numba.njit(cache=True)
+def _closed_loop(p, clients, duration_ms, warmup_ms, rng):
+    read_mu, read_sigma, read_floor, observed_at = p[0], p[1], p[2], p[3]
+    write_mu, write_sigma, write_floor = p[4], p[5], p[6]
+    failed_multiplier, exponent, sigma_per_ln, decided_at = p[7], p[8], p[9], p[10]
+    # Contention delays the write, or (Azure CAS) the read before it observes the object.
+    read_exponent = exponent if p[11] > 0.0 else 0.0
+    read_sigma_per_ln = sigma_per_ln if p[11] > 0.0 else 0.0
+    if p[11] > 0.0:
+        exponent = 0.0
+        sigma_per_ln = 0.0
+
+    version = 0
+    inflight = 0
+    snapshot = np.zeros(clients, dtype=np.int64)
+    started = np.zeros(clients, dtype=np.float64)  # when the client's current op began
+    write_ms = np.zeros(clients, dtype=np.float64)
+    count = 0
+    latencies = np.empty(1024, dtype=np.float64)
+    succeeded = np.empty(1024, dtype=np.bool_)
+
+    # A binary heap of (time, 4 x client + kind); at most two pending events per client.
+    heap_t = np.empty(2 * clients + 1, dtype=np.float64)
+    heap_c = np.empty(2 * clients + 1, dtype=np.int64)
+    size = 0
+    for i in range(clients):
+        size = _start_op(heap_t, heap_c, size, i, 0.0, started, rng, read_mu, read_sigma, read_floor, observed_at,
+                         inflight, read_exponent, read_sigma_per_ln)
+
+    while size > 0:
+        t = heap_t[0]
+        code = heap_c[0]
+        if t >= duration_ms:
+            break
+        size = _pop(heap_t, heap_c, size)
+        i = code >> 2
+        kind = code & 3
+        if kind == _OBSERVED:
+            snapshot[i] = version
+            continue
+        if kind == _READ_DONE:
+            if observed_at >= 1.0:
+                snapshot[i] = version
+            inflight += 1
+            write_ms[i] = draw_contended(rng, write_mu, write_sigma, write_floor, inflight, exponent, sigma_per_ln)
+            size = _push(heap_t, heap_c, size, t + decided_at * write_ms[i], 4 * i + _DECIDED)
+            continue
+        # The write is decided now.
+        inflight -= 1
+        t_next = t
+        ok = snapshot[i] == version
+        if ok:
+            version += 1
+            t_next += (1.0 - decided_at) * write_ms[i]  # the answer's way back
+        else:  # a failure may be answered later still
+            t_next += (failed_multiplier - decided_at) * write_ms[i]
+        if warmup_ms <= t_next < duration_ms:
+            if count == latencies.shape[0]:
+                grown_l = np.empty(2 * count, dtype=np.float64)
+                grown_l[:count] = latencies
+                latencies = grown_l
+                grown_s = np.empty(2 * count, dtype=np.bool_)
+                grown_s[:count] = succeeded
+                succeeded = grown_s
+            latencies[count] = t_next - started[i]
+            succeeded[count] = ok
+            count += 1
+        size = _start_op(heap_t, heap_c, size, i, t_next, started, rng, read_mu, read_sigma, read_floor,
+                         observed_at, inflight, read_exponent, read_sigma_per_ln)
+    return latencies[:count].copy(), succeeded[:count].copy()
+
+
+@numba.njit(cache=True, inline="always")
+def _start_op(heap_t, heap_c, size, i, t, started, rng, read_mu, read_sigma, read_floor, observed_at, inflight,
+              read_exponent, read_sigma_per_ln):
+    started[i] = t
+    read = draw_contended(rng, read_mu, read_sigma, read_floor, inflight + 1, read_exponent, read_sigma_per_ln)
+    if observed_at < 1.0:
+        size = _push(heap_t, heap_c, size, t + observed_at * read, 4 * i + _OBSERVED)
+    return _push(heap_t, heap_c, size, t + read, 4 * i + _READ_DONE)
+
+
+@numba.njit(cache=True, inline="always")
+def _push(times, codes, size, t, code):
+    i = size
+    times[i] = t
+    codes[i] = code
+    while i > 0:
+        parent = (i - 1) >> 1
+        if times[parent] <= times[i]:
+            break
+        times[parent], times[i] = times[i], times[parent]
+        codes[parent], codes[i] = codes[i], codes[parent]
+        i = parent
+    return size + 1
+
+
+@numba.njit(cache=True, inline="always")
+def _pop(times, codes, size):
+    size -= 1
+    times[0] = times[size]
+    codes[0] = codes[size]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            break
+        child = left
+        if left + 1 < size and times[left + 1] < times[left]:
+            child = left + 1
+        if times[i] <= times[child]:
+            break
+        times[child], times[i] = times[i], times[child]
+        codes[child], codes[i] = codes[i], codes[child]
+        i = child
+    return size
+
+
+def parse_clients(text: str) -> list[int]:
+    """``1-16``, ``4`` or ``1,2,4,8``: the client counts to run."""
+    allowed = f"a count, a range like 1-16 or a comma list like 1,2,4 (each in [1, {MAX_CLIENTS}])"
+    counts: list[int] = []
+    try:
+        for part in str(text).split(","):
+            part = part.strip()
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                if lo > hi:
+                    raise ValueError
+                counts.extend(range(lo, hi + 1))
+            else:
+                counts.append(int(part))
+    except ValueError:
+        raise ConfigError("clients", text, allowed) from None
+    if not counts or any(not 1 <= c <= MAX_CLIENTS for c in counts) or len(set(counts)) != len(counts):
+        raise ConfigError("clients", text, allowed)
+    return counts
+
+
+def resolve_profile(provider: str, latency_model: Optional[str], provider_file: Optional[str]) -> Provider:
+    """The profile a command simulates: a file's, the measured one, or the built-in (reference) one."""
+    from simcore.profiles import LATENCY_MODELS, load_profile, measured_profile
+    from simcore.providers import PROVIDERS
+
+    model = latency_model or "reference"
+    if model not in LATENCY_MODELS:
+        raise ConfigError("latency_model", latency_model, "one of " + ", ".join(LATENCY_MODELS))
+    if provider_file is not None:
+        if model != "reference":
+            raise ConfigError("latency_model", latency_model, "reference (the default) with --provider-file: "
+                              "the file is the whole latency model")
+        profile = load_profile(provider_file)
+        if provider is not None and provider != profile.name:
+            raise ConfigError("provider", provider, f"the provider file's name {profile.name!r} (or no --provider)")
+        return profile
+    if provider is None:
+        raise ConfigError("provider", None, "one of " + ", ".join(PROVIDERS) + " (or --provider-file)")
+    if model == "measured":
+        return measured_profile(provider)
+    if provider not in PROVIDERS:
+        raise ConfigError("provider", provider, "one of " + ", ".join(PROVIDERS))
+    return PROVIDERS[provider]

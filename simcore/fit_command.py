@@ -1,0 +1,124 @@
+"""``fit``: write a provider profile (TOML) fitted to conditional-write measurements.
+
+    python -m simcore fit --table seed000_conditional_writes.csv --provider s3 [--out s3.toml]
+    python -m simcore fit --samples my_latencies.csv --base s3 --name mystore [--out mystore.toml]
+
+``--table`` reads seed-000-style per-thread rows (provider, operation, clients,
+success, fail, mean_ms, p50_ms, p95_ms, p99_ms); ``--samples`` reads one row
+per measured op (operation, latency_ms, succeeded, clients). The read, the
+size-based write and the floor come from ``--base`` (a built-in provider) or
+``--base-file`` (a profile file), since a conditional-write benchmark does not
+measure them; the conditional write(s) and the measured model's terms are
+fitted (simcore/fit.py, docs/measured.md). A subcommand module: ``configure``
+adds its flags to a parser, ``run`` does the work and returns the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shlex
+import sys
+
+from simcore.config import ConfigError
+
+USAGE_ERROR = 2
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--table", metavar="CSV", help="seed-000-style per-thread table (one row per client count)")
+    source.add_argument("--samples", metavar="CSV",
+                        help="measured ops, one per row: operation (cas|append), latency_ms, succeeded, clients")
+    parser.add_argument("--provider", default=None,
+                        help="the table's provider column to fit (with --table); also the default --base and name")
+    parser.add_argument("--base", default=None, metavar="PROVIDER",
+                        help="built-in provider whose read, write and floor figures the profile keeps")
+    parser.add_argument("--base-file", default=None, metavar="PATH", help="or a profile file to take them from")
+    parser.add_argument("--name", default=None, help="the profile's name (default: --provider)")
+    parser.add_argument("--description", default=None, help="one line describing the store")
+    parser.add_argument("--observed-at", type=float, default=None, metavar="F",
+                        help="fix when reads observe the object (0 sent .. 1 returned); default: fitted")
+    parser.add_argument("--failed-ratio", action="append", default=[], metavar="OP=R",
+                        help="mean failed / mean successful op latency of operation OP (cas, append), all client "
+                             "counts pooled, where only that aggregate is known (seed 000 section 8); repeatable")
+    parser.add_argument("--max-evaluations", type=int, default=420, metavar="N",
+                        help="simulations per operation fitted (default 420)")
+    parser.add_argument("--out", default=None, metavar="PATH", help="write the TOML here (default: print it)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def _base(args):
+    from simcore.profiles import load_profile
+    from simcore.providers import PROVIDERS
+
+    if args.base_file is not None:
+        if args.base is not None:
+            raise ConfigError("base", args.base, "no value with --base-file")
+        return load_profile(args.base_file)
+    name = args.base or args.provider
+    if name not in PROVIDERS or PROVIDERS[name].all_fixed:
+        raise ConfigError("base", name, "a built-in provider (" + ", ".join(p for p in PROVIDERS if p != "instant")
+                          + ") or --base-file, for the read and write figures")
+    return PROVIDERS[name]
+
+
+def run(args: argparse.Namespace) -> int:
+    from simcore import fit
+    from simcore.profiles import dump_profile
+
+    try:
+        if args.table is not None:
+            if args.provider is None:
+                raise ConfigError("provider", None, "the provider whose rows of --table to fit")
+            measurements = fit.read_table(args.table, args.provider)
+        else:
+            measurements = fit.read_samples(args.samples)
+        if args.observed_at is not None and not 0 <= args.observed_at <= 1:
+            raise ConfigError("observed_at", args.observed_at, "a fraction in [0, 1]")
+        if args.max_evaluations < 3:
+            raise ConfigError("max_evaluations", args.max_evaluations, "an integer >= 3")
+        base = _base(args)
+        failed_ratios = {}
+        for item in args.failed_ratio:
+            operation, _, value = item.partition("=")
+            try:
+                ratio = float(value)
+            except ValueError:
+                ratio = math.nan
+            if operation not in ("cas", "append") or not ratio > 0:
+                raise ConfigError("failed_ratio", item, "OP=R with OP cas or append and R > 0, e.g. cas=1.22")
+            failed_ratios[operation] = ratio
+        name = args.name or args.provider or base.name
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    try:
+        profile, losses = fit.fit_profile(base, measurements, name=name, description=args.description,
+                                          observed_at=args.observed_at, max_evaluations=args.max_evaluations,
+                                          failed_ratios=failed_ratios, progress=progress)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    source = args.table or args.samples
+    flags = [f"--{key.replace('_', '-')} {shlex.quote(str(value))}" for key, value in vars(args).items()
+             if key in ("table", "samples", "provider", "base", "base_file", "name", "observed_at", "max_evaluations")
+             and value is not None] + [f"--failed-ratio {item}" for item in args.failed_ratio]
+    header = (f"Provider profile {name}, fitted by: python -m simcore fit {' '.join(flags)}\n"
+              f"Measurements: {os.path.basename(source)} ({', '.join(f'{op} at {len(s)} client counts' for op, s in measurements.items())}).\n"
+              f"Read, write and floor from {args.base_file or base.name}; conditional writes and terms fitted\n"
+              f"(docs/measured.md). Fit loss per operation: "
+              + ", ".join(f"{op} {loss:.2f}" for op, loss in losses.items()))
+    text = dump_profile(profile, header)
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        partial = args.out + ".partial"
+        with open(partial, "w") as handle:
+            handle.write(text)
+        os.replace(partial, args.out)  # never a torn profile under the final name
+        if progress:
+            progress(f"wrote {args.out}")
+    return 0

@@ -1,0 +1,239 @@
+"""Provider profile files (TOML): bring your own store, and the measured model's profiles.
+
+A profile file holds the same figures as a built-in provider (``simcore.providers``),
+grouped by operation; the measured model's terms are optional and default to
+the reference's behaviour::
+
+    name = "mystore"                  # what results call the provider
+    description = "my bucket, eu-west-1"
+    floor_ms = 10                     # no operation is faster than this
+
+    [read]
+    median_ms = 27
+    sigma = 0.62
+    observed_at = 1.0                 # optional: when a read sees the object (0 sent .. 1 returned)
+
+    [write]                           # size-based: median = base_ms + ms_per_mib x MiB
+    base_ms = 60
+    ms_per_mib = 20
+    sigma = 0.29
+
+    [cas]                             # the conditional write
+    median_ms = 61
+    sigma = 0.14
+    failed_multiplier = 1.0           # optional: a failed one answers after this x its latency (>= decided_at)
+    contention_exponent = 0.0         # optional: median x c^exponent with c requests in flight
+    contention_sigma = 0.0            # optional: sigma + this x ln(c)
+    decided_at = 1.0                  # optional: when the object decides it (0 on arrival .. 1 as it answers)
+    contention_in = "write"           # optional: what contention delays, the write or the read before it
+
+    [append]                          # optional: conditional append, same keys as [cas]
+    median_ms = 21
+    sigma = 0.25
+
+    [limits]                          # optional
+    object_writes_per_s = 1.0         # documented per-object write limit
+
+A bad file fails with one ``ConfigError`` line naming the field (``cas.sigma``),
+its value and what is allowed. A config carries the profile's content, not
+its path (``SimConfig.provider_profile``, canonical JSON), so the config hash
+identifies the figures simulated and workers need no access to the file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Mapping, Optional
+
+from simcore.config import ConfigError
+from simcore.providers import PROVIDERS, Provider
+
+# (table, key) -> Provider attribute, with what the value may be.
+_POSITIVE = ("a number > 0", lambda v: v > 0)
+_NON_NEGATIVE = ("a number >= 0", lambda v: v >= 0)
+_FRACTION = ("a fraction in [0, 1]", lambda v: 0 <= v <= 1)
+_MULTIPLIER = ("a number > 0, and >= decided_at (a failure is answered no earlier than it is decided)",
+               lambda v: v > 0)
+_EXPONENT = ("a number in [-1, 5]", lambda v: -1 <= v <= 5)
+_CONTENTION_IN = ("write or read", lambda v: v in ("write", "read"))
+
+_SCHEMA: dict[str, dict[str, tuple[str, tuple, bool]]] = {
+    # table -> key -> (Provider attribute, rule, required)
+    "": {"floor_ms": ("floor_ms", _NON_NEGATIVE, True)},
+    "read": {"median_ms": ("read_median_ms", _POSITIVE, True), "sigma": ("read_sigma", _NON_NEGATIVE, True),
+             "observed_at": ("read_observed_at", _FRACTION, False)},
+    "write": {"base_ms": ("write_base_ms", _POSITIVE, True), "ms_per_mib": ("write_ms_per_mib", _NON_NEGATIVE, True),
+              "sigma": ("write_sigma", _NON_NEGATIVE, True)},
+    "cas": {"median_ms": ("cas_median_ms", _POSITIVE, True), "sigma": ("cas_sigma", _NON_NEGATIVE, True),
+            "failed_multiplier": ("cas_failed_multiplier", _MULTIPLIER, False),
+            "contention_exponent": ("cas_contention_exponent", _EXPONENT, False),
+            "contention_sigma": ("cas_contention_sigma", _NON_NEGATIVE, False),
+            "decided_at": ("cas_decided_at", _FRACTION, False),
+            "contention_in": ("cas_contention_in", _CONTENTION_IN, False)},
+    "append": {"median_ms": ("append_median_ms", _POSITIVE, True), "sigma": ("append_sigma", _NON_NEGATIVE, True),
+               "failed_multiplier": ("append_failed_multiplier", _MULTIPLIER, False),
+               "contention_exponent": ("append_contention_exponent", _EXPONENT, False),
+               "contention_sigma": ("append_contention_sigma", _NON_NEGATIVE, False),
+               "decided_at": ("append_decided_at", _FRACTION, False),
+               "contention_in": ("append_contention_in", _CONTENTION_IN, False)},
+    "limits": {"object_writes_per_s": ("object_writes_per_s", _POSITIVE, False)},
+}
+_OPTIONAL_TABLES = ("append", "limits")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+LATENCY_MODELS = ("reference", "measured")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def profile_from_mapping(data: Mapping[str, Any], prefix: str = "") -> Provider:
+    """A Provider from a profile's parsed content; ``prefix`` goes before every field name in errors."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(prefix.rstrip(".") or "profile", data, "a table of profile fields")
+    name = data.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ConfigError(prefix + "name", name, "a name of letters, digits, '_', '.', '-' (at most 64)")
+    description = data.get("description", f"provider profile {name}")
+    if not isinstance(description, str):
+        raise ConfigError(prefix + "description", description, "a string")
+    known_top = {"name", "description", *_SCHEMA[""], *(t for t in _SCHEMA if t)}
+    for key in data:
+        if key not in known_top:
+            raise ConfigError(prefix + key, data[key], "one of the profile fields " + ", ".join(sorted(known_top)))
+    values: dict[str, Any] = {"name": name, "description": description, "append_median_ms": None,
+                              "append_sigma": None}
+    for table, keys in _SCHEMA.items():
+        section = data if table == "" else data.get(table)
+        where = prefix + (table + "." if table else "")
+        if section is None:
+            if table in _OPTIONAL_TABLES:
+                continue
+            raise ConfigError(prefix + table, None, f"a [{table}] table with " + ", ".join(
+                k for k, (_, _, required) in keys.items() if required))
+        if table and not isinstance(section, Mapping):
+            raise ConfigError(prefix + table, section, f"a [{table}] table")
+        if table:
+            for key in section:
+                if key not in keys:
+                    raise ConfigError(where + key, section[key], f"one of the [{table}] keys " + ", ".join(keys))
+        for key, (attribute, (allowed, ok), required) in keys.items():
+            if key not in section:
+                if required:
+                    raise ConfigError(where + key, None, allowed)
+                continue
+            value = section[key]
+            if rule_is_text := key == "contention_in":
+                if not isinstance(value, str) or not ok(value):
+                    raise ConfigError(where + key, value, allowed)
+            elif not _is_number(value) or not ok(value):
+                raise ConfigError(where + key, value, allowed)
+            values[attribute] = value if rule_is_text else float(value)
+    for operation in ("cas", "append"):
+        failed = values.get(f"{operation}_failed_multiplier", 1.0)
+        decided = values.get(f"{operation}_decided_at", 1.0)
+        if operation in data and failed < decided:
+            raise ConfigError(f"{prefix}{operation}.failed_multiplier", failed,
+                              f"a number >= decided_at ({decided:g}): a failure is answered no earlier than decided")
+    return Provider(**values)
+
+
+def profile_to_mapping(provider: Provider) -> dict:
+    """The profile's content as nested tables (the inverse of ``profile_from_mapping``).
+
+    Optional terms at their reference default are left out, so a profile
+    without them has one canonical form.
+    """
+    defaults = Provider("x", "", 1, 0, 1, 0, 0, 1, 0, None, None, 0)
+    out: dict[str, Any] = {"name": provider.name, "description": provider.description}
+    for table, keys in _SCHEMA.items():
+        section: dict[str, Any] = {}
+        for key, (attribute, _, required) in keys.items():
+            value = getattr(provider, attribute)
+            if value is None or (not required and value == getattr(defaults, attribute)):
+                continue
+            section[key] = value if isinstance(value, str) else float(value)
+        if table == "":
+            out.update(section)
+        elif section:
+            out[table] = section
+    return out
+
+
+def canonical_json(provider: Provider) -> str:
+    """The profile as compact, key-sorted JSON: the value ``SimConfig.provider_profile`` holds."""
+    return json.dumps(profile_to_mapping(provider), sort_keys=True, separators=(",", ":"))
+
+
+def profile_from_json(text: str, field: str = "provider_profile") -> Provider:
+    if not isinstance(text, str):
+        raise ConfigError(field, text, "a provider profile as JSON (from simcore.profiles.canonical_json)")
+    return _profile_from_json(text, field)
+
+
+@lru_cache(maxsize=256)  # configs parse their profile on every use; the text is immutable
+def _profile_from_json(text: str, field: str) -> Provider:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise ConfigError(field, text, "a provider profile as JSON (from simcore.profiles.canonical_json)") from None
+    return profile_from_mapping(data, prefix=field + ".")
+
+
+def load_profile(path: str) -> Provider:
+    """Read and check a profile file. Errors name the file and the field."""
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as error:
+        raise ConfigError("provider_file", path, f"a readable TOML file ({error.strerror})") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError("provider_file", path, f"valid TOML ({error})") from None
+    return profile_from_mapping(data, prefix=f"{path}: ")
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string is a JSON string for these characters
+    return repr(float(value))
+
+
+def dump_profile(provider: Provider, header: str = "") -> str:
+    """The profile as a TOML file's text, with ``header`` as leading comments."""
+    data = profile_to_mapping(provider)
+    lines = [f"# {line}".rstrip() for line in header.splitlines()]
+    tables = [k for k in data if isinstance(data[k], dict)]
+    lines += [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
+    for table in tables:
+        lines += ["", f"[{table}]"] + [f"{k} = {_toml_value(v)}" for k, v in data[table].items()]
+    return "\n".join(lines) + "\n"
+
+
+@lru_cache(maxsize=None)
+def measured_profiles() -> Mapping[str, Provider]:
+    """The measured model's profiles, fitted to seed 000 by scripts/fit_measured.py."""
+    folder = resources.files("simcore") / "measured"
+    out = {}
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            provider = profile_from_mapping(tomllib.loads(entry.read_text()), prefix=f"measured/{entry.name}: ")
+            out[provider.name] = provider
+    return out
+
+
+def measured_profile(provider: str) -> Provider:
+    profiles = measured_profiles()
+    if provider not in profiles:
+        raise ConfigError("provider", provider, "a provider with a measured profile (" + ", ".join(profiles)
+                          + ") for latency_model=measured")
+    return profiles[provider]
+
+
+def builtin_profile(name: str) -> Optional[Provider]:
+    return PROVIDERS.get(name)

@@ -1,0 +1,32 @@
+"""latency_models: exp4c's curves under the reference and the measured latency model (1,800 configs).
+
+The measured model (docs/measured.md) is fitted to seed 000's conditional-write
+benchmark: the read is part of the measured op, failed conditional writes
+answer later than successful ones, and contention slows conditional requests.
+This sweeps exp4c's grid twice, reference (as seed 001) and measured, so the
+dashboard's comparison shows both frontiers per provider and the change in
+usable throughput (``python -m dashboards compare``).
+"""
+
+import sys
+
+from ray_jobs import Grid, Treatment, sweep_main
+from sweeps.exp4c import GRID as EXP4C
+from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS, QUICK_TABLE_COUNTS
+
+GRID = Grid(
+    experiment="latency_models",
+    description="latency_models: exp4c under the reference and the measured latency model",
+    fixed=EXP4C.fixed,
+    swept={"latency_model": (None, "measured"), **EXP4C.swept},
+    # One and ten tables, every mix, and every scale from 50 ms: fine enough to place the
+    # knees (exp4c's quick scales, 100/500/2000 ms, are too coarse to show a change).
+    quick={"num_tables": QUICK_TABLE_COUNTS,
+           "inter_arrival_scale_ms": tuple(s for s in INTER_ARRIVAL_SCALES_MS if s >= 50)},
+    # The profile's content (provider_profile) follows from the model and the provider.
+    compares=Treatment("latency_model", baseline=None, companions=("provider_profile",),
+                       labels=((None, "reference model (seed 001)"), ("measured", "measured model (seed 000)"))),
+)
+
+if __name__ == "__main__":
+    sys.exit(sweep_main([GRID]))

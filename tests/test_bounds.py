@@ -1,0 +1,111 @@
+"""Work bounds: every run too big for the machine, or meaningless, is refused before any work."""
+
+import resource
+import subprocess
+import sys
+
+import pytest
+
+from simcore import ConfigError, SimConfig, simulate
+from simcore import bounds
+from simcore.cli import main
+
+RUN = ["run", "--provider", "s3", "--catalog", "storage", "--num-tables", "1", "--fast-append-ratio", "1",
+       "--inter-arrival-scale-ms", "100", "--seeds", "1"]
+
+
+def _run(capsys, *extra, env_limit=None, monkeypatch=None):
+    status = main(RUN + list(extra))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err.strip().splitlines()
+
+
+@pytest.mark.parametrize("extra, field, words", [
+    (["--duration-s", "1e8"], "duration_s", ["needs about", "above the limit", "--max-memory"]),
+    (["--num-tables", "1000000000000"], "num_tables", ["at most 2147483647"]),
+    (["--num-tables", str(2**70)], "num_tables", ["at most 2147483647"]),
+    (["--inter-arrival-scale-ms", "0.01", "--arrivals", "exponential"], "inter_arrival_scale_ms",
+     ["needs about", "SIMCORE_MAX_MEMORY"]),
+    (["--inter-arrival-scale-ms", "1e308"], "inter_arrival_scale_ms", ["steady-state window"]),
+    (["--seeds", str(2**64)], "seeds", ["<= 18446744073709551615"]),
+    (["--max-memory", "lots"], "max_memory", ["512M"]),
+])
+def test_the_issue_reproductions_exit_2_with_one_line(capsys, extra, field, words):
+    # Refused before any work: these would take gigabytes or hours if they ran.
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    status, out, err = _run(capsys, *extra)
+    assert status == 2 and out == ""
+    assert len(err) == 1 and err[0].startswith(f"error: {field}: ")
+    for word in words:
+        assert word in err[0]
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50_000  # kB: nothing was allocated
+
+
+def test_a_small_limit_refuses_an_ordinary_run_and_names_where_the_limit_came_from(capsys, monkeypatch):
+    status, _, err = _run(capsys, "--inter-arrival-scale-ms", "10", "--max-memory", "300M")
+    assert status == 2 and "(--max-memory)" in err[0] and err[0].startswith("error: inter_arrival_scale_ms: 10.0")
+    monkeypatch.setenv(bounds.MEMORY_LIMIT_ENV, "300M")
+    status, _, err = _run(capsys, "--inter-arrival-scale-ms", "10")
+    assert status == 2 and "($SIMCORE_MAX_MEMORY)" in err[0]
+    # Raising the limit lets the same run through.
+    status, out, _ = _run(capsys, "--inter-arrival-scale-ms", "500", "--duration-s", "1900", "--max-memory", "4G")
+    assert status == 0 and "config" in out
+
+
+def test_simulate_checks_the_bounds_itself():
+    with pytest.raises(bounds.WorkBoundError) as error:
+        simulate(SimConfig(duration_s=1e8))
+    assert error.value.field == "duration_s"
+    assert isinstance(error.value, ConfigError)
+    with pytest.raises(bounds.WorkBoundError):
+        simulate(SimConfig(inter_arrival_scale_ms=100, duration_s=1900), [1], max_memory_bytes=2**20)
+    with pytest.raises(ConfigError, match="seed"):
+        simulate(SimConfig(duration_s=1900), [2**64])
+
+
+def test_estimate_is_close_above_what_the_workload_draws():
+    from simcore.simulate import run_seed
+
+    config = SimConfig(provider="instant", inter_arrival_scale_ms=50, duration_s=1900)
+    work = bounds.estimate(config)
+    workload, _ = run_seed(config, 3)
+    assert len(workload) <= work.transactions <= 1.2 * len(workload)
+    assert work.max_events >= len(workload) * 2
+    assert bounds.PROCESS_BYTES < work.peak_bytes
+
+
+def test_memory_estimate_is_an_upper_bound_of_a_measured_run(tmp_path):
+    # A fresh process: peak resident size while running 200k transactions, minus before.
+    script = (
+        "import resource\n"
+        "from simcore import SimConfig, simulate, bounds\n"
+        "simulate(SimConfig(provider='instant', duration_s=1900, inter_arrival_scale_ms=1000), [1])\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024\n"
+        "c = SimConfig(provider='instant', num_tables=100000, duration_s=3600, inter_arrival_scale_ms=18,\n"
+        "              arrivals='exponential')\n"
+        "simulate(c, [1])\n"
+        "used = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before\n"
+        "print(used, bounds.estimate(c).peak_bytes - bounds.PROCESS_BYTES)\n")
+    used, estimated = map(float, subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
+                                                text=True).stdout.split())
+    assert used < estimated
+
+
+@pytest.mark.parametrize("text, size", [("512M", 512 * 2**20), ("4G", 4 * 2**30), ("1.5GiB", int(1.5 * 2**30)),
+                                        ("1e9", 10**9), ("262144k", 256 * 2**20)])
+def test_sizes_parse(text, size):
+    assert bounds.parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "lots", "-1G", "1k", "100M", "inf", "nanG"])
+def test_bad_sizes_are_refused(text):
+    with pytest.raises(ConfigError):
+        bounds.parse_size(text)
+
+
+def test_transactions_dir_naming_a_file_fails_before_simulating(capsys, tmp_path):
+    existing = tmp_path / "a-file"
+    existing.write_text("x")
+    status, out, err = _run(capsys, "--duration-s", "1900", "--transactions-dir", str(existing))
+    assert status == 2 and out == ""
+    assert len(err) == 1 and "transactions_dir" in err[0] and "is a file" in err[0]

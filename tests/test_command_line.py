@@ -1,0 +1,76 @@
+"""`commit-sweeps`: one command line over every user action, the older entry points kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from commit_sweeps.cli import COMMANDS, build_parser, main
+from simcore.cli import main as simcore_main
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SIMULATE = ["--provider", "s3x", "--catalog", "storage", "--num-tables", "2", "--fast-append-ratio", "0.9",
+            "--inter-arrival-scale-ms", "500", "--duration-s", "1900", "--json"]
+
+
+def test_help_lists_every_user_action(capsys):
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["--help"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    for name in ("simulate", "sweep", "knee", "status", "dashboard"):
+        assert name in out
+    assert [command.name for command in COMMANDS] == ["simulate", "sweep", "knee", "status", "dashboard"]
+
+
+@pytest.mark.parametrize("command", [command.name for command in COMMANDS])
+def test_every_subcommand_has_help(command, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"])
+    assert exited.value.code == 0
+    assert "usage: commit-sweeps " + command in capsys.readouterr().out
+
+
+def test_simulate_is_python_m_simcore_run(capsys):
+    assert main(["simulate", *SIMULATE, "--seeds", "2"]) == 0
+    via_console = capsys.readouterr().out
+    assert simcore_main(["run", *SIMULATE, "--seeds", "1,2"]) == 0
+    assert capsys.readouterr().out == via_console
+    assert [json.loads(line)["seed"] for line in via_console.splitlines()] == [1, 2]
+
+
+def test_seeds_mean_the_same_in_every_command():
+    parser = build_parser()
+    sweep = parser.parse_args(["sweep", "exp4c", "--seeds", "3"])
+    knee = parser.parse_args(["knee", "--experiment", "exp4c", "--seeds", "3"])
+    listed = parser.parse_args(["sweep", "exp4c", "--seeds", "1,2,3"])
+    ranged = parser.parse_args(["knee", "--experiment", "exp4c", "--seeds", "1-3"])
+    assert sweep.seeds == knee.seeds == listed.seeds == ranged.seeds == (1, 2, 3)
+
+
+def test_bad_input_exits_2_before_anything_runs(tmp_path, capsys):
+    assert main(["sweep", "exp4c", "--duration-s", "1000", "--store", str(tmp_path / "store")]) == 2
+    assert "duration_s: 1000.0 is not allowed" in capsys.readouterr().err
+    assert not (tmp_path / "store").exists()
+    with pytest.raises(SystemExit) as exited:
+        main(["sweep", "no_such_experiment"])
+    assert exited.value.code == 2
+
+
+def test_the_console_script_and_the_old_entry_points_run(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "SWEEPS_STORE")}
+    bin_dir = Path(sys.executable).parent
+    console = subprocess.run([str(bin_dir / "commit-sweeps"), "status", "--store", str(tmp_path)],
+                             capture_output=True, text=True, timeout=120, env=env)
+    legacy = subprocess.run([sys.executable, "-m", "ray_jobs", "status", "--store", str(tmp_path)],
+                            capture_output=True, text=True, timeout=120, env=env, cwd=REPO_ROOT)
+    assert console.returncode == legacy.returncode == 0
+    assert console.stdout.splitlines()[0] == legacy.stdout.splitlines()[0]
+    script = subprocess.run([sys.executable, "sweeps/exp4c.py", "--help"], capture_output=True, text=True,
+                            timeout=120, env=env, cwd=REPO_ROOT)
+    assert script.returncode == 0 and "--seeds SEEDS" in script.stdout

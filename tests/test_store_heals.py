@@ -1,0 +1,186 @@
+"""The store heals: a file that fails its digest, schema or key checks is quarantined (out of every
+reader's and every glob's way, named with why and when), reported once, and its runs recomputed; the
+DuckDB and pandas recipes of docs/sweeps.md count every key once after kills, quarantine and resume."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from simcore import SimConfig, simulate
+from ray_jobs.fanout import SweepPlan, find_work
+from ray_jobs.schema import make_row, rows_to_table
+from ray_jobs.status import format_status, store_status
+from ray_jobs.store import QUARANTINE_FOLDER, ResultsStore
+from store_fixtures import write_digest_named
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FAST = dict(duration_s=1200, runtime_median_ms=20_000, inter_arrival_scale_ms=1000, provider="s3x")
+CONFIGS = [SimConfig(num_tables=n, **FAST) for n in (1, 2, 3)]
+NOW = datetime.now(timezone.utc).replace(microsecond=0)
+
+
+def rows(config, seeds, experiment="exp", finished_at=NOW):
+    return rows_to_table([make_row(experiment, config, m, package_version="0", git_revision=None, wall_s=0.0,
+                                   finished_at=finished_at) for m in simulate(config, seeds=seeds)])
+
+
+def flip_footer_bit(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) - 100] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def test_a_one_bit_flip_is_quarantined_by_the_dashboard_build_and_its_runs_recomputed(tmp_path):
+    store = ResultsStore(str(tmp_path / "s"))
+    store.write_rows(rows(CONFIGS[0], [1, 2]))
+    (bad,) = store.write_rows(rows(CONFIGS[1], [1, 2]))
+    flip_footer_bit(Path(bad))
+    build = subprocess.run([sys.executable, "-m", "dashboards", "build", "--store", str(tmp_path / "s"),
+                            "--out", str(tmp_path / "site")], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert build.returncode == 0, build.stderr
+    assert Path(bad).name in build.stderr and "moved to" in build.stderr
+    (moved,) = store.quarantined()
+    name = moved.rsplit("/", 1)[1]
+    assert name.endswith(Path(bad).name + ".quarantined") and "-digest-" in name
+    assert datetime.strptime(name.split("-", 1)[0], "%Y%m%dT%H%M%SZ")  # named with when
+    # The next sweep sees its runs as missing, and nothing else.
+    work = find_work([SweepPlan("exp", tuple(CONFIGS[:2]), (1, 2))], store)
+    assert {(u.config.config_hash, u.seed) for u in work.todo} == {(CONFIGS[1].config_hash, 1),
+                                                                  (CONFIGS[1].config_hash, 2)}
+    assert work.unreadable == ()  # reported once, by the build that moved it
+    again = subprocess.run([sys.executable, "-m", "dashboards", "build", "--store", str(tmp_path / "s"),
+                            "--out", str(tmp_path / "site")], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert again.returncode == 0 and "moved to" not in again.stderr
+
+
+def test_a_foreign_file_with_a_string_seed_hides_no_good_row_and_leaves(tmp_path):
+    store = ResultsStore(str(tmp_path))
+    store.write_rows(rows(CONFIGS[0], [1, 2, 3]))
+    foreign = rows(CONFIGS[1], [1]).to_pylist()
+    foreign[0]["seed"] = "one"
+    write_digest_named(tmp_path / "exp", pa.Table.from_pylist(foreign))
+    scan = store.scan()
+    assert scan.table.num_rows == 3 and len(scan.unreadable) == 1
+    assert "-schema-" in scan.unreadable[0].quarantined_to
+
+
+@pytest.mark.parametrize("case, slug", [("future", "keys"), ("other_experiment", "keys"),
+                                        ("keys_only", "schema"), ("renamed", "keys")])
+def test_files_failing_their_key_checks_are_quarantined(tmp_path, case, slug):
+    store = ResultsStore(str(tmp_path))
+    store.write_rows(rows(CONFIGS[0], [1]))
+    if case == "future":  # a 2030 finished_at would make status say "last update 2030"
+        write_digest_named(tmp_path / "exp", rows(CONFIGS[1], [1], finished_at=datetime(2030, 1, 1, tzinfo=timezone.utc)))
+    elif case == "other_experiment":
+        write_digest_named(tmp_path / "exp", rows(CONFIGS[1], [1], experiment="exp4c"))
+    elif case == "keys_only":
+        table = rows(CONFIGS[1], [1]).select(["experiment", "config_hash", "seed", "finished_at"])
+        write_digest_named(tmp_path / "exp", table)
+    else:  # a store file renamed onto other keys: its name's keys digest no longer matches its rows
+        (path,) = ResultsStore(str(tmp_path / "x")).write_rows(rows(CONFIGS[1], [1]))
+        digest = Path(path).name.rsplit("-", 1)[1]
+        (tmp_path / "exp" / f"part-{'0' * 20}-{digest}").write_bytes(Path(path).read_bytes())
+    report = format_status(store_status(store))
+    assert "QUARANTINED" in report and "2030-01-01 00:00:00" not in report  # not the last update
+    (moved,) = store.quarantined()
+    assert f"-{slug}-" in moved and f"/{QUARANTINE_FOLDER}/exp/" in moved
+    assert store.scan().keys() == {("exp", CONFIGS[0].config_hash, 1)}
+
+
+def test_a_rewrite_whose_writer_died_before_deleting_the_old_file_leaves_one(tmp_path):
+    store = ResultsStore(str(tmp_path))
+    (old,) = store.write_rows(rows(CONFIGS[0], [1, 2], finished_at=NOW - timedelta(hours=1)))
+    kept = Path(old).read_bytes()
+    (new,) = store.write_rows(rows(CONFIGS[0], [1, 2]))
+    Path(old).write_bytes(kept)  # as if deleting it had never happened
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    scan = store.scan()
+    assert scan.rows_read == 2 and scan.duplicates_dropped == 0
+    assert not Path(old).exists() and Path(new).exists()
+
+
+def _duckdb_count(store_dir: Path) -> tuple[int, int]:
+    import duckdb
+
+    # The recipe of docs/sweeps.md.
+    query = f"""
+        SELECT count(*), count(DISTINCT (experiment, config_hash, seed)) FROM (
+            SELECT * FROM read_parquet('{store_dir}/**/*.parquet', union_by_name = true)
+            QUALIFY row_number() OVER (PARTITION BY experiment, config_hash, seed ORDER BY finished_at DESC) = 1)
+    """
+    return duckdb.sql(query).fetchone()
+
+
+def _pandas_count(store_dir: Path) -> tuple[int, int]:
+    import pandas as pd
+
+    # The recipe of docs/sweeps.md.
+    frame = pd.read_parquet(store_dir)
+    frame = frame.sort_values("finished_at").drop_duplicates(["experiment", "config_hash", "seed"], keep="last")
+    return len(frame), len(frame[["experiment", "config_hash", "seed"]].drop_duplicates())
+
+
+def test_duckdb_and_pandas_recipes_count_every_key_once_after_kills_quarantine_and_resume(tmp_path):
+    store_dir = tmp_path / "store"
+    # 1. A writer killed at an arbitrary moment, mid-write.
+    script = textwrap.dedent(f"""
+        import itertools
+        from datetime import datetime, timezone
+        from simcore import SimConfig, simulate
+        from ray_jobs.schema import make_row, rows_to_table
+        from ray_jobs.store import ResultsStore
+        config = SimConfig(**{FAST!r})
+        (metrics,) = simulate(config, seeds=[1])
+        store = ResultsStore({str(store_dir)!r})
+        print("ready", flush=True)
+        for batch in itertools.count(0):
+            table = rows_to_table([make_row("exp", config, dict(metrics, seed=batch * 10 + i + 1), package_version="0",
+                                            git_revision=None, wall_s=0.0, finished_at=datetime.now(timezone.utc))
+                                   for i in range(10)])
+            store.write_rows(table)
+            store.write_rows(table)  # a rewrite of the same keys: replace, then delete the old file
+    """)
+    writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=REPO_ROOT)
+    try:
+        assert writer.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 60
+        while len(list((store_dir / "exp").glob("part-*.parquet"))) < 8 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+    # 2. Damage: a truncated file, a foreign file, a stray temporary file as a killed writer leaves one.
+    files = sorted((store_dir / "exp").glob("part-*.parquet"))
+    truncated = files[0]
+    truncated.write_bytes(truncated.read_bytes()[:100])
+    pq.write_table(pq.read_table(files[1]), store_dir / "exp" / "copied.parquet")
+    (store_dir / "exp" / f".tmp-0123-{files[2].name}.partial").write_bytes(files[2].read_bytes()[:50])
+    # 3. Resume: the store heals on reading; the missing runs are recomputed and written.
+    config = SimConfig(**FAST)
+    top = max(seed for _, _, seed in ResultsStore(str(store_dir)).scan(heal=False).keys())
+    plan = SweepPlan("exp", (config,), tuple(range(1, top + 1)))
+    work = find_work([plan], ResultsStore(str(store_dir)))
+    assert len(work.unreadable) == 2 and all(bad.quarantined_to for bad in work.unreadable)
+    assert len(work.todo) >= 10  # the truncated file's rows at least
+    (metrics,) = simulate(config, seeds=[1])
+    ResultsStore(str(store_dir)).write_rows(rows_to_table([
+        make_row("exp", config, dict(metrics, seed=u.seed), package_version="0", git_revision=None, wall_s=0.0,
+                 finished_at=datetime.now(timezone.utc)) for u in work.todo]))
+    assert find_work([plan], ResultsStore(str(store_dir))).todo == ()
+    # 4. Every reader counts each key once; the quarantine and temporary files are seen by none.
+    assert _duckdb_count(store_dir) == (top, top)
+    assert _pandas_count(store_dir) == (top, top)
+    import duckdb
+    raw = duckdb.sql(f"SELECT count(*) FROM read_parquet('{store_dir}/**/*.parquet', union_by_name = true)")
+    assert raw.fetchone()[0] == top  # even without the dedup step: no duplicate file is left
