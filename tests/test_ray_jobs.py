@@ -261,27 +261,31 @@ def retried_attempts(cluster) -> list[int]:
 def test_a_config_that_raises_is_reported_with_its_config_and_the_rest_is_stored(cluster, driver, tmp_path):
     store = ResultsStore(str(tmp_path / "store"))
     good = Grid("ray_test", fixed=FAST_FIXED, swept={"num_tables": [1, 2], "inter_arrival_scale_ms": [500]})
-    # Valid, but asks for more tables than any memory holds: simcore raises MemoryError.
-    bad = Grid("ray_test", fixed=FAST_FIXED, swept={"num_tables": [10 ** 15], "inter_arrival_scale_ms": [500]})
+    # Valid, but beyond the workers' memory bound (300 MiB here): simcore raises WorkBoundError there.
+    bad = Grid("ray_test", fixed=FAST_FIXED, swept={"num_tables": [10 ** 6], "inter_arrival_scale_ms": [500]})
     plans = [SweepPlan("ray_test", good.configs() + bad.configs(), SEEDS)]
-    summary = run_sweep(find_work(plans, store), store, progress=quiet_progress())
+    bound = 300 * 2 ** 20
+    summary = run_sweep(find_work(plans, store), store, progress=quiet_progress(), max_memory_bytes=bound)
     assert (summary.run, summary.failed) == (4, 2) and not summary.ok
-    assert {(f.config["num_tables"], f.seed) for f in summary.failures} == {(10 ** 15, 1), (10 ** 15, 2)}
-    assert all(f.error.startswith("MemoryError") for f in summary.failures)
+    assert {(f.config["num_tables"], f.seed) for f in summary.failures} == {(10 ** 6, 1), (10 ** 6, 2)}
+    assert all(f.error.startswith("WorkBoundError: num_tables: 1000000 needs about") for f in summary.failures)
     assert {c.config_hash for c in good.configs()} == {k[1] for k in store.scan().keys()}
     # A rerun skips the stored runs and reports the failing ones again.
-    again = run_sweep(find_work(plans, store), store, progress=quiet_progress())
+    again = run_sweep(find_work(plans, store), store, progress=quiet_progress(), max_memory_bytes=bound)
     assert (again.run, again.skipped, again.failed) == (0, 4, 2)
 
 
 def test_the_sweep_command_exits_nonzero_and_names_the_failed_config(cluster, tmp_path):
+    # Within the driver's raised limit, but more memory (about 256 GB) than any node of the cluster offers:
+    # its runs fail by name, the others are stored.
     grid_code = (f"grid = Grid('ray_test', fixed={FAST_FIXED!r}, "
-                 "swept={'num_tables': [1, 10 ** 15], 'inter_arrival_scale_ms': [500]})")
-    process = run_driver(cluster, tmp_path / "store", grid_code)
+                 "swept={'num_tables': [1, 2 * 10 ** 9], 'inter_arrival_scale_ms': [500]})")
+    process = run_driver(cluster, tmp_path / "store", grid_code, extra_args=["--max-memory", "1T"])
     output, _ = process.communicate(timeout=300)
     assert process.returncode == 1, output
     assert "ray_test: 4 runs: 2 run, 0 skipped (already stored), 2 failed" in output
-    assert "FAILED (2):" in output and "'num_tables': 1000000000000000" in output and "MemoryError" in output
+    assert "FAILED (2):" in output and "'num_tables': 2000000000" in output
+    assert "more than any Ray node offers" in output
 
 
 def test_a_killed_driver_resumes_without_recomputing_or_duplicating(cluster, tmp_path):
@@ -355,7 +359,7 @@ def test_ray_job_submit_runs_the_quick_sweep_from_a_small_upload(cluster, tmp_pa
     env = {k: v for k, v in cluster.env.items() if k != "PYTHONPATH"}
     result = subprocess.run(
         [str(VENV_BIN / "ray"), "job", "submit", "--address", cluster.dashboard_url, "--working-dir", ".", "--",
-         "python", "sweeps/exp4c.py", "--quick", "--seeds", "1", "--duration-s", "1801", "--store", str(store)],
+         "python", "sweeps/exp4c.py", "--quick", "--seeds", "1", "--duration-s", "1810", "--store", str(store)],
         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]
