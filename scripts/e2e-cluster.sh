@@ -205,8 +205,13 @@ say "worker killed mid-sweep ok (${kill_sweep_s}s): rows=$rows2 = 3 x $rows, no 
 # ---------------------------------------------------------------------------------------------
 step=kuberay
 t=$(now)
-kubectl apply -f tests/data/crds/ >/dev/null
-kubectl wait --for=condition=Established crd/rayclusters.ray.io --timeout=60s >/dev/null
+# Server-side: the CRD is larger than the last-applied annotation a client-side apply writes.
+kubectl apply --server-side -f tests/data/crds/ >/dev/null
+# (kubectl wait fails at once while the CRD has no conditions yet, so poll.)
+for i in $(seq 1 60); do
+    [ "$(kubectl get crd rayclusters.ray.io -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && break
+    sleep 1
+done
 "$HELM" install sweeps-kuberay charts/sweep-cluster --namespace kuberay --create-namespace \
     -f charts/sweep-cluster/ci/kuberay-values.yaml -f "$VALUES" --set worker.replicas=1
 kubectl -n kuberay get raycluster sweeps-kuberay -o jsonpath='{.spec.rayVersion}' | grep -qx "$(sed -n 's/^rayVersion: "\(.*\)"/\1/p' charts/sweep-cluster/values.yaml)" \
