@@ -26,7 +26,7 @@ from simcore.bounds import MEMORY_LIMIT_ENV
 from simcore.cli import SEEDS_HELP, parse_seeds
 from simcore.config import ConfigError
 from ray_jobs.grid import Grid, GridError
-from ray_jobs.latency_variant import add_latency_flags, latency_variant
+from ray_jobs.latency_variant import add_latency_flags, client_variant, latency_variant
 from ray_jobs.lease import Lease
 from ray_jobs.store import STORE_ENV, ResultsStore, StoreError, default_store_uri
 
@@ -125,7 +125,8 @@ def run_sweep_command(grids: Sequence[Grid], args: argparse.Namespace, *,
         points = sum(len(g.points(quick=args.quick)) for g in grids)
         bounds.check_planned_runs(points * len(seeds), limit_bytes, limit_source, "seeds", len(seeds))
         # Another latency model is another experiment (ray_jobs/latency_variant.py).
-        variants = [latency_variant(g.experiment, args.latency_model, args.provider_file) for g in grids]
+        variants = [client_variant(g.experiment, args.client,
+                                   latency_variant(g.experiment, args.latency_model, args.provider_file)) for g in grids]
         plans = [SweepPlan(v.apply(g).experiment,
                            g.configs(quick=args.quick, duration_s=args.duration_s, **v.overrides), seeds, args.quick,
                            g.compares.record() if g.compares else None)

@@ -24,7 +24,7 @@ from simcore.usable import ERROR, FINAL_STATUSES, USABLE_SUCCESS_THRESHOLD
 from ray_jobs.cli import (DASHBOARD_URL, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_sweep_arguments,
                           positive_int, warn_if_store_is_temporary)
 from ray_jobs.grid import Grid, GridError
-from ray_jobs.latency_variant import latency_variant
+from ray_jobs.latency_variant import client_variant, latency_variant
 from ray_jobs.knee_curves import curves_from_grid, evidence_from_rows, knee_experiment_name
 from ray_jobs.lease import Lease
 from ray_jobs.store import ResultsStore, StoreError
@@ -90,7 +90,8 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
     seeds = args.seeds
     try:
         search_range = SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
-        variant = latency_variant(args.experiment, args.latency_model, args.provider_file)
+        variant = client_variant(args.experiment, args.client,
+                                 latency_variant(args.experiment, args.latency_model, args.provider_file))
         curves = curves_from_grid(variant.apply(grids[args.experiment]), quick=args.quick, duration_s=args.duration_s,
                                   **variant.overrides)
         store = ResultsStore(args.store)

@@ -1,4 +1,4 @@
-"""``--latency-model`` and ``--provider-file`` for sweeps and the knee search.
+"""``--latency-model``, ``--provider-file`` and ``--client`` for sweeps and the knee search.
 
 A sweep under another latency model is another experiment in the store:
 ``exp4c`` under the measured model is ``exp4c-measured``, under a profile file
@@ -7,6 +7,8 @@ A sweep under another latency model is another experiment in the store:
 reference-vs-measured comparison reads two experiments side by side. Every
 config carries its latency model and profile content (``SimConfig.latency_model``,
 ``provider_profile``), so the config hash changes with the profile's figures.
+A client preset other than ``reference`` is a variant the same way:
+``exp4c-client-iceberg-java``, every point with that client's retry fields.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ray_jobs.grid import Grid, GridError
 
 MEASURED_SUFFIX = "-measured"
 PROFILE_SUFFIX = "-profile-"
+CLIENT_SUFFIX = "-client-"
 
 
 def add_latency_flags(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +31,9 @@ def add_latency_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--provider-file", default=None, metavar="PATH",
                         help="simulate this provider profile (TOML) instead of the grid's providers; rows go to "
                              "<experiment>-profile-<name>")
+    parser.add_argument("--client", default="reference", metavar="NAME",
+                        help="client preset whose retry settings every point uses (default reference, as seed 001; "
+                             "docs/clients.md); rows go to <experiment>-client-<name>")
 
 
 @dataclass(frozen=True)
@@ -62,3 +68,14 @@ def latency_variant(experiment: str, latency_model: Optional[str], provider_file
     if latency_model == "measured":
         return LatencyVariant(MEASURED_SUFFIX, {"latency_model": "measured"})
     return LatencyVariant("", {})
+
+
+def client_variant(experiment: str, client: Optional[str], variant: LatencyVariant) -> LatencyVariant:
+    """``variant`` with the client preset's fields on every point (none for ``reference``)."""
+    from simcore.clients import client_names
+
+    if client in (None, "reference"):
+        return variant
+    if client not in client_names():
+        raise GridError(experiment, "client", client, "one of " + ", ".join(client_names()))
+    return LatencyVariant(variant.suffix + CLIENT_SUFFIX + client, {**variant.overrides, "client": client})

@@ -85,3 +85,23 @@ def test_bench_is_python_m_simcore_bench(capsys):
     assert simcore_main(["bench", *flags[:-3], "--seeds", "1,2", "--json"]) == 0
     assert capsys.readouterr().out == via_console
     assert [json.loads(line)["clients"] for line in via_console.splitlines()] == [1, 2]
+
+
+def test_a_client_preset_reaches_every_point_of_a_sweep_as_its_own_experiment():
+    from ray_jobs.grid import Grid
+    from ray_jobs.latency_variant import client_variant, latency_variant
+
+    grid = Grid("exp", swept={"inter_arrival_scale_ms": [100.0, 500.0]}, fixed={"provider": "s3"})
+    variant = client_variant("exp", "iceberg-java", latency_variant("exp", "reference", None))
+    assert variant.apply(grid).experiment == "exp-client-iceberg-java"
+    configs = grid.configs(**variant.overrides)
+    assert {(c.client, c.retry, c.retry_policy) for c in configs} == {("iceberg-java", 4, "backoff")}
+    assert client_variant("exp", "reference", latency_variant("exp", "reference", None)).overrides == {}
+    parser = build_parser()
+    assert parser.parse_args(["sweep", "exp4c", "--client", "delta-rs"]).client == "delta-rs"
+    assert parser.parse_args(["knee", "--experiment", "exp4c", "--client", "delta-rs"]).client == "delta-rs"
+
+
+def test_an_unknown_client_exits_2_before_anything_runs(tmp_path, capsys):
+    assert main(["sweep", "exp4c", "--client", "nosuch", "--store", str(tmp_path / "store")]) == 2
+    assert "client: 'nosuch' is not allowed" in capsys.readouterr().err
