@@ -202,9 +202,15 @@ def default_ttl_s() -> float:
 class Lease:
     """A sweep's lease on some experiments of a store.
 
-    Example:
-        >>> with Lease("./results", ["exp4c"]) as lease:   # doctest: +SKIP
-        ...     run_sweep(work, store, guard=lease.check)
+    Example (a sweep runs ``run_sweep(work, store, guard=lease.check)`` inside the block)::
+
+        >>> import tempfile
+        >>> store = tempfile.mkdtemp()
+        >>> with Lease(store, ["exp4c"]) as lease:
+        ...     Lease(store, ["exp4c"]).acquire()  # a second sweep of the same experiment
+        Traceback (most recent call last):
+        ...
+        ray_jobs.lease.LeaseHeld: experiment 'exp4c' is being swept by another driver: ...
     """
 
     def __init__(self, store_uri: str, experiments: Iterable[str], ttl_s: Optional[float] = None,
