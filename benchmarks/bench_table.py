@@ -1,6 +1,6 @@
 """Seed 000 beside ``python -m simcore bench`` under the reference and the measured latency model.
 
-    python benchmarks/bench_table.py [--data ../shared/data/seed000_conditional_writes.csv]
+    python benchmarks/bench_table.py [--data simcore/measured/seed000_conditional_writes.csv]
                                      [--seeds 1,2,3] [--duration-s 300] [--out FILE]
 
 For every (store, operation) seed 000 measured and every client count 1-16:
@@ -28,7 +28,7 @@ from simcore.fit import read_table  # noqa: E402
 from simcore.profiles import measured_profile  # noqa: E402
 from simcore.providers import PROVIDERS  # noqa: E402
 
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "seed000_conditional_writes.csv"
+DEFAULT_DATA = ROOT / "simcore" / "measured" / "seed000_conditional_writes.csv"  # seed 000's tables, as shipped
 GOODPUT_TOLERANCE, FAILURE_TOLERANCE = 0.10, 0.05
 
 

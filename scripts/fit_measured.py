@@ -1,6 +1,6 @@
 """Refit the measured latency model: one profile per store of seed 000, into simcore/measured/.
 
-    python scripts/fit_measured.py [--data ../shared/data/seed000_conditional_writes.csv] [--only s3,gcp]
+    python scripts/fit_measured.py [--data simcore/measured/seed000_conditional_writes.csv] [--only s3,gcp]
 
 Runs ``python -m simcore fit --table DATA --provider P`` for every store seed 000
 measured (each store's CAS and, where measured, conditional append), keeping
@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout
 
 from simcore.cli import main  # noqa: E402
 
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "seed000_conditional_writes.csv"
+DEFAULT_DATA = ROOT / "simcore" / "measured" / "seed000_conditional_writes.csv"  # seed 000's tables, as shipped
 
 # Seed 000, section 8 ("Failed operations have distinct latency characteristics"): mean failed /
 # mean successful op latency, all thread counts pooled. Not fitted by default (`--with-failed-ratios`

@@ -21,7 +21,7 @@ from simcore.profiles import (canonical_json, dump_profile, load_profile, measur
 from simcore.providers import PROVIDERS
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
-SEED000 = str(REPO_ROOT.parent / "shared" / "data" / "seed000_conditional_writes.csv")
+SEED000 = str(REPO_ROOT / "simcore" / "measured" / "seed000_conditional_writes.csv")  # a copy of ../shared/data's
 BENCH_KEYS = {"provider", "operation", "clients", "goodput_ops", "failure_rate", "latency_mean_ms",
               "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "seeds"}
 
