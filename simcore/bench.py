@@ -33,7 +33,7 @@ import numba
 import numpy as np
 
 from simcore.config import ConfigError
-from simcore.engine import draw_contended
+from simcore.engine import _heap_pop as _pop, _heap_push as _push, draw_contended  # the engine's event heap
 from simcore.providers import Provider
 
 OPERATIONS = ("cas", "append")
@@ -211,42 +211,6 @@ def _start_op(heap_t, heap_c, size, i, t, started, rng, read_mu, read_sigma, rea
     if observed_at < 1.0:
         size = _push(heap_t, heap_c, size, t + observed_at * read, 4 * i + _OBSERVED)
     return _push(heap_t, heap_c, size, t + read, 4 * i + _READ_DONE)
-
-
-@numba.njit(cache=True, inline="always")
-def _push(times, codes, size, t, code):
-    i = size
-    times[i] = t
-    codes[i] = code
-    while i > 0:
-        parent = (i - 1) >> 1
-        if times[parent] <= times[i]:
-            break
-        times[parent], times[i] = times[i], times[parent]
-        codes[parent], codes[i] = codes[i], codes[parent]
-        i = parent
-    return size + 1
-
-
-@numba.njit(cache=True, inline="always")
-def _pop(times, codes, size):
-    size -= 1
-    times[0] = times[size]
-    codes[0] = codes[size]
-    i = 0
-    while True:
-        left = 2 * i + 1
-        if left >= size:
-            break
-        child = left
-        if left + 1 < size and times[left + 1] < times[left]:
-            child = left + 1
-        if times[i] <= times[child]:
-            break
-        times[child], times[i] = times[i], times[child]
-        codes[child], codes[i] = codes[i], codes[child]
-        i = child
-    return size
 
 
 def parse_clients(text: str) -> list[int]:
