@@ -37,7 +37,7 @@ from typing import Mapping, Optional, Sequence
 
 from dashboards.frontier import find_knee, measured
 from dashboards.points import Point, Spread, is_number
-from simcore.bisection import SearchRange
+from simcore.bisection import SearchRange, geometric_grid_points
 from simcore.usable import FINAL_STATUSES, curve_status, failing_neighbour
 from dashboards.studies import FIXED_FIELDS, SEARCHED_SUFFIX, Study, mix_id, series_id
 
@@ -142,8 +142,7 @@ def fine_grid_simulations(low_scale_ms: float, high_scale_ms: float, seeds_per_p
                          "expected 0 < low <= high")
     if not resolution > 0:
         raise ValueError(f"resolution: {resolution!r} is not allowed; expected a fraction above 0")
-    steps = math.ceil(math.log(high_scale_ms / low_scale_ms) / math.log1p(resolution) - 1e-9)
-    return (steps + 1) * seeds_per_point
+    return geometric_grid_points(low_scale_ms, high_scale_ms, resolution) * seeds_per_point
 
 
 def source_experiment(knee_experiment: str) -> str:

@@ -82,7 +82,8 @@ def read_store(uri: str) -> StoreSnapshot:
     """
     store = ResultsStore(uri)
     store.require_readable()
-    scan = store.scan(columns=READ_COLUMNS)
+    experiments = store.experiments()  # listed once, for the rows and the plans alike
+    scan = store.scan(experiments, columns=READ_COLUMNS)
     left = [bad for bad in scan.unreadable if bad.quarantined_to is None]
     if left and not scan.files_read:
         first = left[0]
@@ -94,13 +95,13 @@ def read_store(uri: str) -> StoreSnapshot:
         row["finished_at"] = _iso_utc(row["finished_at"])
     return StoreSnapshot(uri=uri, rows=tuple(rows), files_read=scan.files_read, skipped_files=scan.unreadable,
                          duplicates_dropped=scan.duplicates_dropped, missing_columns=scan.missing_columns,
-                         knee_summaries=store.knee_summaries(), plans=_plans(store))
+                         knee_summaries=store.knee_summaries(), plans=_plans(store, experiments))
 
 
-def _plans(store: ResultsStore) -> dict:
+def _plans(store: ResultsStore, experiments: list) -> dict:
     """experiment -> its latest sweep plan; a plan that cannot be read is left out (the rows still show)."""
     plans = {}
-    for experiment in store.experiments():
+    for experiment in experiments:
         try:
             plan = store.read_plan(experiment)
         except StoreError:

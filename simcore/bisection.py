@@ -156,8 +156,16 @@ def same_resolution_grid_points(search_range: SearchRange) -> int:
     That grid resolves every knee in the range as finely as the search does:
     20-5000 ms at 2% needs ceil(ln(250) / ln(1.02)) + 1 = 280 points.
     """
-    ratio = search_range.max_scale_ms / search_range.min_scale_ms
-    return math.ceil(math.log(ratio) / math.log1p(search_range.tolerance) - 1e-9) + 1
+    return geometric_grid_points(search_range.min_scale_ms, search_range.max_scale_ms, search_range.tolerance)
+
+
+def geometric_grid_points(low_ms: float, high_ms: float, tolerance: float) -> int:
+    """Points from ``low_ms`` to ``high_ms`` whose neighbours differ by at most the factor 1 + ``tolerance``.
+
+    >>> geometric_grid_points(20, 5000, 0.02), geometric_grid_points(100, 100, 0.02)
+    (280, 1)
+    """
+    return math.ceil(math.log(high_ms / low_ms) / math.log1p(tolerance) - 1e-9) + 1
 
 
 def next_step(points: Iterable[MeasuredPoint], search_range: SearchRange,

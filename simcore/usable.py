@@ -127,8 +127,9 @@ def find_knee(points: Iterable[T], measured: Callable[[T], MeasuredPoint] = _ide
 def failing_neighbour(points: Iterable[T], knee: T, measured: Callable[[T], MeasuredPoint] = _identity) -> Optional[T]:
     """The failing point at the largest scale below the knee's: the other side of its bracket."""
     knee_scale = measured(knee).scale_ms
-    heavier = [point for point in points if measured(point).scale_ms < knee_scale and not measured(point).passes]
-    return max(heavier, key=lambda point: measured(point).scale_ms, default=None)
+    heavier = [(value.scale_ms, point) for point, value in ((point, measured(point)) for point in points)
+               if value.scale_ms < knee_scale and not value.passes]
+    return max(heavier, key=lambda pair: pair[0], default=(None, None))[1]
 
 
 def curve_status(knee: Optional[Any], failing: Optional[Any]) -> str:
