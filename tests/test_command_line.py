@@ -105,3 +105,15 @@ def test_a_client_preset_reaches_every_point_of_a_sweep_as_its_own_experiment():
 def test_an_unknown_client_exits_2_before_anything_runs(tmp_path, capsys):
     assert main(["sweep", "exp4c", "--client", "nosuch", "--store", str(tmp_path / "store")]) == 2
     assert "client: 'nosuch' is not allowed" in capsys.readouterr().err
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    # 60 seeds of JSON lines overflow the pipe, so the writer meets the closed pipe.
+    command = [str(Path(sys.executable).parent / "commit-sweeps"), "simulate", *SIMULATE, "--seeds", "60"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = process.stdout.readline()
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 0
+    assert json.loads(first)["seed"] == 1
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr
