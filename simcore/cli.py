@@ -281,14 +281,24 @@ def _format(value, fmt: str) -> str:
     return fmt.format(value)
 
 
+def _load_text(config: SimConfig) -> str:
+    """The offered load as the config states it: writers at an interval, or open-loop arrivals."""
+    if config.writers:
+        text = f"{config.writers} writer(s) every {config.commit_interval_s:g} s"
+        if config.maintenance_jobs:
+            text += f" + {config.maintenance_jobs} maintenance job(s) every {config.maintenance_interval_s:g} s"
+        return text
+    return f"inter-arrival {config.inter_arrival_scale_ms:g} ms {config.arrivals}"
+
+
 def render_table(config: SimConfig, rows: list[dict]) -> str:
     model = ("" if config.provider_profile is None
              else " (measured latency model)" if config.latency_model == "measured" else " (provider file)")
     heading = (f"{config.provider}{model} / {config.catalog} catalog"
                + (f" ({config.catalog_latency_ms:g} ms)" if config.catalog == "service" else "")
                + f", {config.num_tables} table(s) {config.table_distribution}"
-               + f", FA {config.fast_append_ratio:g}, inter-arrival {config.inter_arrival_scale_ms:g} ms"
-               + f" {config.arrivals}, {config.duration_s:g} s, window [{config.warmup_s:g}, "
+               + f", FA {config.fast_append_ratio:g}, " + _load_text(config)
+               + f", {config.duration_s:g} s, window [{config.warmup_s:g}, "
                + f"{config.duration_s - config.warmup_s:g}) s, config {config.config_hash}")
     columns = [column for column in TABLE_COLUMNS if any(column[0] in row for row in rows)]
     if rows and "metric_set" in rows[0]:
