@@ -33,14 +33,15 @@ import numba
 import numpy as np
 
 from simcore.config import ConfigError
-from simcore.engine import _heap_pop as _pop, _heap_push as _push, draw_contended  # the engine's event heap
+from simcore.engine import (JITTER_DOWN, _heap_pop as _pop, _heap_push as _push,  # the engine's event heap
+                            backoff_wait_ms, draw_contended, refused_retry_terms, take_token)
 from simcore.providers import Provider
 
 OPERATIONS = ("cas", "append")
 MAX_CLIENTS = 1024
 _BENCH_STREAM = 2  # seeds' third stream (the catalog simulation uses 0 and 1)
 
-_OBSERVED, _READ_DONE, _DECIDED = range(3)
+_OBSERVED, _READ_DONE, _DECIDED, _REFUSED, _RESEND = range(5)  # event kinds; an event's code is 8 x client + kind
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,8 @@ def warmup_s(duration_s: float) -> float:
 
 def _kernel_inputs(profile: Provider, operation: str) -> np.ndarray:
     """[read mu, sigma, floor, observed_at, write mu, sigma, floor, failed x, contention exp, contention sigma,
-    decided_at, contention delays the read (1) or the write (0)]."""
+    decided_at, contention delays the read (1) or the write (0), throttle tokens per ms (0: none), burst,
+    resends of a refused write, their base ms, multiplier, cap ms, jitter]."""
     if operation not in OPERATIONS:
         raise ConfigError("operation", operation, "one of " + ", ".join(OPERATIONS))
     if operation == "append" and not profile.supports_append:
@@ -84,9 +86,12 @@ def _kernel_inputs(profile: Provider, operation: str) -> np.ndarray:
     read = profile.read()
     write = profile.append() if operation == "append" else profile.cas()
     failed, exponent, sigma_per_ln, decided_at = profile.conditional_terms(operation)
+    throttle = profile.throttle(operation)
     return np.array([math.log(read.median_ms), read.sigma, read.floor_ms, profile.read_observed_at,
                      math.log(write.median_ms), write.sigma, write.floor_ms, failed, exponent, sigma_per_ln,
-                     decided_at, 1.0 if profile.contention_in(operation) == "read" else 0.0])
+                     decided_at, 1.0 if profile.contention_in(operation) == "read" else 0.0,
+                     throttle.writes_per_s / 1000.0 if throttle else 0.0, throttle.burst if throttle else 1.0,
+                     *refused_retry_terms(throttle)])
 
 
 def run_clients(profile: Provider, operation: str, clients: int, duration_s: float, seed: int
@@ -142,17 +147,22 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, rng):
     if p[11] > 0.0:
         exponent = 0.0
         sigma_per_ln = 0.0
+    # The object's write throttle (GCS), and the client library's resends of refused writes.
+    throttle_per_ms, burst = p[12], p[13]
+    refused_max, refused_base, refused_multiplier, refused_cap, refused_jitter = p[14], p[15], p[16], p[17], p[18]
+    bucket = np.array([burst, 0.0])
 
     version = 0
     inflight = 0
     snapshot = np.zeros(clients, dtype=np.int64)
     started = np.zeros(clients, dtype=np.float64)  # when the client's current op began
     write_ms = np.zeros(clients, dtype=np.float64)
+    refusals = np.zeros(clients, dtype=np.int64)  # resends of the client's pending write
     count = 0
     latencies = np.empty(1024, dtype=np.float64)
     succeeded = np.empty(1024, dtype=np.bool_)
 
-    # A binary heap of (time, 4 x client + kind); at most two pending events per client.
+    # A binary heap of (time, 8 x client + kind); at most two pending events per client.
     heap_t = np.empty(2 * clients + 1, dtype=np.float64)
     heap_c = np.empty(2 * clients + 1, dtype=np.int64)
     size = 0
@@ -166,22 +176,32 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, rng):
         if t >= duration_ms:
             break
         size = _pop(heap_t, heap_c, size)
-        i = code >> 2
-        kind = code & 3
+        i = code >> 3
+        kind = code & 7
         if kind == _OBSERVED:
             snapshot[i] = version
             continue
-        if kind == _READ_DONE:
-            if observed_at >= 1.0:
+        if kind == _READ_DONE or kind == _RESEND:
+            if kind == _READ_DONE and observed_at >= 1.0:
                 snapshot[i] = version
+            # The write reaches the object; a throttled object admits it only with a token.
+            admitted = throttle_per_ms <= 0.0 or take_token(bucket, t, throttle_per_ms, burst)
             inflight += 1
             write_ms[i] = draw_contended(rng, write_mu, write_sigma, write_floor, inflight, exponent, sigma_per_ln)
-            size = _push(heap_t, heap_c, size, t + decided_at * write_ms[i], 4 * i + _DECIDED)
+            size = _push(heap_t, heap_c, size, t + decided_at * write_ms[i], 8 * i + (_DECIDED if admitted else _REFUSED))
             continue
-        # The write is decided now.
         inflight -= 1
         t_next = t
-        ok = snapshot[i] == version
+        if kind == _REFUSED and refusals[i] < refused_max:
+            # The client library waits, then resends the same conditional write.
+            refusals[i] += 1
+            t_next += (1.0 - decided_at) * write_ms[i] + backoff_wait_ms(
+                rng, refusals[i], refused_base, refused_multiplier, refused_cap, refused_jitter, JITTER_DOWN)
+            size = _push(heap_t, heap_c, size, t_next, 8 * i + _RESEND)
+            continue
+        refusals[i] = 0
+        # The write is decided (or refused for good) now.
+        ok = kind == _DECIDED and snapshot[i] == version
         if ok:
             version += 1
             t_next += (1.0 - decided_at) * write_ms[i]  # the answer's way back
@@ -209,8 +229,8 @@ def _start_op(heap_t, heap_c, size, i, t, started, rng, read_mu, read_sigma, rea
     started[i] = t
     read = draw_contended(rng, read_mu, read_sigma, read_floor, inflight + 1, read_exponent, read_sigma_per_ln)
     if observed_at < 1.0:
-        size = _push(heap_t, heap_c, size, t + observed_at * read, 4 * i + _OBSERVED)
-    return _push(heap_t, heap_c, size, t + read, 4 * i + _READ_DONE)
+        size = _push(heap_t, heap_c, size, t + observed_at * read, 8 * i + _OBSERVED)
+    return _push(heap_t, heap_c, size, t + read, 8 * i + _READ_DONE)
 
 
 def parse_clients(text: str) -> list[int]:

@@ -48,7 +48,8 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
  P_BACKOFF_MULTIPLIER, P_BACKOFF_CAP_MS, P_BACKOFF_JITTER, P_THROTTLE_PER_MS, P_THROTTLE_BURST,
  P_DISCOVERY_READ, P_FAILED_MULTIPLIER, P_CONTENTION_EXPONENT, P_CONTENTION_SIGMA,
  P_READ_OBSERVED_AT, P_DECIDED_AT, P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA, P_CONVOY_PER_TABLE,
- P_JITTER_SHAPE, P_RETRY_BUDGET_MS, P_REWRITE) = range(23)
+ P_JITTER_SHAPE, P_RETRY_BUDGET_MS, P_REWRITE, P_REFUSED_MAX, P_REFUSED_BASE_MS, P_REFUSED_MULTIPLIER,
+ P_REFUSED_CAP_MS, P_REFUSED_JITTER) = range(28)
 
 # Client retry behaviour (SimConfig.backoff_jitter_shape, retry_rewrite).
 JITTER_SYMMETRIC, JITTER_UP, JITTER_DOWN, JITTER_RANGE = range(4)
@@ -131,7 +132,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(23)
+    params = np.zeros(28)
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
     params[P_MERGE_MANIFESTS] = config.merge_manifests_per_commit
@@ -142,9 +143,14 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         params[P_BACKOFF_MULTIPLIER] = config.backoff_multiplier
         params[P_BACKOFF_CAP_MS] = config.backoff_cap_ms
         params[P_BACKOFF_JITTER] = config.backoff_jitter
-    if config.cas_throttle_per_s is not None:
+    if config.cas_throttle_per_s is not None:  # a what-if throttle overrides the store's own
         params[P_THROTTLE_PER_MS] = config.cas_throttle_per_s / 1000.0
         params[P_THROTTLE_BURST] = config.cas_throttle_burst
+    elif config.catalog != "service" and (throttle := _store_throttle(config)) is not None:
+        params[P_THROTTLE_PER_MS] = throttle.writes_per_s / 1000.0
+        params[P_THROTTLE_BURST] = throttle.burst
+    if config.catalog != "service":  # how the store's client library answers a refused (429) write
+        params[P_REFUSED_MAX:P_REFUSED_JITTER + 1] = refused_retry_terms(_store_throttle(config))
     # An append catalog learns its commit's outcome by reading the log back.
     params[P_DISCOVERY_READ] = 1.0 if config.catalog == "append" else 0.0
     params[P_CONVOY_PER_TABLE] = 1.0 if config.vo_convoy == "table" else 0.0
@@ -168,6 +174,18 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     params[P_RETRY_BUDGET_MS] = config.retry_budget_ms or 0.0
     params[P_REWRITE] = _REWRITE_CODES[config.retry_rewrite]
     return params
+
+
+def _store_throttle(config: SimConfig):
+    return config.latency_profile.throttle("append" if config.catalog == "append" else "cas")
+
+
+def refused_retry_terms(throttle) -> list[float]:
+    """[resends, base ms, multiplier, cap ms, jitter] of the client's answer to a refused write (none: zeros)."""
+    if throttle is None:
+        return [0.0] * 5
+    return [float(throttle.retry_max), throttle.retry_base_ms, throttle.retry_multiplier, throttle.retry_cap_ms,
+            throttle.retry_jitter]
 
 
 def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outcome:
@@ -316,8 +334,9 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     started = np.zeros(n, dtype=np.bool_)  # its initial catalog read has completed
     refreshing = np.zeros(n, dtype=np.bool_)  # its pending read follows a split-policy backoff
     seq = 0
-    tokens = throttle_burst  # the throttled object's token bucket ...
-    tokens_at = 0.0  # ... as of this instant
+    bucket = np.array([throttle_burst, 0.0])  # the throttled object's tokens, as of an instant
+    refused_max = params[P_REFUSED_MAX]
+    refusals = np.zeros(n if refused_max > 0.0 else 1, dtype=np.int64)  # resends of the CAS now pending
     # The measured model's bookkeeping: conditional requests in flight on the
     # catalog object, each transaction's last CAS and catalog-read latency,
     # and when each commit happened and to which table (a read that observed
@@ -360,12 +379,8 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         if kind == _CAS_ISSUED:
             # Token bucket: a CAS that finds a token proceeds; one that finds
             # none is refused (GCS answers 429) after the same round trip.
-            tokens = min(throttle_burst, tokens + (t - tokens_at) * throttle_per_ms)
-            tokens_at = t
             outcome = _CAS_DECIDED
-            if tokens >= 1.0:
-                tokens -= 1.0
-            else:
+            if not take_token(bucket, t, throttle_per_ms, throttle_burst):
                 outcome = _CAS_REFUSED
                 throttled[k] += 1
             cas_ms[k] = _draw_cas(rng, mu, sigma, floor, params, inflight)
@@ -374,6 +389,14 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
 
         if kind == _CAS_DECIDED or kind == _CAS_REFUSED:
             inflight[0] -= 1
+            if refused_max > 0.0:
+                if kind == _CAS_REFUSED and refusals[k] < refused_max:
+                    # The client library waits, then resends the same conditional write.
+                    refusals[k] += 1
+                    t_resend = t + success_tail * cas_ms[k] + refused_wait_ms(rng, refusals[k], params)
+                    size = _heap_push(heap_t, heap_c, size, t_resend, 4 * k + _CAS_ISSUED)
+                    continue
+                refusals[k] = 0
             t_learned = t
             if discovery_read:
                 t_learned += _draw_read(rng, mu, sigma, floor, params, inflight)
@@ -558,8 +581,33 @@ def _observed(t_seen, seq, tbl, table_version, commit_at, commit_table):
     return lo, version
 
 
+@numba.njit(cache=True)
+def take_token(bucket, t, per_ms, burst):
+    """Refill ``bucket`` ([tokens, as of ms]) to instant t, then take a token if there is one."""
+    bucket[0] = min(burst, bucket[0] + (t - bucket[1]) * per_ms)
+    bucket[1] = t
+    if bucket[0] >= 1.0:
+        bucket[0] -= 1.0
+        return True
+    return False
+
+
 @numba.njit(cache=True, inline="always")
 def _backoff_ms(params, rng, nth):
+    """The nth backoff wait of the committer's retry policy (SimConfig.backoff_*)."""
+    return backoff_wait_ms(rng, nth, params[P_BACKOFF_BASE_MS], params[P_BACKOFF_MULTIPLIER],
+                           params[P_BACKOFF_CAP_MS], params[P_BACKOFF_JITTER], params[P_JITTER_SHAPE])
+
+
+@numba.njit(cache=True)
+def refused_wait_ms(rng, nth, params):
+    """The wait before the nth resend of a refused conditional write (the store client's own retry)."""
+    return backoff_wait_ms(rng, nth, params[P_REFUSED_BASE_MS], params[P_REFUSED_MULTIPLIER],
+                           params[P_REFUSED_CAP_MS], params[P_REFUSED_JITTER], JITTER_DOWN)
+
+
+@numba.njit(cache=True, inline="always")
+def backoff_wait_ms(rng, nth, base, multiplier, cap, jitter, shape):
     """The nth backoff wait (n >= 1): base x multiplier^(n-1), capped, then jittered.
 
     The caller counts: retries for the backoff policy, same-table conflicts
@@ -567,13 +615,10 @@ def _backoff_ms(params, rng, nth):
     shapes: symmetric w(1 +/- j), up w(1 + U[0, j)), down w(1 - U[0, j)),
     range U[base, w].
     """
-    base = params[P_BACKOFF_BASE_MS]
-    delay = min(params[P_BACKOFF_CAP_MS], base * params[P_BACKOFF_MULTIPLIER] ** (nth - 1))
-    shape = params[P_JITTER_SHAPE]
+    delay = min(cap, base * multiplier ** (nth - 1))
     if shape == JITTER_RANGE:
         low = min(base, delay)
         return low + (delay - low) * rng.random()
-    jitter = params[P_BACKOFF_JITTER]
     if jitter > 0.0:
         if shape == JITTER_UP:
             delay *= 1.0 + jitter * rng.random()

@@ -35,13 +35,13 @@ from __future__ import annotations
 import csv
 import math
 from dataclasses import dataclass, replace
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Collection, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
 from simcore.bench import run_clients, warmup_s
 from simcore.config import ConfigError
-from simcore.providers import Provider
+from simcore.providers import Provider, Throttle
 
 FIT_CLIENTS = (1, 2, 3, 4, 6, 8, 12, 16)  # the client counts the simulation fit compares (all that exist)
 
@@ -327,20 +327,84 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
     return profile_for(best[2], best[1]), float(best[0])
 
 
+# The throttle fit's search space: [write median (share of the one-client op median), write sigma,
+# decided at, token rate (x one-client goodput), burst, resends, wait base ms, multiplier, cap ms, jitter].
+THROTTLE_BOUNDS = ((0.3, 1.0), (0.05, 1.2), (0.0, 1.0), (0.5, 3.0), (1.0, 8.0), (0.0, 6.49), (200.0, 8000.0),
+                   (1.0, 3.0), (1000.0, 32000.0), (0.0, 1.0))
+THROTTLE_POPULATION = 6  # x parameters per generation
+THROTTLE_FIT_SECONDS = 600.0  # simulated per client count and evaluation (seed 000: 300 s runs)
+
+
+def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[ClientStats], *,
+                            observed_at: Optional[float] = None, failed_ratio: Optional[float] = None,
+                            max_evaluations: int = 5040, progress=None) -> tuple[Provider, float]:
+    """``base`` with ``operation``'s write and the object's write throttle fitted to ``measured``.
+
+    The model of a store that throttles conditional writes to one object
+    (GCS): a token bucket that every admitted write draws on, and a client
+    library that resends a refused write after a growing wait (refusals and
+    waits are what make GCS's failed CAS take seconds, and its successful ones
+    have a multi-second tail even at one client). The write's latency is
+    fitted together with the throttle, since at one client the throttle
+    already shapes the measured op. Differential evolution with a fixed seed:
+    the loss is rough (integer resends, a noisy simulation), and the fit stays
+    deterministic.
+    """
+    from scipy.optimize import differential_evolution
+
+    measured = sorted(measured, key=lambda s: s.clients)
+    one = [s for s in measured if s.clients == 1]
+    if not one:
+        raise ConfigError("clients", [s.clients for s in measured], "a measurement at 1 client")
+    base = capped_read(base, one[0])
+    compared = [s for s in measured if s.clients in FIT_CLIENTS] or measured
+    counts = [s.clients for s in compared]
+    seen = 1.0 if observed_at is None else observed_at
+    prefix = "append" if operation == "append" else "cas"
+
+    def profile_for(x):
+        fields = {f"{prefix}_median_ms": max(base.floor_ms, x[0] * one[0].p50_ms), f"{prefix}_sigma": float(x[1]),
+                  f"{prefix}_decided_at": float(x[2]), f"{prefix}_failed_multiplier": 1.0,
+                  f"{prefix}_contention_exponent": 0.0, f"{prefix}_contention_sigma": 0.0,
+                  f"{prefix}_contention_in": "write"}
+        fields[f"{prefix}_throttle"] = Throttle(
+            writes_per_s=float(x[3] * one[0].goodput_ops), burst=float(x[4]), retry_max=int(round(x[5])),
+            retry_base_ms=float(x[6]), retry_multiplier=float(x[7]), retry_cap_ms=float(x[8]),
+            retry_jitter=float(x[9]))
+        return replace(base, **fields, read_observed_at=seen)
+
+    def loss(x):
+        return mismatch(simulated_stats(profile_for(x), operation, counts, THROTTLE_FIT_SECONDS), compared,
+                        failed_ratio)
+
+    generations = max(1, max_evaluations // (THROTTLE_POPULATION * len(THROTTLE_BOUNDS)) - 1)
+    result = differential_evolution(loss, THROTTLE_BOUNDS, popsize=THROTTLE_POPULATION, maxiter=generations,
+                                    seed=20250601, polish=False, tol=0.0, init="sobol")
+    if progress:
+        progress(f"{base.name} {operation}: throttle fit, {result.nfev} simulations -> loss {result.fun:.3f}")
+    return profile_for(result.x), float(result.fun)
+
+
 def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]], *, name: Optional[str] = None,
                 description: Optional[str] = None, observed_at: Optional[float] = None,
-                max_evaluations: int = 420, failed_ratios: Optional[Mapping[str, float]] = None,
-                progress=None) -> tuple[Provider, dict[str, float]]:
-    """A profile fitted to every operation measured (``cas`` first: it also fixes when reads observe)."""
+                max_evaluations: Optional[int] = None, failed_ratios: Optional[Mapping[str, float]] = None,
+                throttled: Collection[str] = (), progress=None) -> tuple[Provider, dict[str, float]]:
+    """A profile fitted to every operation measured (``cas`` first: it also fixes when reads observe).
+
+    ``throttled``: the operations the store throttles on one object (GCS's and Azure's CAS), fitted with the
+    throttle model instead of the contention terms.
+    """
     profile = replace(base, name=name or base.name, description=description or base.description,
                       all_fixed=False)
     losses = {}
     for operation in sorted(measurements, key=lambda op: op != "cas"):
         if operation == "append" and not profile.supports_append:
             profile = replace(profile, append_median_ms=1.0, append_sigma=0.0)  # fitted below
-        profile, losses[operation] = fit_operation(profile, operation, measurements[operation],
-                                                   failed_ratio=(failed_ratios or {}).get(operation),
-                                                   observed_at=observed_at, max_evaluations=max_evaluations,
-                                                   progress=progress)
+        fit_one = fit_throttled_operation if operation in throttled else fit_operation
+        profile, losses[operation] = fit_one(profile, operation, measurements[operation],
+                                             failed_ratio=(failed_ratios or {}).get(operation),
+                                             observed_at=observed_at,
+                                             **({} if max_evaluations is None else {"max_evaluations": max_evaluations}),
+                                             progress=progress)
         observed_at = profile.read_observed_at  # one read model for both operations
     return profile, losses

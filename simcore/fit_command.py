@@ -44,8 +44,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--failed-ratio", action="append", default=[], metavar="OP=R",
                         help="mean failed / mean successful op latency of operation OP (cas, append), all client "
                              "counts pooled, where only that aggregate is known (seed 000 section 8); repeatable")
-    parser.add_argument("--max-evaluations", type=int, default=420, metavar="N",
-                        help="simulations per operation fitted (default 420)")
+    parser.add_argument("--throttle", action="append", default=[], choices=("cas", "append"), metavar="OP",
+                        help="the store throttles operation OP (cas, append) on one object (GCS, Azure CAS): fit a "
+                             "token bucket and the client's resends of refused writes instead of the contention "
+                             "terms; repeatable")
+    parser.add_argument("--max-evaluations", type=int, default=None, metavar="N",
+                        help="simulations per operation fitted (default 420; 5040 for a throttled one)")
     parser.add_argument("--out", default=None, metavar="PATH", help="write the TOML here (default: print it)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
@@ -78,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             measurements = fit.read_samples(args.samples)
         if args.observed_at is not None and not 0 <= args.observed_at <= 1:
             raise ConfigError("observed_at", args.observed_at, "a fraction in [0, 1]")
-        if args.max_evaluations < 3:
+        if args.max_evaluations is not None and args.max_evaluations < 3:
             raise ConfigError("max_evaluations", args.max_evaluations, "an integer >= 3")
         base = _base(args)
         failed_ratios = {}
@@ -99,14 +103,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         profile, losses = fit.fit_profile(base, measurements, name=name, description=args.description,
                                           observed_at=args.observed_at, max_evaluations=args.max_evaluations,
-                                          failed_ratios=failed_ratios, progress=progress)
+                                          failed_ratios=failed_ratios, throttled=tuple(args.throttle),
+                                          progress=progress)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
     source = args.table or args.samples
     flags = [f"--{key.replace('_', '-')} {shlex.quote(str(value))}" for key, value in vars(args).items()
              if key in ("table", "samples", "provider", "base", "base_file", "name", "observed_at", "max_evaluations")
-             and value is not None] + [f"--failed-ratio {item}" for item in args.failed_ratio]
+             and value is not None] + [f"--failed-ratio {item}" for item in args.failed_ratio] + [
+        f"--throttle {op}" for op in args.throttle]
     header = (f"Provider profile {name}, fitted by: python -m simcore fit {' '.join(flags)}\n"
               f"Measurements: {os.path.basename(source)} ({', '.join(f'{op} at {len(s)} client counts' for op, s in measurements.items())}).\n"
               f"Read, write and floor from {args.base_file or base.name}; conditional writes and terms fitted\n"

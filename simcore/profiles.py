@@ -31,8 +31,17 @@ the reference's behaviour::
     median_ms = 21
     sigma = 0.25
 
+    [cas.throttle]                    # optional: the object throttles this operation (also [append.throttle])
+    writes_per_s = 2.0                # a token bucket: every conditional write admitted takes a token
+    burst = 4.0                       # optional: the bucket's size (default 1)
+    retry_max = 3                     # optional: the client resends a refused (429) write this often (default 0)
+    retry_base_ms = 4000              # optional: the kth resend waits min(cap, base x multiplier^(k-1))
+    retry_multiplier = 2.0            #   x (1 - jitter x U), U uniform in [0, 1)
+    retry_cap_ms = 32000
+    retry_jitter = 0.5
+
     [limits]                          # optional
-    object_writes_per_s = 1.0         # documented per-object write limit
+    object_writes_per_s = 1.0         # documented per-object write limit (--throttle-object-writes uses it)
 
 A bad file fails with one ``ConfigError`` line naming the field (``cas.sigma``),
 its value and what is allowed. A config carries the profile's content, not
@@ -51,7 +60,7 @@ from importlib import resources
 from typing import Any, Mapping, Optional
 
 from simcore.config import ConfigError
-from simcore.providers import PROVIDERS, Provider
+from simcore.providers import PROVIDERS, Provider, Throttle
 
 # (table, key) -> Provider attribute, with what the value may be.
 _POSITIVE = ("a number > 0", lambda v: v > 0)
@@ -61,6 +70,9 @@ _MULTIPLIER = ("a number > 0, and >= decided_at (a failure is answered no earlie
                lambda v: v > 0)
 _EXPONENT = ("a number in [-1, 5]", lambda v: -1 <= v <= 5)
 _CONTENTION_IN = ("write or read", lambda v: v in ("write", "read"))
+_BURST = ("a number of tokens >= 1", lambda v: v >= 1)
+_AT_LEAST_ONE = ("a number >= 1", lambda v: v >= 1)
+_COUNT = ("a whole number >= 0", lambda v: v >= 0 and float(v).is_integer())
 
 _SCHEMA: dict[str, dict[str, tuple[str, tuple, bool]]] = {
     # table -> key -> (Provider attribute, rule, required)
@@ -84,6 +96,11 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple, bool]]] = {
     "limits": {"object_writes_per_s": ("object_writes_per_s", _POSITIVE, False)},
 }
 _OPTIONAL_TABLES = ("append", "limits")
+# [cas.throttle] and [append.throttle]: key -> (rule, required); each key is a Throttle field.
+_THROTTLE_SCHEMA = {"writes_per_s": (_POSITIVE, True), "burst": (_BURST, False), "retry_max": (_COUNT, False),
+                    "retry_base_ms": (_POSITIVE, False), "retry_multiplier": (_AT_LEAST_ONE, False),
+                    "retry_cap_ms": (_POSITIVE, False), "retry_jitter": (_FRACTION, False)}
+_OPERATIONS = ("cas", "append")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 LATENCY_MODELS = ("reference", "measured")
@@ -121,7 +138,7 @@ def profile_from_mapping(data: Mapping[str, Any], prefix: str = "") -> Provider:
             raise ConfigError(prefix + table, section, f"a [{table}] table")
         if table:
             for key in section:
-                if key not in keys:
+                if key not in keys and not (key == "throttle" and table in _OPERATIONS):
                     raise ConfigError(where + key, section[key], f"one of the [{table}] keys " + ", ".join(keys))
         for key, (attribute, (allowed, ok), required) in keys.items():
             if key not in section:
@@ -135,6 +152,8 @@ def profile_from_mapping(data: Mapping[str, Any], prefix: str = "") -> Provider:
             elif not _is_number(value) or not ok(value):
                 raise ConfigError(where + key, value, allowed)
             values[attribute] = value if rule_is_text else float(value)
+        if table in _OPERATIONS and "throttle" in section:
+            values[f"{table}_throttle"] = _throttle_from_mapping(section["throttle"], where + "throttle.")
     for operation in ("cas", "append"):
         failed = values.get(f"{operation}_failed_multiplier", 1.0)
         decided = values.get(f"{operation}_decided_at", 1.0)
@@ -142,6 +161,31 @@ def profile_from_mapping(data: Mapping[str, Any], prefix: str = "") -> Provider:
             raise ConfigError(f"{prefix}{operation}.failed_multiplier", failed,
                               f"a number >= decided_at ({decided:g}): a failure is answered no earlier than decided")
     return Provider(**values)
+
+
+def _throttle_from_mapping(section: Any, where: str) -> Throttle:
+    if not isinstance(section, Mapping):
+        raise ConfigError(where.rstrip("."), section, "a table of " + ", ".join(_THROTTLE_SCHEMA))
+    for key in section:
+        if key not in _THROTTLE_SCHEMA:
+            raise ConfigError(where + key, section[key], "one of the throttle keys " + ", ".join(_THROTTLE_SCHEMA))
+    fields = {}
+    for key, ((allowed, ok), required) in _THROTTLE_SCHEMA.items():
+        if key not in section:
+            if required:
+                raise ConfigError(where + key, None, allowed)
+            continue
+        value = section[key]
+        if not _is_number(value) or not ok(value):
+            raise ConfigError(where + key, value, allowed)
+        fields[key] = int(value) if key == "retry_max" else float(value)
+    return Throttle(**fields)
+
+
+def _throttle_to_mapping(throttle: Throttle) -> dict:
+    defaults = Throttle(writes_per_s=1.0)
+    return {key: getattr(throttle, key) for key, (_, required) in _THROTTLE_SCHEMA.items()
+            if required or getattr(throttle, key) != getattr(defaults, key)}
 
 
 def profile_to_mapping(provider: Provider) -> dict:
@@ -159,6 +203,8 @@ def profile_to_mapping(provider: Provider) -> dict:
             if value is None or (not required and value == getattr(defaults, attribute)):
                 continue
             section[key] = value if isinstance(value, str) else float(value)
+        if table in _OPERATIONS and (throttle := provider.throttle(table)) is not None:
+            section["throttle"] = _throttle_to_mapping(throttle)
         if table == "":
             out.update(section)
         elif section:
@@ -201,6 +247,8 @@ def load_profile(path: str) -> Provider:
 def _toml_value(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value)  # a TOML basic string is a JSON string for these characters
+    if isinstance(value, int):
+        return str(value)
     return repr(float(value))
 
 
@@ -211,7 +259,11 @@ def dump_profile(provider: Provider, header: str = "") -> str:
     tables = [k for k in data if isinstance(data[k], dict)]
     lines += [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
     for table in tables:
-        lines += ["", f"[{table}]"] + [f"{k} = {_toml_value(v)}" for k, v in data[table].items()]
+        scalars = {k: v for k, v in data[table].items() if not isinstance(v, dict)}
+        lines += ["", f"[{table}]"] + [f"{k} = {_toml_value(v)}" for k, v in scalars.items()]
+        for sub, values in data[table].items():
+            if isinstance(values, dict):
+                lines += ["", f"[{table}.{sub}]"] + [f"{k} = {_toml_value(v)}" for k, v in values.items()]
     return "\n".join(lines) + "\n"
 
 

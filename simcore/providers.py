@@ -51,6 +51,30 @@ class Lognormal:
 
 
 @dataclass(frozen=True)
+class Throttle:
+    """A store's throttle on conditional writes to one object, and its client's answer to a refusal.
+
+    A token bucket of ``burst`` tokens refilled at ``writes_per_s``: every
+    conditional write the object admits takes a token, successful or not;
+    one that finds none is refused (HTTP 429, 503) after its round trip. The
+    client library resends a refused write unchanged (same expected version)
+    up to ``retry_max`` times (0: the refusal fails the op at once), the kth
+    after waiting min(cap, base x multiplier^(k-1)) x (1 - jitter x U), U
+    uniform in [0, 1). Seed 000's slow failed GCS CAS (7.1 s mean) and flat
+    Azure CAS goodput (about 10 and 15 op/s at any client count) are what the
+    measured profiles fit it to (docs/measured.md).
+    """
+
+    writes_per_s: float
+    burst: float = 1.0
+    retry_max: int = 0
+    retry_base_ms: float = 1000.0
+    retry_multiplier: float = 2.0
+    retry_cap_ms: float = 32000.0
+    retry_jitter: float = 0.0
+
+
+@dataclass(frozen=True)
 class Provider:
     """One object-store tier: read, size-based write, CAS and (optional) append."""
 
@@ -99,6 +123,10 @@ class Provider:
     # observing the object and the decision, or they would fail).
     cas_contention_in: str = "write"
     append_contention_in: str = "write"
+    # The object's throttle on conditional writes (CAS or append): None, no
+    # throttle (the reference).
+    cas_throttle: Optional["Throttle"] = None
+    append_throttle: Optional["Throttle"] = None
 
     def contention_in(self, operation: str) -> str:
         return self.append_contention_in if operation == "append" else self.cas_contention_in
@@ -110,7 +138,11 @@ class Provider:
                 and self.cas_contention_exponent == 0.0 and self.cas_contention_sigma == 0.0
                 and self.append_contention_exponent == 0.0 and self.append_contention_sigma == 0.0
                 and self.read_observed_at == 1.0 and self.cas_decided_at == 1.0 and self.append_decided_at == 1.0
-                and self.cas_contention_in == "write" and self.append_contention_in == "write")
+                and self.cas_contention_in == "write" and self.append_contention_in == "write"
+                and self.cas_throttle is None and self.append_throttle is None)
+
+    def throttle(self, operation: str) -> Optional["Throttle"]:
+        return self.append_throttle if operation == "append" else self.cas_throttle
 
     def conditional_terms(self, operation: str) -> tuple[float, float, float, float]:
         """(failed multiplier, contention exponent, contention sigma per ln c, decided at) of ``cas`` or ``append``."""
