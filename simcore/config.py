@@ -92,7 +92,10 @@ class SimConfig:
             object: a token bucket of ``cas_throttle_burst`` tokens refilled at
             this rate; a CAS request that finds a token takes it, one that
             finds none is refused after its round trip (a failed attempt, as a
-            429 from GCS). None: unlimited. GCS documents about 1 write/s.
+            429 from GCS). None: unlimited, or the profile's own throttle
+            (``Provider.cas_throttle``, the measured GCS and Azure profiles),
+            which this replaces when set; the profile's resends of refused
+            requests apply either way. GCS documents about 1 write/s.
         cas_throttle_burst: the bucket's size (default 1); only with a throttle.
         client: the client preset these settings came from (a label; the
             behaviour is in the fields; see ``simcore.clients.apply_client``).

@@ -2,7 +2,9 @@
 
 The measured model (docs/measured.md) is fitted to seed 000's conditional-write
 benchmark: the read is part of the measured op, failed conditional writes
-answer later than successful ones, and contention slows conditional requests.
+answer later than successful ones, contention slows conditional requests, and
+GCS and Azure throttle conditional writes to one object (refused ones are
+resent by the client library).
 This sweeps exp4c's grid twice, reference (as seed 001) and measured, so the
 dashboard's comparison shows both frontiers per provider and the change in
 usable throughput (``python -m dashboards compare``).
