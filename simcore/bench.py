@@ -34,7 +34,7 @@ import numpy as np
 
 from simcore.config import ConfigError
 from simcore.engine import (JITTER_DOWN, _heap_pop as _pop, _heap_push as _push,  # the engine's event heap
-                            backoff_wait_ms, draw_contended, refused_retry_terms, take_token)
+                            backoff_wait_ms, draw_contended, take_token, throttle_terms)
 from simcore.providers import Provider
 
 OPERATIONS = ("cas", "append")
@@ -86,12 +86,10 @@ def _kernel_inputs(profile: Provider, operation: str) -> np.ndarray:
     read = profile.read()
     write = profile.append() if operation == "append" else profile.cas()
     failed, exponent, sigma_per_ln, decided_at = profile.conditional_terms(operation)
-    throttle = profile.throttle(operation)
     return np.array([math.log(read.median_ms), read.sigma, read.floor_ms, profile.read_observed_at,
                      math.log(write.median_ms), write.sigma, write.floor_ms, failed, exponent, sigma_per_ln,
                      decided_at, 1.0 if profile.contention_in(operation) == "read" else 0.0,
-                     throttle.writes_per_s / 1000.0 if throttle else 0.0, throttle.burst if throttle else 1.0,
-                     *refused_retry_terms(throttle)])
+                     *throttle_terms(profile.throttle(operation))])
 
 
 def run_clients(profile: Provider, operation: str, clients: int, duration_s: float, seed: int

@@ -17,12 +17,13 @@ behind the choice. This module is the only one that knows about Numba.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numba
 import numpy as np
 
 from simcore.config import SimConfig
-from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, Lognormal
+from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, Lognormal, Throttle
 from simcore.workload import MERGE_APPEND, VALIDATED_OVERWRITE, Workload
 
 # Latency slots, in the order of the arrays handed to the kernel.
@@ -143,14 +144,16 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         params[P_BACKOFF_MULTIPLIER] = config.backoff_multiplier
         params[P_BACKOFF_CAP_MS] = config.backoff_cap_ms
         params[P_BACKOFF_JITTER] = config.backoff_jitter
-    if config.cas_throttle_per_s is not None:  # a what-if throttle overrides the store's own
+    # The store's own throttle on the catalog object (a catalog service has none), and how its client
+    # library answers a refused (429) write; a what-if throttle replaces the store's bucket.
+    store_throttle = None if config.catalog == "service" else config.latency_profile.throttle(
+        "append" if config.catalog == "append" else "cas")
+    terms = throttle_terms(store_throttle)
+    params[P_THROTTLE_PER_MS], params[P_THROTTLE_BURST] = terms[:2]
+    params[P_REFUSED_MAX:P_REFUSED_JITTER + 1] = terms[2:]
+    if config.cas_throttle_per_s is not None:
         params[P_THROTTLE_PER_MS] = config.cas_throttle_per_s / 1000.0
         params[P_THROTTLE_BURST] = config.cas_throttle_burst
-    elif config.catalog != "service" and (throttle := _store_throttle(config)) is not None:
-        params[P_THROTTLE_PER_MS] = throttle.writes_per_s / 1000.0
-        params[P_THROTTLE_BURST] = throttle.burst
-    if config.catalog != "service":  # how the store's client library answers a refused (429) write
-        params[P_REFUSED_MAX:P_REFUSED_JITTER + 1] = refused_retry_terms(_store_throttle(config))
     # An append catalog learns its commit's outcome by reading the log back.
     params[P_DISCOVERY_READ] = 1.0 if config.catalog == "append" else 0.0
     params[P_CONVOY_PER_TABLE] = 1.0 if config.vo_convoy == "table" else 0.0
@@ -176,16 +179,12 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     return params
 
 
-def _store_throttle(config: SimConfig):
-    return config.latency_profile.throttle("append" if config.catalog == "append" else "cas")
-
-
-def refused_retry_terms(throttle) -> list[float]:
-    """[resends, base ms, multiplier, cap ms, jitter] of the client's answer to a refused write (none: zeros)."""
+def throttle_terms(throttle: Optional[Throttle]) -> list[float]:
+    """[tokens per ms (0: no throttle), burst, resends, wait base ms, multiplier, cap ms, jitter] for the kernels."""
     if throttle is None:
-        return [0.0] * 5
-    return [float(throttle.retry_max), throttle.retry_base_ms, throttle.retry_multiplier, throttle.retry_cap_ms,
-            throttle.retry_jitter]
+        return [0.0] * 7
+    return [throttle.writes_per_s / 1000.0, throttle.burst, float(throttle.retry_max), throttle.retry_base_ms,
+            throttle.retry_multiplier, throttle.retry_cap_ms, throttle.retry_jitter]
 
 
 def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outcome:

@@ -43,6 +43,10 @@ from simcore.bench import run_clients, warmup_s
 from simcore.config import ConfigError
 from simcore.providers import Provider, Throttle
 
+# Simulations per operation fitted when the caller gives no budget: the contention terms' grid and
+# polish, and the throttle's differential evolution.
+CONTENTION_FIT_EVALUATIONS = 420
+THROTTLE_FIT_EVALUATIONS = 5040
 FIT_CLIENTS = (1, 2, 3, 4, 6, 8, 12, 16)  # the client counts the simulation fit compares (all that exist)
 
 
@@ -271,7 +275,7 @@ def mismatch(simulated: Sequence[ClientStats], measured: Sequence[ClientStats],
 
 def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats], *,
                   observed_at: Optional[float] = None, failed_ratio: Optional[float] = None,
-                  max_evaluations: int = 420,
+                  max_evaluations: Optional[int] = None,
                   progress=None) -> tuple[Provider, float]:
     """``base`` with ``operation``'s write and terms fitted to ``measured``; also the final loss.
 
@@ -313,7 +317,7 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
         progress(f"{base.name} {operation}: grid of {len(grid)} -> best loss {scored[0][0]:.3f} "
                  f"(contention in {scored[0][1]}, {np.round(scored[0][2], 3).tolist()})")
     best = (scored[0][0], scored[0][1], np.asarray(scored[0][2], float))
-    polish = max(1, (max_evaluations - len(grid)) // 2)
+    polish = max(1, ((max_evaluations or CONTENTION_FIT_EVALUATIONS) - len(grid)) // 2)
     for _, where, start in scored[:2]:
         start = np.array(start, float)
         start[3] = 0.9  # inside the range, so the simplex can move either way
@@ -337,7 +341,7 @@ THROTTLE_FIT_SECONDS = 600.0  # simulated per client count and evaluation (seed 
 
 def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[ClientStats], *,
                             observed_at: Optional[float] = None, failed_ratio: Optional[float] = None,
-                            max_evaluations: int = 5040, progress=None) -> tuple[Provider, float]:
+                            max_evaluations: Optional[int] = None, progress=None) -> tuple[Provider, float]:
     """``base`` with ``operation``'s write and the object's write throttle fitted to ``measured``.
 
     The model of a store that throttles conditional writes to one object
@@ -377,7 +381,8 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
         return mismatch(simulated_stats(profile_for(x), operation, counts, THROTTLE_FIT_SECONDS), compared,
                         failed_ratio)
 
-    generations = max(1, max_evaluations // (THROTTLE_POPULATION * len(THROTTLE_BOUNDS)) - 1)
+    budget = max_evaluations or THROTTLE_FIT_EVALUATIONS
+    generations = max(1, budget // (THROTTLE_POPULATION * len(THROTTLE_BOUNDS)) - 1)
     result = differential_evolution(loss, THROTTLE_BOUNDS, popsize=THROTTLE_POPULATION, maxiter=generations,
                                     seed=20250601, polish=False, tol=0.0, init="sobol")
     if progress:
@@ -403,8 +408,7 @@ def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]
         fit_one = fit_throttled_operation if operation in throttled else fit_operation
         profile, losses[operation] = fit_one(profile, operation, measurements[operation],
                                              failed_ratio=(failed_ratios or {}).get(operation),
-                                             observed_at=observed_at,
-                                             **({} if max_evaluations is None else {"max_evaluations": max_evaluations}),
+                                             observed_at=observed_at, max_evaluations=max_evaluations,
                                              progress=progress)
         observed_at = profile.read_observed_at  # one read model for both operations
     return profile, losses

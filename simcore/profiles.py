@@ -74,6 +74,20 @@ _BURST = ("a number of tokens >= 1", lambda v: v >= 1)
 _AT_LEAST_ONE = ("a number >= 1", lambda v: v >= 1)
 _COUNT = ("a whole number >= 0", lambda v: v >= 0 and float(v).is_integer())
 
+
+
+def _conditional_write_keys(operation: str) -> dict[str, tuple[str, tuple, bool]]:
+    """The [cas] or [append] table: the same keys, each for its own operation's Provider attribute."""
+    return {"median_ms": (f"{operation}_median_ms", _POSITIVE, True),
+            "sigma": (f"{operation}_sigma", _NON_NEGATIVE, True),
+            "failed_multiplier": (f"{operation}_failed_multiplier", _MULTIPLIER, False),
+            "contention_exponent": (f"{operation}_contention_exponent", _EXPONENT, False),
+            "contention_sigma": (f"{operation}_contention_sigma", _NON_NEGATIVE, False),
+            "decided_at": (f"{operation}_decided_at", _FRACTION, False),
+            "contention_in": (f"{operation}_contention_in", _CONTENTION_IN, False)}
+
+
+_OPERATIONS = ("cas", "append")
 _SCHEMA: dict[str, dict[str, tuple[str, tuple, bool]]] = {
     # table -> key -> (Provider attribute, rule, required)
     "": {"floor_ms": ("floor_ms", _NON_NEGATIVE, True)},
@@ -81,26 +95,16 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple, bool]]] = {
              "observed_at": ("read_observed_at", _FRACTION, False)},
     "write": {"base_ms": ("write_base_ms", _POSITIVE, True), "ms_per_mib": ("write_ms_per_mib", _NON_NEGATIVE, True),
               "sigma": ("write_sigma", _NON_NEGATIVE, True)},
-    "cas": {"median_ms": ("cas_median_ms", _POSITIVE, True), "sigma": ("cas_sigma", _NON_NEGATIVE, True),
-            "failed_multiplier": ("cas_failed_multiplier", _MULTIPLIER, False),
-            "contention_exponent": ("cas_contention_exponent", _EXPONENT, False),
-            "contention_sigma": ("cas_contention_sigma", _NON_NEGATIVE, False),
-            "decided_at": ("cas_decided_at", _FRACTION, False),
-            "contention_in": ("cas_contention_in", _CONTENTION_IN, False)},
-    "append": {"median_ms": ("append_median_ms", _POSITIVE, True), "sigma": ("append_sigma", _NON_NEGATIVE, True),
-               "failed_multiplier": ("append_failed_multiplier", _MULTIPLIER, False),
-               "contention_exponent": ("append_contention_exponent", _EXPONENT, False),
-               "contention_sigma": ("append_contention_sigma", _NON_NEGATIVE, False),
-               "decided_at": ("append_decided_at", _FRACTION, False),
-               "contention_in": ("append_contention_in", _CONTENTION_IN, False)},
+    **{operation: _conditional_write_keys(operation) for operation in _OPERATIONS},
     "limits": {"object_writes_per_s": ("object_writes_per_s", _POSITIVE, False)},
 }
 _OPTIONAL_TABLES = ("append", "limits")
-# [cas.throttle] and [append.throttle]: key -> (rule, required); each key is a Throttle field.
-_THROTTLE_SCHEMA = {"writes_per_s": (_POSITIVE, True), "burst": (_BURST, False), "retry_max": (_COUNT, False),
-                    "retry_base_ms": (_POSITIVE, False), "retry_multiplier": (_AT_LEAST_ONE, False),
-                    "retry_cap_ms": (_POSITIVE, False), "retry_jitter": (_FRACTION, False)}
-_OPERATIONS = ("cas", "append")
+# [cas.throttle] and [append.throttle]: key -> (Throttle field, rule, required).
+_THROTTLE_SCHEMA = {"writes_per_s": ("writes_per_s", _POSITIVE, True), "burst": ("burst", _BURST, False),
+                    "retry_max": ("retry_max", _COUNT, False), "retry_base_ms": ("retry_base_ms", _POSITIVE, False),
+                    "retry_multiplier": ("retry_multiplier", _AT_LEAST_ONE, False),
+                    "retry_cap_ms": ("retry_cap_ms", _POSITIVE, False),
+                    "retry_jitter": ("retry_jitter", _FRACTION, False)}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 LATENCY_MODELS = ("reference", "measured")
@@ -136,24 +140,15 @@ def profile_from_mapping(data: Mapping[str, Any], prefix: str = "") -> Provider:
                 k for k, (_, _, required) in keys.items() if required))
         if table and not isinstance(section, Mapping):
             raise ConfigError(prefix + table, section, f"a [{table}] table")
-        if table:
-            for key in section:
-                if key not in keys and not (key == "throttle" and table in _OPERATIONS):
-                    raise ConfigError(where + key, section[key], f"one of the [{table}] keys " + ", ".join(keys))
-        for key, (attribute, (allowed, ok), required) in keys.items():
-            if key not in section:
-                if required:
-                    raise ConfigError(where + key, None, allowed)
-                continue
-            value = section[key]
-            if rule_is_text := key == "contention_in":
-                if not isinstance(value, str) or not ok(value):
-                    raise ConfigError(where + key, value, allowed)
-            elif not _is_number(value) or not ok(value):
-                raise ConfigError(where + key, value, allowed)
-            values[attribute] = value if rule_is_text else float(value)
+        # The top level's other keys (name, tables) were checked above.
+        values.update(_checked_fields(section, keys, where, f"[{table}]" if table else None,
+                                      allowed_tables=("throttle",) if table in _OPERATIONS else ()))
         if table in _OPERATIONS and "throttle" in section:
-            values[f"{table}_throttle"] = _throttle_from_mapping(section["throttle"], where + "throttle.")
+            throttle = section["throttle"]
+            if not isinstance(throttle, Mapping):
+                raise ConfigError(where + "throttle", throttle, "a table of " + ", ".join(_THROTTLE_SCHEMA))
+            values[f"{table}_throttle"] = Throttle(**_checked_fields(throttle, _THROTTLE_SCHEMA, where + "throttle.",
+                                                                     "throttle"))
     for operation in ("cas", "append"):
         failed = values.get(f"{operation}_failed_multiplier", 1.0)
         decided = values.get(f"{operation}_decided_at", 1.0)
@@ -163,29 +158,51 @@ def profile_from_mapping(data: Mapping[str, Any], prefix: str = "") -> Provider:
     return Provider(**values)
 
 
-def _throttle_from_mapping(section: Any, where: str) -> Throttle:
-    if not isinstance(section, Mapping):
-        raise ConfigError(where.rstrip("."), section, "a table of " + ", ".join(_THROTTLE_SCHEMA))
-    for key in section:
-        if key not in _THROTTLE_SCHEMA:
-            raise ConfigError(where + key, section[key], "one of the throttle keys " + ", ".join(_THROTTLE_SCHEMA))
-    fields = {}
-    for key, ((allowed, ok), required) in _THROTTLE_SCHEMA.items():
+def _checked_fields(section: Mapping[str, Any], keys: Mapping[str, tuple[str, tuple, bool]], where: str,
+                    label: Optional[str], allowed_tables: tuple[str, ...] = ()) -> dict[str, Any]:
+    """{attribute: value} of the ``keys`` given in ``section``, each checked against its rule.
+
+    ``label`` names the table in the error for a key it does not know (None:
+    unknown keys are not this table's to judge); ``allowed_tables`` are
+    sub-tables read separately.
+    """
+    if label is not None:
+        for key in section:
+            if key not in keys and key not in allowed_tables:
+                raise ConfigError(where + key, section[key], f"one of the {label} keys " + ", ".join(keys))
+    fields: dict[str, Any] = {}
+    for key, (attribute, rule, required) in keys.items():
+        allowed, ok = rule
         if key not in section:
             if required:
                 raise ConfigError(where + key, None, allowed)
             continue
         value = section[key]
-        if not _is_number(value) or not ok(value):
+        if rule is _CONTENTION_IN:
+            if not isinstance(value, str) or not ok(value):
+                raise ConfigError(where + key, value, allowed)
+        elif not _is_number(value) or not ok(value):
             raise ConfigError(where + key, value, allowed)
-        fields[key] = int(value) if key == "retry_max" else float(value)
-    return Throttle(**fields)
+        fields[attribute] = _stored(value, rule)
+    return fields
 
 
-def _throttle_to_mapping(throttle: Throttle) -> dict:
-    defaults = Throttle(writes_per_s=1.0)
-    return {key: getattr(throttle, key) for key, (_, required) in _THROTTLE_SCHEMA.items()
-            if required or getattr(throttle, key) != getattr(defaults, key)}
+def _stored(value: Any, rule: tuple) -> Any:
+    """A field's value as profiles hold it: text as is, counts as int, every other number as float."""
+    if isinstance(value, str):
+        return value
+    return int(value) if rule is _COUNT else float(value)
+
+
+def _non_default_fields(holder: Any, keys: Mapping[str, tuple[str, tuple, bool]], defaults: Any) -> dict[str, Any]:
+    """{key: value} of ``holder``'s required fields and its optional ones away from ``defaults``."""
+    out: dict[str, Any] = {}
+    for key, (attribute, rule, required) in keys.items():
+        value = getattr(holder, attribute)
+        if value is None or (not required and value == getattr(defaults, attribute)):
+            continue
+        out[key] = _stored(value, rule)
+    return out
 
 
 def profile_to_mapping(provider: Provider) -> dict:
@@ -197,14 +214,9 @@ def profile_to_mapping(provider: Provider) -> dict:
     defaults = Provider("x", "", 1, 0, 1, 0, 0, 1, 0, None, None, 0)
     out: dict[str, Any] = {"name": provider.name, "description": provider.description}
     for table, keys in _SCHEMA.items():
-        section: dict[str, Any] = {}
-        for key, (attribute, _, required) in keys.items():
-            value = getattr(provider, attribute)
-            if value is None or (not required and value == getattr(defaults, attribute)):
-                continue
-            section[key] = value if isinstance(value, str) else float(value)
+        section = _non_default_fields(provider, keys, defaults)
         if table in _OPERATIONS and (throttle := provider.throttle(table)) is not None:
-            section["throttle"] = _throttle_to_mapping(throttle)
+            section["throttle"] = _non_default_fields(throttle, _THROTTLE_SCHEMA, Throttle(writes_per_s=1.0))
         if table == "":
             out.update(section)
         elif section:

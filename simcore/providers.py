@@ -125,23 +125,13 @@ class Provider:
     append_contention_in: str = "write"
     # The object's throttle on conditional writes (CAS or append): None, no
     # throttle (the reference).
-    cas_throttle: Optional["Throttle"] = None
-    append_throttle: Optional["Throttle"] = None
+    cas_throttle: Optional[Throttle] = None
+    append_throttle: Optional[Throttle] = None
 
     def contention_in(self, operation: str) -> str:
         return self.append_contention_in if operation == "append" else self.cas_contention_in
 
-    @property
-    def reference_terms_only(self) -> bool:
-        """True when none of the measured model's terms is set."""
-        return (self.cas_failed_multiplier == 1.0 and self.append_failed_multiplier == 1.0
-                and self.cas_contention_exponent == 0.0 and self.cas_contention_sigma == 0.0
-                and self.append_contention_exponent == 0.0 and self.append_contention_sigma == 0.0
-                and self.read_observed_at == 1.0 and self.cas_decided_at == 1.0 and self.append_decided_at == 1.0
-                and self.cas_contention_in == "write" and self.append_contention_in == "write"
-                and self.cas_throttle is None and self.append_throttle is None)
-
-    def throttle(self, operation: str) -> Optional["Throttle"]:
+    def throttle(self, operation: str) -> Optional[Throttle]:
         return self.append_throttle if operation == "append" else self.cas_throttle
 
     def conditional_terms(self, operation: str) -> tuple[float, float, float, float]:
