@@ -46,9 +46,15 @@ not match the keys digest in its name, a ``finished_at`` in the future) is moved
 ``_quarantine/<experiment>/<UTC time>-<why>-<name>.quarantined``: kept for
 inspection, seen by no reader and by no ``**/*.parquet`` glob, reported
 once (by the reader that moved it), and its runs count as missing, so the
-next sweep recomputes them. A file superseded by a rewrite of the same keys
-(a writer killed between writing the new file and deleting the old) is
-deleted. A file that cannot be read for a passing reason (a network error)
+next sweep recomputes them. A file named outside the writer's scheme
+(``part-<keys>-<content>.parquet``) is foreign and quarantined too, whatever
+it holds, so it can never shadow good rows; a column whose type is not the
+schema's (a seed written as text) fails, even where a cast would succeed.
+Every file is verified before any is removed: a verified file superseded by
+a newer verified file of the same keys (a writer killed between writing the
+new file and deleting the old) is deleted; a file that fails verification
+never counts as the newer copy, so a damaged or empty file under a good
+file's name stem is quarantined and the good file kept. A file that cannot be read for a passing reason (a network error)
 is reported and left alone; so is everything when the reader cannot write
 (a read-only mount). Temporary files are named ``.tmp-*.partial``, so no
 ``*.parquet`` glob sees one either; those older than a day are removed.
@@ -369,11 +375,23 @@ class ResultsStore:
         schema = _projected_schema(columns)
         paths = [path for experiment in names for path in self.data_files(experiment)]
         if heal:
-            paths = self._drop_superseded(paths)
             for experiment in names:
                 self._remove_stale_temporaries(experiment)
+        # Every file is verified before any is deleted or moved: only a file proven superseded by a
+        # verified file of the same keys is deleted, and a file that fails never wins over one that passes.
+        results = dict(zip(paths, _map_threads(self._read_verified, paths)))
+        superseded = _superseded({path: results[path][1] is None for path in paths},
+                                 self._fs.get_file_info(paths) if paths else [])
         tables, unreadable, seen = [], [], set()
-        for path, (table, reason, present) in zip(paths, _map_threads(self._read_verified, paths)):
+        for path in paths:
+            table, reason, present = results[path]
+            if reason is None and path in superseded:
+                if heal:
+                    try:
+                        self._fs.delete_file(path)
+                    except OSError:
+                        pass
+                continue  # its keys are in the verified file that replaced it
             if reason is None:
                 tables.append(table.select(schema.names))
                 seen.update(present)
@@ -397,6 +415,9 @@ class ResultsStore:
         expected_digest = _name_parts(path)[1]
         if expected_digest is None:
             return None, "not written by the results store (no content digest in its name)", frozenset()
+        if not _WRITER_STEM.match(_name_parts(path)[0]):
+            return None, (f"not written by the results store (its name is not part-<keys>-<content>.parquet)"), \
+                frozenset()
         if _content_digest(data) != expected_digest:
             return None, (f"content does not match the digest in its name ({len(data)} bytes): "
                           f"truncated or damaged"), frozenset()
@@ -415,6 +436,9 @@ class ResultsStore:
                 # config field at its default, a metric not measured then).
                 columns.append(pa.nulls(table.num_rows, field.type))
                 continue
+            actual = table.schema.field(field.name).type
+            if not _same_kind(actual, field.type):  # a cast would hide a wrong type (a seed written as text)
+                return None, f"column {field.name} has type {actual}, expected {field.type}", frozenset()
             try:
                 columns.append(table.column(field.name).cast(field.type))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
@@ -452,29 +476,6 @@ class ResultsStore:
         except OSError:
             return None  # read-only, or another reader moved it first: reported in place
         return target
-
-    def _drop_superseded(self, paths: list[str]) -> list[str]:
-        """Delete all but the newest of files holding the same keys (a rewrite whose writer died
-        before deleting the older file); returns the paths still there."""
-        by_keys: dict[tuple[str, str], list[str]] = {}
-        for path in paths:
-            stem, digest = _name_parts(path)
-            if digest is not None and stem.startswith("part-"):
-                by_keys.setdefault((path.rsplit("/", 1)[0], stem), []).append(path)
-        dropped = set()
-        for group in by_keys.values():
-            if len(group) < 2:
-                continue
-            infos = self._fs.get_file_info(group)
-            newest = max(infos, key=lambda info: (info.mtime_ns or 0, info.path)).path
-            for path in group:
-                if path != newest:
-                    try:
-                        self._fs.delete_file(path)
-                        dropped.add(path)
-                    except OSError:
-                        pass
-        return [path for path in paths if path not in dropped]
 
     def _remove_stale_temporaries(self, experiment: str) -> None:
         now_ns = time.time_ns()
@@ -529,6 +530,42 @@ _WRITER_STEM = re.compile(r"^part-[0-9a-f]{20}$")  # part-<keys digest>, as writ
 _PASSING = "cannot read:"
 
 
+def _superseded(verified: dict[str, bool], infos: list) -> set[str]:
+    """The verified files that a newer verified file of the same keys (the same ``part-<keys>`` stem) replaces.
+
+    A writer replaces a file by writing the new one and then deleting the old; killed in
+    between, it leaves both. Only verified files take part: a damaged or empty file under the
+    same stem is quarantined, never counted as the newer copy.
+    """
+    by_stem: dict[tuple[str, str], list] = {}
+    for info in infos:
+        if verified.get(info.path):
+            by_stem.setdefault((info.path.rsplit("/", 1)[0], _name_parts(info.path)[0]), []).append(info)
+    superseded = set()
+    for group in by_stem.values():
+        if len(group) > 1:
+            newest = max(group, key=lambda info: (info.mtime_ns or 0, info.path))
+            superseded.update(info.path for info in group if info is not newest)
+    return superseded
+
+
+def _same_kind(actual: pa.DataType, expected: pa.DataType) -> bool:
+    """Whether a column of type ``actual`` may be read as ``expected`` (a lossless widening at most)."""
+    if actual == expected:
+        return True
+    for check in (pa.types.is_integer, pa.types.is_floating, pa.types.is_timestamp):
+        if check(expected):
+            return check(actual) or (check is pa.types.is_floating and pa.types.is_integer(actual))
+    if pa.types.is_string(expected):
+        return pa.types.is_string(actual) or pa.types.is_large_string(actual)
+    if pa.types.is_boolean(expected):
+        return pa.types.is_boolean(actual)
+    if pa.types.is_list(expected):
+        return (pa.types.is_list(actual) or pa.types.is_large_list(actual)) \
+            and _same_kind(actual.value_type, expected.value_type)
+    return False
+
+
 def _slug(reason: str) -> str:
     """A short name for why a file failed, for its quarantined name."""
     for prefix, slug in (("not written by", "foreign"), ("content does not match", "digest"),
@@ -546,7 +583,7 @@ def _key_problem(path: str, rows: pa.Table) -> Optional[str]:
     if names - {experiment}:
         return f"keys: rows of experiment(s) {sorted(names - {experiment})} in the folder of {experiment!r}"
     stem, _ = _name_parts(path)
-    if _WRITER_STEM.match(stem) and stem != f"part-{_keys_digest(rows)}":
+    if stem != f"part-{_keys_digest(rows)}":
         return "keys: the rows' keys do not match the keys digest in the file's name"
     latest = pc.max(rows.column("finished_at")).as_py() if rows.num_rows else None
     if latest is not None and latest > datetime.now(timezone.utc) + FUTURE_SLACK:

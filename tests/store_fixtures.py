@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from simcore import SimConfig, __version__ as simcore_version
 from ray_jobs.schema import make_row, rows_to_table, unmeasured_metrics
-from ray_jobs.store import ResultsStore
+from ray_jobs.store import ResultsStore, _keys_digest
 
 T0 = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
 
@@ -97,6 +97,8 @@ def write_digest_named(directory: Path, table: pa.Table) -> Path:
     data = sink.getvalue().to_pybytes()
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"part-foreign-{hashlib.sha256(data).hexdigest()[:32]}.parquet"
+    # Named as the writer names files (part-<keys>-<content>), so only the checks after the name can catch it.
+    keys = _keys_digest(table) if {"experiment", "config_hash", "seed"} <= set(table.column_names) else "0" * 20
+    path = directory / f"part-{keys}-{hashlib.sha256(data).hexdigest()[:32]}.parquet"
     path.write_bytes(data)
     return path

@@ -184,3 +184,55 @@ def test_duckdb_and_pandas_recipes_count_every_key_once_after_kills_quarantine_a
     import duckdb
     raw = duckdb.sql(f"SELECT count(*) FROM read_parquet('{store_dir}/**/*.parquet', union_by_name = true)")
     assert raw.fetchone()[0] == top  # even without the dedup step: no duplicate file is left
+
+
+@pytest.mark.parametrize("damage", ["wrong_digest", "zero_bytes"])
+@pytest.mark.parametrize("command", ["status", "dashboard_build"])
+def test_a_damaged_file_under_a_good_files_stem_is_quarantined_and_the_good_file_kept(tmp_path, damage, command):
+    # Issue 21, item 1: the superseded-file cleanup deleted the good file before verifying the newer one.
+    store = ResultsStore(str(tmp_path / "s"))
+    (good,) = store.write_rows(rows(CONFIGS[0], [1, 2, 3]))
+    stem = Path(good).name.rsplit("-", 1)[0]
+    shadow = Path(good).with_name(f"{stem}-{'0' * 32}.parquet")
+    shadow.write_bytes(Path(good).read_bytes() if damage == "wrong_digest" else b"")
+    os.utime(shadow, (time.time() + 60, time.time() + 60))  # newer than the good file
+    argv = (["status", "--store", str(tmp_path / "s")] if command == "status"
+            else ["dashboard", "build", "--store", str(tmp_path / "s"), "--out", str(tmp_path / "site")])
+    done = subprocess.run([sys.executable, "-m", "commit_sweeps", *argv], capture_output=True, text=True,
+                          cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    assert Path(good).exists() and not shadow.exists()
+    (moved,) = store.quarantined()
+    assert moved.endswith(shadow.name + ".quarantined")
+    assert store.scan().table.num_rows == 3
+
+
+def test_a_foreign_file_that_shadows_good_keys_with_a_later_finish_is_quarantined(tmp_path):
+    # Issue 21, item 12: a file named outside the writer's scheme overrode good values.
+    store = ResultsStore(str(tmp_path))
+    store.write_rows(rows(CONFIGS[0], [1, 2]))
+    forged = rows(CONFIGS[0], [1, 2], finished_at=NOW + timedelta(hours=1)).to_pylist()
+    for row in forged:
+        row["throughput_cps"] = 999999.0
+    import hashlib
+    sink = pa.BufferOutputStream()
+    pq.write_table(rows_to_table(forged), sink)
+    data = sink.getvalue().to_pybytes()
+    (tmp_path / "exp" / f"part-mine-{hashlib.sha256(data).hexdigest()[:32]}.parquet").write_bytes(data)
+    scan = store.scan()
+    assert scan.table.num_rows == 2 and 999999.0 not in scan.table.column("throughput_cps").to_pylist()
+    (bad,) = scan.unreadable
+    assert "not written by the results store" in bad.reason and "-foreign-" in bad.quarantined_to
+
+
+def test_a_castable_wrong_type_is_not_read_as_the_schemas(tmp_path):
+    # Issue 21, item 12: a seed stored as text ("1") was cast silently.
+    store = ResultsStore(str(tmp_path))
+    store.write_rows(rows(CONFIGS[0], [1]))
+    table = rows(CONFIGS[1], [2])
+    table = table.set_column(table.schema.get_field_index("seed"), "seed", table.column("seed").cast(pa.string()))
+    write_digest_named(tmp_path / "exp", table)
+    scan = store.scan()
+    assert scan.keys() == {("exp", CONFIGS[0].config_hash, 1)}
+    (bad,) = scan.unreadable
+    assert "column seed has type string, expected int64" in bad.reason and "-schema-" in bad.quarantined_to
