@@ -27,6 +27,19 @@ print(int(work.transactions), config.num_tables, used, int(work.peak_bytes - bou
 
 CASES = ((1e6, 1), (2e6, 1), (4e6, 1), (1000, 1_000_000), (1000, 4_000_000))
 
+# Writer workloads: many jobs that commit at most once (the per-job cost), and one with many commits.
+WRITER_PROBE = """
+import resource, sys
+from simcore import SimConfig, bounds, simulate
+simulate(SimConfig(provider="instant", duration_s=1900, inter_arrival_scale_ms=1000), [1])  # compile first
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+config = SimConfig(provider="instant", num_tables=10, writers=int(sys.argv[1]), commit_interval_s=float(sys.argv[2]))
+simulate(config, [1])
+used = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+print(used, int(bounds.estimate(config).peak_bytes - bounds.PROCESS_BYTES))
+"""
+WRITER_CASES = ((200_000, 1e7), (400_000, 1e7), (20_000, 60.0))
+
 
 def main() -> None:
     print(f"{'transactions':>12} {'tables':>9} {'measured MB':>11} {'B/unit':>7} {'estimate MB':>11} {'run s':>6}")
@@ -36,6 +49,12 @@ def main() -> None:
         drawn, tables, used, estimated, seconds = int(out[0]), int(out[1]), int(out[2]), int(out[3]), out[4]
         per_unit = used / (drawn if tables == 1 else tables)
         print(f"{drawn:>12} {tables:>9} {used / 1e6:>11.0f} {per_unit:>7.0f} {estimated / 1e6:>11.0f} {seconds:>6}")
+    print(f"\n{'writers':>12} {'interval s':>10} {'measured MB':>11} {'B/writer':>8} {'estimate MB':>11}")
+    for writers, interval_s in WRITER_CASES:
+        out = subprocess.run([sys.executable, "-c", WRITER_PROBE, str(writers), str(interval_s)], check=True,
+                             capture_output=True, text=True).stdout.split()
+        used, estimated = int(out[0]), int(out[1])
+        print(f"{writers:>12} {interval_s:>10g} {used / 1e6:>11.0f} {used / writers:>8.0f} {estimated / 1e6:>11.0f}")
 
 
 if __name__ == "__main__":

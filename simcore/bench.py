@@ -32,6 +32,7 @@ from typing import Iterable, Optional, Sequence
 import numba
 import numpy as np
 
+from simcore import bounds
 from simcore.config import ConfigError
 from simcore.engine import (JITTER_DOWN, _heap_pop as _pop, _heap_push as _push,  # the engine's event heap
                             backoff_wait_ms, draw_contended, take_token, throttle_terms)
@@ -108,11 +109,14 @@ def bench(profile: Provider, operation: str, clients: Iterable[int], seeds: Sequ
         raise ConfigError("seeds", list(seeds), "at least one seed")
     if not (isinstance(duration_s, (int, float)) and math.isfinite(duration_s) and duration_s >= 1):
         raise ConfigError("duration_s", duration_s, "a number of seconds >= 1")
-    window_s = duration_s - warmup_s(duration_s)
-    results = []
+    clients = list(clients)
     for n in clients:
         if not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_CLIENTS:
             raise ConfigError("clients", n, f"an integer in [1, {MAX_CLIENTS}]")
+    check_bench(params, max(clients, default=1), duration_s)
+    window_s = duration_s - warmup_s(duration_s)
+    results = []
+    for n in clients:
         ok = failed = 0
         goodputs, latencies = [], []
         for seed in seeds:
@@ -132,6 +136,34 @@ def bench(profile: Provider, operation: str, clients: Iterable[int], seeds: Sequ
             latency_mean_ms=stats[0], latency_p50_ms=stats[1], latency_p95_ms=stats[2], latency_p99_ms=stats[3],
             seeds=tuple(int(s) for s in seeds), successes=ok, failures=failed, duration_s=float(duration_s)))
     return results
+
+
+# One recorded op: its latency (float64) and outcome (bool), in arrays that grow by doubling and are
+# copied once at the end: at most 3 x 9 bytes live per op; doubled, as simcore.bounds' figures.
+BYTES_PER_OP = 54
+
+
+def check_bench(params: np.ndarray, clients: int, duration_s: float,
+                limit_bytes: Optional[int] = None, limit_source: str = "the limit") -> float:
+    """Refuse a benchmark run whose recorded ops would not fit in memory; returns the ops estimated.
+
+    A client completes one op per read plus write, so one run records about
+    clients x duration / (read median + write median) ops; the estimate
+    doubles that, as a lognormal's mean is above its median only by a factor
+    the contention term can undo.
+    """
+    if limit_bytes is None:
+        limit_bytes, limit_source = bounds.memory_limit()
+    op_ms = math.exp(params[0]) + math.exp(params[4])
+    ops = 2.0 * clients * duration_s * 1000.0 / op_ms if op_ms > 0 else math.inf
+    need = bounds.PROCESS_BYTES + BYTES_PER_OP * ops
+    if not need <= limit_bytes:
+        raise bounds.WorkBoundError("duration_s", duration_s, (
+            f"needs about {bounds.format_bytes(need)} of memory for one run ({ops:.3g} ops of {clients} "
+            f"client(s), {op_ms:.3g} ms each), above the limit of {bounds.format_bytes(limit_bytes)} "
+            f"({limit_source}); use a shorter duration_s or fewer clients, or raise the limit with "
+            f"${bounds.MEMORY_LIMIT_ENV}"))
+    return ops
 
 
 @numba.njit(cache=True)

@@ -32,6 +32,10 @@ from simcore.workload import ARRIVAL_FLOOR_MS
 MEMORY_LIMIT_ENV = "SIMCORE_MAX_MEMORY"
 BYTES_PER_TRANSACTION = 250
 BYTES_PER_TABLE = 128
+# A writer or maintenance job of a writer workload: its phase, its arrays' headers and its
+# bookkeeping while the workload is drawn (measured 0.82 KB per writer with benchmarks/bounds.py,
+# 200,000 and 400,000 writers committing at most once; doubled, as the other figures).
+BYTES_PER_JOB = 1640
 # Python, NumPy, Numba and pyarrow loaded: measured 170-230 MB before a run.
 PROCESS_BYTES = 256 * 2**20
 # A table index is an int32 in the workload and the engine.
@@ -84,17 +88,37 @@ def mean_gap_ms(config: SimConfig) -> float:
     return max(ARRIVAL_FLOOR_MS, config.inter_arrival_scale_ms * math.exp(config.inter_arrival_sigma ** 2 / 2))
 
 
+def _jobs(config: SimConfig) -> tuple[tuple[int, float], ...]:
+    """(jobs, interval in ms) of a writer workload's writers and maintenance jobs; () for open-loop arrivals."""
+    if config.writers is None:
+        return ()
+    jobs = ((config.writers, config.commit_interval_s * 1000.0),)
+    if config.maintenance_jobs:
+        jobs += ((config.maintenance_jobs, config.maintenance_interval_s * 1000.0),)
+    return jobs
+
+
 def estimate(config: SimConfig) -> WorkEstimate:
     """The cost of one seed of ``config`` (pure arithmetic; allocates nothing)."""
-    gap = mean_gap_ms(config)
-    expected = config.duration_ms / gap
-    # As simcore.workload draws: 5% more than expected, plus six standard deviations.
-    transactions = expected * 1.05 + 6.0 * math.sqrt(expected) + 16.0
-    window = (config.duration_s - 2.0 * config.warmup_s) * 1000.0 / gap
+    jobs = _jobs(config)
+    if jobs:
+        # Each job commits at most floor(duration / interval) + 1 times (simcore.workload), and the
+        # workload holds a few Python objects per job besides its commits.
+        transactions = sum(count * (math.floor(config.duration_ms / interval) + 1) for count, interval in jobs)
+        window = sum(count * (config.duration_s - 2.0 * config.warmup_s) * 1000.0 / interval
+                     for count, interval in jobs)
+        job_bytes = BYTES_PER_JOB * sum(count for count, _ in jobs)
+    else:
+        gap = mean_gap_ms(config)
+        expected = config.duration_ms / gap
+        # As simcore.workload draws: 5% more than expected, plus six standard deviations.
+        transactions = expected * 1.05 + 6.0 * math.sqrt(expected) + 16.0
+        window = (config.duration_s - 2.0 * config.warmup_s) * 1000.0 / gap
+        job_bytes = 0.0
     # Per attempt: a CAS and the read after it; a throttled CAS queues first; split may read twice.
     per_attempt = 2 + (config.cas_throttle_per_s is not None) + (config.retry_policy == "split")
     events = transactions * (1 + per_attempt * (config.retry + 1))
-    peak = PROCESS_BYTES + BYTES_PER_TRANSACTION * transactions + BYTES_PER_TABLE * config.num_tables
+    peak = PROCESS_BYTES + BYTES_PER_TRANSACTION * transactions + BYTES_PER_TABLE * config.num_tables + job_bytes
     return WorkEstimate(transactions=transactions, window_transactions=window, max_events=events,
                         peak_bytes=peak)
 
@@ -142,6 +166,14 @@ def _driving_field(config: SimConfig) -> tuple[str, object]:
     """The field a user would change to make the run smaller."""
     if BYTES_PER_TABLE * config.num_tables > BYTES_PER_TRANSACTION * estimate(config).transactions:
         return "num_tables", config.num_tables
+    if config.writers is not None:
+        # The job class with the most commits, and within it whichever of count and interval is further out.
+        fields = [("writers", "commit_interval_s"), ("maintenance_jobs", "maintenance_interval_s")]
+        (count, interval), name = max(zip(_jobs(config), fields),
+                                      key=lambda pair: pair[0][0] * config.duration_ms / pair[0][1])
+        if count * interval >= 60_000.0:  # relative to one job committing every minute
+            return name[0], getattr(config, name[0])
+        return name[1], getattr(config, name[1])
     # Relative to the defaults (3600 s, 100 ms): whichever is further out is the cause.
     if config.duration_s / 3600.0 >= 100.0 / config.inter_arrival_scale_ms:
         return "duration_s", config.duration_s
@@ -169,7 +201,7 @@ def check(config: SimConfig, limit_bytes: Optional[int] = None, limit_source: st
         raise WorkBoundError("num_tables", config.num_tables,
                              f"is not allowed; expected at most {MAX_TABLES} (table indexes are 32-bit)")
     work = estimate(config)
-    if not work.window_transactions >= 1.0:
+    if not work.window_transactions >= 1.0 and config.writers is None:
         window_s = config.duration_s - 2.0 * config.warmup_s
         raise WorkBoundError("inter_arrival_scale_ms", config.inter_arrival_scale_ms,
                              f"gives {work.window_transactions:.2g} expected transactions in the "
@@ -179,7 +211,8 @@ def check(config: SimConfig, limit_bytes: Optional[int] = None, limit_source: st
         field, value = _driving_field(config)
         raise WorkBoundError(field, value, (
             f"needs about {format_bytes(work.peak_bytes)} of memory for one run "
-            f"({work.transactions:.3g} transactions, {config.num_tables} table(s)), above the limit of "
+            f"({work.transactions:.3g} transactions, {config.num_tables} table(s)"
+            f"{'' if config.writers is None else f', {config.writers} writer(s)'}), above the limit of "
             f"{format_bytes(limit_bytes)} ({limit_source}); make the run smaller, or raise the limit "
             f"with --max-memory or ${MEMORY_LIMIT_ENV} (e.g. {MEMORY_LIMIT_ENV}=64G)"))
     return work

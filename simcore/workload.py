@@ -107,11 +107,13 @@ def draw_writer_workload(config: SimConfig, rng: np.random.Generator) -> Workloa
     job_id = np.concatenate([np.full(len(j[0]), i) for i, j in enumerate(jobs)])
     order = np.lexsort((job_id, submit))
     # Within a job the due times increase, so after sorting each job's commits keep their order.
+    # Group the sorted positions by job (a stable sort keeps each job's positions increasing) and link
+    # each to the next of the same job: O(n log n), where a pass per job was O(jobs x n).
     chain_next = np.full(len(submit), -1, np.int64)
     sorted_job = job_id[order]
-    for i in range(len(jobs)):
-        positions = np.flatnonzero(sorted_job == i)
-        chain_next[positions[:-1]] = positions[1:]
+    by_job = np.argsort(sorted_job, kind="stable")
+    same_job = sorted_job[by_job[:-1]] == sorted_job[by_job[1:]]
+    chain_next[by_job[:-1][same_job]] = by_job[1:][same_job]
     return Workload(submit_ms=submit[order], runtime_ms=np.concatenate([j[3] for j in jobs])[order],
                     op=np.concatenate([j[1] for j in jobs])[order],
                     table=np.concatenate([np.full(len(j[0]), j[2], np.int32) for j in jobs])[order],

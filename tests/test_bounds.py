@@ -109,3 +109,52 @@ def test_transactions_dir_naming_a_file_fails_before_simulating(capsys, tmp_path
     status, out, err = _run(capsys, "--duration-s", "1900", "--transactions-dir", str(existing))
     assert status == 2 and out == ""
     assert len(err) == 1 and "transactions_dir" in err[0] and "is a file" in err[0]
+
+
+WRITERS = ["run", "--provider", "s3", "--catalog", "storage", "--num-tables", "10", "--fast-append-ratio", "0.9",
+           "--seeds", "1"]
+
+
+@pytest.mark.parametrize("extra, field", [
+    # Issue 21, item 2: writer workloads skipped the bounds (11 GB in 15 s; a 13.8 TiB allocation).
+    (["--writers", "1000000000", "--commit-interval-s", "60"], "writers"),
+    (["--writers", "10", "--commit-interval-s", "1e-9"], "commit_interval_s"),
+    (["--writers", "10", "--commit-interval-s", "60", "--maintenance-jobs", "2",
+      "--maintenance-interval-s", "1e-9"], "maintenance_interval_s"),
+    (["--writers", "1000000000", "--commit-interval-s", "1e12"], "writers"),
+])
+def test_writer_workloads_are_bounded_before_any_work(capsys, extra, field):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    status = main(WRITERS + extra)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and err[0].startswith(f"error: {field}: ") and "needs about" in err[0]
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KB: nothing was drawn
+
+
+def test_the_writer_estimate_is_an_upper_bound_of_what_the_workload_draws():
+    import numpy as np
+    from simcore.workload import draw_workload
+
+    for writers, interval_s, jobs in ((50, 7.0, None), (2000, 1e5, None), (20, 60.0, 4)):
+        extra = dict(maintenance_jobs=jobs, maintenance_interval_s=300.0) if jobs else {}
+        config = SimConfig(writers=writers, commit_interval_s=interval_s, num_tables=3, **extra)
+        drawn = len(draw_workload(config, np.random.default_rng(1)))
+        assert drawn <= bounds.estimate(config).transactions <= drawn + writers + (jobs or 0)
+
+
+def test_bench_is_bounded_by_duration_and_clients(capsys):
+    # Issue 21, item 4: --duration-s 1e12 grew to 4.7 GB in 60 s.
+    status = main(["bench", "--provider", "s3", "--operation", "cas", "--clients", "1-16", "--seeds", "1",
+                   "--duration-s", "1e12"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and err[0].startswith("error: duration_s: ") and "needs about" in err[0]
+
+
+def test_the_bench_estimate_is_above_what_a_run_records():
+    from simcore.bench import _kernel_inputs, check_bench, run_clients
+    from simcore.providers import PROVIDERS
+
+    for name, operation in (("s3", "cas"), ("s3x", "append"), ("azure", "cas")):
+        profile = PROVIDERS[name]
+        latencies, _ = run_clients(profile, operation, 8, 60.0, 1)
+        assert len(latencies) <= check_bench(_kernel_inputs(profile, operation), 8, 60.0) <= 10 * len(latencies)
