@@ -33,6 +33,7 @@ GCS, whose printed goodput it reproduces.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from dataclasses import dataclass, replace
 from typing import Collection, Iterable, Mapping, Optional, Sequence
@@ -41,6 +42,7 @@ import numpy as np
 
 from simcore.bench import run_clients, warmup_s
 from simcore.config import ConfigError
+from simcore.input_files import read_text
 from simcore.providers import Provider, Throttle
 
 # Simulations per operation fitted when the caller gives no budget: the contention terms' grid and
@@ -89,12 +91,28 @@ def summarise(clients: int, latencies: np.ndarray, succeeded: np.ndarray, window
 
 # -- reading measurements -------------------------------------------------
 
-def _open_rows(path: str) -> list[dict]:
+# A measurements CSV: seed 000's table is a few kB; a samples file of a million ops is about 30 MB.
+MAX_CSV_BYTES = 64 * 2**20
+# A per-thread table has one row per (provider, operation, client count): seed 000's has 128.
+MAX_TABLE_ROWS = 10_000
+TABLE_COLUMNS = ("provider", "operation", "clients", "success", "fail", "mean_ms", "p50_ms", "p95_ms", "p99_ms")
+SAMPLE_COLUMNS = ("operation", "latency_ms", "succeeded", "clients")
+
+
+def _open_rows(path: str, field: str, columns: Sequence[str]) -> list[dict]:
+    """The CSV's rows, after checking the file (input_files.read_text) and that its header has ``columns``."""
+    text = read_text(path, field, MAX_CSV_BYTES, "a CSV file")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = [name.strip() for name in reader.fieldnames or ()]
+    missing = [name for name in columns if name not in header]
+    if missing:
+        raise ConfigError(field, path, f"a CSV file with the columns {', '.join(columns)} "
+                                       f"(missing: {', '.join(missing)})")
+    reader.fieldnames = header
     try:
-        with open(path, newline="") as handle:
-            return list(csv.DictReader(handle))
-    except OSError as error:
-        raise ConfigError("csv", path, f"a readable CSV file ({error.strerror})") from None
+        return list(reader)
+    except csv.Error as error:
+        raise ConfigError(field, path, f"a CSV file ({error})") from None
 
 
 def _number(row: Mapping, column: str, line: int, path: str, kind=float):
@@ -112,17 +130,40 @@ def read_table(path: str, provider: str) -> dict[str, list[ClientStats]]:
 
     Goodput is recomputed as successes / T with T recovered from the one-client row (see the module doc).
     """
-    rows = _open_rows(path)
+    rows = _open_rows(path, "table", TABLE_COLUMNS)
+    if len(rows) > MAX_TABLE_ROWS:
+        raise ConfigError("table", path, f"a table of at most {MAX_TABLE_ROWS} rows (one per provider, operation "
+                                         f"and client count; this one has {len(rows)})")
     by_op: dict[str, list[ClientStats]] = {}
+    seen: dict[tuple[str, int], int] = {}
     for line, row in enumerate(rows, start=2):
         if row.get("provider") != provider:
             continue
-        stats = ClientStats(clients=_number(row, "clients", line, path, int),
-                            successes=_number(row, "success", line, path, int),
-                            failures=_number(row, "fail", line, path, int), goodput_ops=math.nan,
-                            mean_ms=_number(row, "mean_ms", line, path), p50_ms=_number(row, "p50_ms", line, path),
-                            p95_ms=_number(row, "p95_ms", line, path), p99_ms=_number(row, "p99_ms", line, path))
-        by_op.setdefault(row.get("operation", "cas"), []).append(stats)
+        operation = row.get("operation")
+        if operation not in ("cas", "append"):
+            raise ConfigError(f"{path}:{line}: operation", operation, "cas or append")
+        clients = _number(row, "clients", line, path, int)
+        if clients < 1:
+            raise ConfigError(f"{path}:{line}: clients", clients, "an integer >= 1")
+        if (operation, clients) in seen:
+            raise ConfigError(f"{path}:{line}: clients", clients, f"one row per operation and client count "
+                                                                   f"({operation} at {clients} is on line "
+                                                                   f"{seen[operation, clients]} too)")
+        seen[operation, clients] = line
+        counts = {}
+        for column in ("success", "fail"):
+            counts[column] = _number(row, column, line, path, int)
+            if counts[column] < 0:
+                raise ConfigError(f"{path}:{line}: {column}", counts[column], "a count >= 0")
+        if counts["success"] + counts["fail"] == 0:
+            raise ConfigError(f"{path}:{line}: success", 0, "at least one op (success + fail >= 1)")
+        times = {}
+        for column in ("mean_ms", "p50_ms", "p95_ms", "p99_ms"):
+            times[column] = _number(row, column, line, path)
+            if not times[column] > 0:
+                raise ConfigError(f"{path}:{line}: {column}", times[column], "a latency > 0 (ms)")
+        by_op.setdefault(operation, []).append(ClientStats(
+            clients=clients, successes=counts["success"], failures=counts["fail"], goodput_ops=math.nan, **times))
     if not by_op:
         raise ConfigError("provider", provider, f"a provider with rows in {path}")
     return {op: with_recovered_goodput(sorted(s, key=lambda x: x.clients)) for op, s in by_op.items()}
@@ -133,6 +174,8 @@ def measuring_time_s(stats: Sequence[ClientStats]) -> float:
     one = [s for s in stats if s.clients == 1]
     if not one:
         raise ConfigError("clients", sorted(s.clients for s in stats), "a row at 1 client (it gives the measuring time)")
+    if one[0].successes < 1:
+        raise ConfigError("success", one[0].successes, "at least one success at 1 client (it gives the measuring time)")
     return one[0].successes * one[0].mean_ms / 1000.0
 
 
@@ -144,7 +187,7 @@ def with_recovered_goodput(stats: Sequence[ClientStats]) -> list[ClientStats]:
 def read_samples(path: str) -> dict[str, list[ClientStats]]:
     """Raw samples (operation, latency_ms, succeeded, clients): operation -> stats by client count."""
     groups: dict[tuple[str, int], tuple[list, list]] = {}
-    for line, row in enumerate(_open_rows(path), start=2):
+    for line, row in enumerate(_open_rows(path, "samples", SAMPLE_COLUMNS), start=2):
         operation = row.get("operation")
         if operation not in ("cas", "append"):
             raise ConfigError(f"{path}:{line}: operation", operation, "cas or append")

@@ -16,6 +16,7 @@ adds its flags to a parser, ``run`` does the work and returns the exit status.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import shlex
@@ -69,6 +70,17 @@ def _base(args):
     return PROVIDERS[name]
 
 
+def _check_out(path: str) -> None:
+    """Refuse an ``--out`` that cannot be written before the fit, which takes minutes, starts."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ConfigError("out", path, "a file path (this is a directory)")
+    if not os.path.isdir(folder):
+        raise ConfigError("out", path, f"a path in an existing folder ({folder} does not exist)")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise ConfigError("out", path, "a path this user can write")
+
+
 def run(args: argparse.Namespace) -> int:
     from simcore import fit
     from simcore.profiles import dump_profile
@@ -96,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
                 raise ConfigError("failed_ratio", item, "OP=R with OP cas or append and R > 0, e.g. cas=1.22")
             failed_ratios[operation] = ratio
         name = args.name or args.provider or base.name
+        if args.out is not None:
+            _check_out(args.out)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
@@ -123,9 +137,15 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     else:
         partial = args.out + ".partial"
-        with open(partial, "w") as handle:
-            handle.write(text)
-        os.replace(partial, args.out)  # never a torn profile under the final name
+        try:
+            with open(partial, "w") as handle:
+                handle.write(text)
+            os.replace(partial, args.out)  # never a torn profile under the final name
+        except OSError as error:
+            with contextlib.suppress(OSError):
+                os.remove(partial)
+            print(f"error: out: {args.out!r} cannot be written ({error.strerror})", file=sys.stderr)
+            return USAGE_ERROR
         if progress:
             progress(f"wrote {args.out}")
     return 0

@@ -244,13 +244,16 @@ def _profile_from_json(text: str, field: str) -> Provider:
     return profile_from_mapping(data, prefix=field + ".")
 
 
+MAX_PROFILE_BYTES = 2**20  # a profile is a few hundred bytes; its comments a few kB
+
+
 def load_profile(path: str) -> Provider:
     """Read and check a profile file. Errors name the file and the field."""
+    from simcore.input_files import read_text
+
+    text = read_text(path, "provider_file", MAX_PROFILE_BYTES, "a TOML file")
     try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as error:
-        raise ConfigError("provider_file", path, f"a readable TOML file ({error.strerror})") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError("provider_file", path, f"valid TOML ({error})") from None
     return profile_from_mapping(data, prefix=f"{path}: ")
