@@ -48,6 +48,10 @@ class ConfigError(ValueError):
         self.allowed = allowed
         super().__init__(f"{field}: {value!r} is not allowed; expected {allowed}")
 
+    def __reduce__(self):
+        # Rebuilt from its parts, so the same one line reaches the user from a worker process or a Ray task.
+        return self.__class__, (self.field, self.value, self.allowed)
+
 
 @dataclass(frozen=True)
 class SimConfig:
