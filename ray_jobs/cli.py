@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 from simcore import bounds
 from simcore.bounds import MEMORY_LIMIT_ENV
 from simcore.cli import SEEDS_HELP, parse_seeds
-from simcore.config import ConfigError
+from simcore.errors import ConfigError
 from ray_jobs.grid import Grid, GridError
 from ray_jobs.latency_variant import add_latency_flags, client_variant, latency_variant
 from ray_jobs.lease import Lease

@@ -53,7 +53,7 @@ class LatencyVariant:
 def latency_variant(experiment: str, latency_model: Optional[str], provider_file: Optional[str]) -> LatencyVariant:
     """Raises GridError (exit 2 before anything runs) for an unknown model or a bad file."""
     from simcore import ConfigError
-    from simcore.bench import resolve_profile
+    from simcore.profiles import resolve_profile
     from simcore.profiles import LATENCY_MODELS, canonical_json
 
     try:

@@ -219,7 +219,7 @@ def _latency_flags(parser: argparse.ArgumentParser) -> None:
 
 def latency_fields(provider: Optional[str], latency_model: Optional[str], provider_file: Optional[str]) -> dict:
     """The SimConfig fields for a command's --provider, --latency-model and --provider-file."""
-    from simcore.bench import resolve_profile
+    from simcore.profiles import resolve_profile
     from simcore.profiles import canonical_json
 
     profile = resolve_profile(provider, latency_model, provider_file)
@@ -393,7 +393,8 @@ def _bench(args: argparse.Namespace, seeds: list[int]) -> int:
     """``bench``: bad input raises ConfigError (exit 2 in main) before anything runs."""
     import time
 
-    from simcore.bench import OPERATIONS, bench, parse_clients, resolve_profile
+    from simcore.bench import OPERATIONS, bench, parse_clients
+    from simcore.profiles import resolve_profile
 
     profile = resolve_profile(args.provider, args.latency_model, args.provider_file)
     if args.operation not in OPERATIONS:

@@ -15,7 +15,8 @@ import tomllib
 from pathlib import Path
 from typing import Any, Mapping
 
-from simcore.config import ConfigError, SimConfig
+from simcore.config import SimConfig
+from simcore.errors import ConfigError
 
 PRESETS_PATH = Path(__file__).with_name("clients.toml")
 REFERENCE = "reference"

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
+from simcore.errors import ConfigError
 from simcore.providers import PROVIDERS, Provider
 
 CATALOG_BACKENDS = ("storage", "service", "append")
@@ -37,16 +38,6 @@ DEFAULT_BACKOFF = {"backoff_base_ms": 10.0, "backoff_multiplier": 2.0, "backoff_
 WARMUP_RUNTIME_MULTIPLE = 5
 WARMUP_MIN_S = 300.0
 WARMUP_MAX_S = 900.0
-
-
-class ConfigError(ValueError):
-    """A config value is out of range. ``field`` names the offending field."""
-
-    def __init__(self, field: str, value: Any, allowed: str):
-        self.field = field
-        self.value = value
-        self.allowed = allowed
-        super().__init__(f"{field}: {value!r} is not allowed; expected {allowed}")
 
 
 @dataclass(frozen=True)
@@ -93,7 +84,7 @@ class SimConfig:
             this rate; a CAS request that finds a token takes it, one that
             finds none is refused after its round trip (a failed attempt, as a
             429 from GCS). None: unlimited, or the profile's own throttle
-            (``Provider.cas_throttle``, the measured GCS and Azure profiles),
+            (``OperationLatency.throttle``, the measured GCS and Azure profiles),
             which this replaces when set; the profile's resends of refused
             requests apply either way. GCS documents about 1 write/s.
         cas_throttle_burst: the bucket's size (default 1); only with a throttle.

@@ -21,7 +21,7 @@ import os
 import shlex
 import sys
 
-from simcore.config import ConfigError
+from simcore.errors import ConfigError
 
 USAGE_ERROR = 2
 FIT_HELP = "write a provider profile (TOML) fitted to conditional-write measurements"
