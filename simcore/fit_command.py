@@ -22,8 +22,8 @@ import shlex
 import sys
 
 from simcore.errors import ConfigError
+from simcore.flags import EXIT_OK, bad_input
 
-USAGE_ERROR = 2
 FIT_HELP = "write a provider profile (TOML) fitted to conditional-write measurements"
 
 
@@ -97,8 +97,7 @@ def run(args: argparse.Namespace) -> int:
             failed_ratios[operation] = ratio
         name = args.name or args.provider or base.name
     except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return bad_input(error)
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     try:
         profile, losses = fit.fit_profile(base, measurements, name=name, description=args.description,
@@ -106,8 +105,7 @@ def run(args: argparse.Namespace) -> int:
                                           failed_ratios=failed_ratios, throttled=tuple(args.throttle),
                                           progress=progress)
     except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return bad_input(error)
     source = args.table or args.samples
     flags = [f"--{key.replace('_', '-')} {shlex.quote(str(value))}" for key, value in vars(args).items()
              if key in ("table", "samples", "provider", "base", "base_file", "name", "observed_at", "max_evaluations")
@@ -128,4 +126,4 @@ def run(args: argparse.Namespace) -> int:
         os.replace(partial, args.out)  # never a torn profile under the final name
         if progress:
             progress(f"wrote {args.out}")
-    return 0
+    return EXIT_OK
