@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from simcore.bench import bench  # noqa: E402
 from simcore.fit import read_table  # noqa: E402
+from simcore.flags import add_seeds_flag  # noqa: E402
 from simcore.profiles import measured_profile  # noqa: E402
 from simcore.providers import PROVIDERS  # noqa: E402
 
@@ -46,11 +47,11 @@ def _cells(sim, seed) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(DEFAULT_DATA))
-    parser.add_argument("--seeds", default="1,2,3")
+    add_seeds_flag(parser)
     parser.add_argument("--duration-s", type=float, default=300.0)
     parser.add_argument("--out", default=None, help="also write the markdown here")
     args = parser.parse_args()
-    seeds = [int(s) for s in args.seeds.split(",")]
+    seeds = list(args.seeds)
     lines, summary = [], []
     for store in ("s3", "s3x", "azure", "azurex", "gcp"):
         for operation, measured in read_table(args.data, store).items():

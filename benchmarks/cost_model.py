@@ -18,6 +18,7 @@ import itertools
 
 import numpy as np
 
+from simcore.flags import add_store_flag
 from ray_jobs import batching
 from ray_jobs.store import ResultsStore
 
@@ -51,7 +52,7 @@ def replay_eta(estimate, wall, shares=(0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9)
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--store", default="./results", help="a store with finished sweeps (default ./results)")
+    add_store_flag(parser)  # a store with finished sweeps
     args = parser.parse_args()
     table = ResultsStore(args.store).scan(columns=["duration_s", "inter_arrival_scale_ms", "fast_append_ratio",
                                                    "wall_s"]).table

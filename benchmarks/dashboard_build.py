@@ -37,6 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from dashboards.site import DATA_FILE, render_site, write_site
 from dashboards.snapshot import read_store
+from simcore.flags import add_seeds_flag, add_store_flag
 from simcore.usable import passes, success_metric
 
 SCALES_MS = (20, 50, 100, 200, 300, 400, 500, 1000, 2000, 5000)
@@ -167,7 +168,7 @@ def issue6_configs() -> dict:
     return {grid.experiment: list(grid.configs()) for grid in (THROTTLE_GRID, RETRY_GRID, APPEND_GRID)}
 
 
-def make_store(path: str, source: str, seeds: int, rows_per_file: int, duration_s: float,
+def make_store(path: str, source: str, seeds: tuple[int, ...], rows_per_file: int, duration_s: float,
                issue6_seeds: int = 0) -> int:
     """Write a full-size store at ``path``; returns the number of rows."""
     import json
@@ -181,15 +182,16 @@ def make_store(path: str, source: str, seeds: int, rows_per_file: int, duration_
     experiments = [(experiment, [SimConfig.from_dict(dict(f, **short)) for f in fields], seeds)
                    for experiment, fields in exp4_grid().items()]
     if issue6_seeds:
-        experiments += [(experiment, [config.replace(**short) for config in configs], issue6_seeds)
+        issue6 = tuple(range(1, issue6_seeds + 1))
+        experiments += [(experiment, [config.replace(**short) for config in configs], issue6)
                         for experiment, configs in issue6_configs().items()]
     for experiment, configs, seeds in experiments:
         started = time.perf_counter()
         if source == "simulate":
-            rows = simulated_rows(experiment, configs, seeds=range(1, seeds + 1))
+            rows = simulated_rows(experiment, configs, seeds=seeds)
         else:
             rows = [contract_row(experiment, config, seed, synthetic_metrics(config, seed))
-                    for config in configs for seed in range(1, seeds + 1)]
+                    for config in configs for seed in seeds]
         for start in range(0, len(rows), rows_per_file):
             write_store_file(path, experiment, rows[start:start + rows_per_file], name=f"part-{start:06d}")
         total += len(rows)
@@ -268,10 +270,10 @@ def measure_page_load(store: str, repeat: int) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--store", help="store to build from; made (full exp4 grid) if absent or empty")
+    add_store_flag(parser, when_unset="a scratch folder; a store that is absent or empty is made (full exp4 grid)")
     parser.add_argument("--source", choices=("synthetic", "simulate"), default="synthetic",
                         help="how to make a missing store (default synthetic; simulate takes minutes)")
-    parser.add_argument("--seeds", type=int, default=2, help="seeds per exp4 config when making a store (default 2)")
+    add_seeds_flag(parser, default=2)  # of each exp4 config, when making a store
     parser.add_argument("--issue6-seeds", type=int, default=3,
                         help="seeds per config of gcs_throttle, retry_policies, append_catalog and the exp4c knee "
                              "search when making a store (default 3; 0 leaves them out)")

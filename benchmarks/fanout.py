@@ -1,7 +1,7 @@
 """How much the Ray fan-out costs, and where a whole sweep's time goes.
 
-    python benchmarks/fanout.py overhead [--seeds N] [--repeat R]   # ray_jobs vs a plain loop; 1 and 2 workers
-    python benchmarks/fanout.py full [--seeds N] [--duration-s S]   # exp4a + exp4b + exp4c, end to end
+    python benchmarks/fanout.py overhead [--seeds SEEDS] [--repeat R]   # ray_jobs vs a plain loop; 1 and 2 workers
+    python benchmarks/fanout.py full [--seeds SEEDS] [--duration-s S]   # exp4a + exp4b + exp4c, end to end
 
 ``overhead`` runs one batch of configs (the exp4c quick grid) four ways and
 prints wall seconds for each:
@@ -38,6 +38,7 @@ from pathlib import Path
 import ray
 
 from simcore import SimConfig, simulate
+from simcore.flags import add_seeds_flag
 from ray_jobs.connect import connect_ray
 from ray_jobs.fanout import SweepPlan, find_work, run_sweep
 from ray_jobs.progress import ProgressPrinter
@@ -114,20 +115,20 @@ def sweep_once(plans, num_cpus: int, warm: bool = False, **options) -> dict:
         shutil.rmtree(store_dir, ignore_errors=True)
 
 
-def plain_loop(configs, seeds: int) -> dict:
+def plain_loop(configs, seeds: tuple[int, ...]) -> dict:
     started, cpu_started = time.perf_counter(), time.process_time()
     for config in configs:
-        for seed in range(1, seeds + 1):
+        for seed in seeds:
             simulate(config, seeds=[seed])
     return {"fanout_s": time.perf_counter() - started, "tasks": 0,
             "cpu": {"workers": time.process_time() - cpu_started, "daemons": 0.0, "driver": 0.0}}
 
 
-def overhead(seeds: int, repeat: int) -> None:
+def overhead(seeds: tuple[int, ...], repeat: int) -> None:
     configs = exp4c.GRID.configs(quick=True)
-    plans = [SweepPlan("bench", configs, tuple(range(1, seeds + 1)))]
-    runs = len(configs) * seeds
-    print(f"batch: exp4c quick grid, {len(configs)} configs x {seeds} seeds = {runs} runs of 3600 simulated s; "
+    plans = [SweepPlan("bench", configs, seeds)]
+    runs = len(configs) * len(seeds)
+    print(f"batch: exp4c quick grid, {len(configs)} configs x {len(seeds)} seeds = {runs} runs of 3600 simulated s; "
           f"each variant {repeat} times, interleaved, best and median shown")
     print(f"load average before: {load_average()} (on {os.cpu_count()} cores)")
     simulate(SimConfig(duration_s=1200, runtime_median_ms=20_000), seeds=[1])  # load numba's cache
@@ -165,11 +166,11 @@ def overhead(seeds: int, repeat: int) -> None:
     print(f"load average after: {load_average()}")
 
 
-def full(seeds: int, duration_s: float) -> None:
+def full(seeds: tuple[int, ...], duration_s: float) -> None:
     grids = [exp4a.GRID, exp4b.GRID, exp4c.GRID]
-    plans = [SweepPlan(g.experiment, g.configs(duration_s=duration_s), tuple(range(1, seeds + 1))) for g in grids]
-    runs = sum(len(p.configs) * seeds for p in plans)
-    print(f"sweep: exp4a + exp4b + exp4c, {sum(len(p.configs) for p in plans)} configs x {seeds} seeds = "
+    plans = [SweepPlan(g.experiment, g.configs(duration_s=duration_s), seeds) for g in grids]
+    runs = sum(len(p.configs) * len(seeds) for p in plans)
+    print(f"sweep: exp4a + exp4b + exp4c, {sum(len(p.configs) for p in plans)} configs x {len(seeds)} seeds = "
           f"{runs} runs of {duration_s:g} simulated s, {os.cpu_count()} cores")
     print(f"load average before: {load_average()}")
     store_dir = tempfile.mkdtemp(prefix="fanout-full-")
@@ -220,10 +221,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     modes = parser.add_subparsers(dest="mode", required=True)
     overhead_mode = modes.add_parser("overhead", help="ray_jobs vs a plain loop; 1 vs 2 workers")
-    overhead_mode.add_argument("--seeds", type=int, default=3)
+    add_seeds_flag(overhead_mode)
     overhead_mode.add_argument("--repeat", type=int, default=3)
     full_mode = modes.add_parser("full", help="exp4a + exp4b + exp4c end to end")
-    full_mode.add_argument("--seeds", type=int, default=3)
+    add_seeds_flag(full_mode)
     full_mode.add_argument("--duration-s", type=float, default=3600.0)
     args = parser.parse_args()
     if args.mode == "overhead":

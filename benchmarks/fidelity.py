@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 from simcore import SimConfig, simulate, usable_throughput
 from simcore.usable import success_metric
 from simcore.engine import ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED, Outcome
+from simcore.flags import add_seeds_flag
 from simcore.metrics import summarize
 from simcore.reference import TARGETS, agrees
 from simcore.workload import FAST_APPEND, MERGE_APPEND, VALIDATED_OVERWRITE, Workload
@@ -141,7 +142,7 @@ def main() -> int:
     parser.add_argument("--endive", required=True, help="path of a cdouglas/endive checkout")
     parser.add_argument("--endive-python", default=sys.executable, help="a Python with simpy, numpy, pandas, pyarrow")
     parser.add_argument("--set", choices=sorted(SINGLE), default="quick")
-    parser.add_argument("--seeds", type=int, default=2, help="reference seeds per config (default 2)")
+    add_seeds_flag(parser, default=2)  # the reference's seeds of each config
     parser.add_argument("--simcore-seeds", type=int, default=6, help="simcore seeds per config (default 6)")
     parser.add_argument("--jobs", type=int, default=2, help="reference processes at once")
     parser.add_argument("--csv", help="also write every compared metric to this CSV file")
@@ -152,7 +153,7 @@ def main() -> int:
     singles = list(SINGLE[args.set])
     curves = [base.replace(inter_arrival_scale_ms=float(s)) for base in CURVES[args.set] for s in SCALES]
     configs = list(dict.fromkeys(singles + curves))
-    ref_seeds = list(range(1, args.seeds + 1))
+    ref_seeds = list(args.seeds)
     our_seeds = list(range(101, 101 + args.simcore_seeds))
 
     print(f"running the reference on {len(configs)} configs x {len(ref_seeds)} seeds with {args.jobs} jobs ...",

@@ -41,6 +41,7 @@ import time
 from simcore import simulate, usable_throughput
 from simcore.bisection import (MeasuredPoint, SearchRange, same_resolution_grid_points,
                                search_sequentially)
+from simcore.flags import add_search_range_flags, add_seeds_flag, search_range_of
 from ray_jobs.knee_curves import Curve, curves_from_grid, measured_point, seed_outcome
 from sweeps.knee import KNEE_GRIDS
 from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
@@ -77,11 +78,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--experiment", default="exp4c", choices=list(KNEE_GRIDS))
     parser.add_argument("--curves", default="quick", choices=["quick", "all"])
-    parser.add_argument("--seeds", type=int, default=3)
+    add_seeds_flag(parser)
     parser.add_argument("--duration-s", type=float, default=3600.0)
-    parser.add_argument("--tolerance", type=float, default=0.02)
-    parser.add_argument("--min-scale-ms", type=float, default=20.0)
-    parser.add_argument("--max-scale-ms", type=float, default=5000.0)
+    add_search_range_flags(parser)
     parser.add_argument("--grid-sample", type=int, default=0, metavar="K",
                         help="simulate every K-th grid point to estimate the grid's cost (0: skip)")
     parser.add_argument("--dense", action="store_true", help="simulate the whole same-resolution grid")
@@ -90,10 +89,10 @@ def main(argv=None) -> int:
                         help="rounds and points with 1, 3 and 7 probes per curve, on synthetic curves")
     args = parser.parse_args(argv)
     if args.parallel_probes:
-        return parallel_probes(SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance))
+        return parallel_probes(search_range_of(args))
 
-    search_range = SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
-    seeds = tuple(range(1, args.seeds + 1))
+    search_range = search_range_of(args)
+    seeds = args.seeds
     curves = curves_from_grid(KNEE_GRIDS[args.experiment], quick=args.curves == "quick", duration_s=args.duration_s)
     grid = geometric_grid(search_range)
     print(f"{args.experiment}: {len(curves)} curves, {len(seeds)} seeds, {args.duration_s:g} simulated s per run; "

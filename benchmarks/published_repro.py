@@ -34,8 +34,8 @@ from typing import Optional
 
 from dashboards.published import PUBLISHED_RESOURCE, PublishedFigure, describe, parse_published
 from dashboards.published_explained import DATA_RESOURCE, TABLE_CONVOY_LABEL, SetValue, explain, rounding_half_unit
-from simcore import ConfigError, SimConfig, metric_sets
-from simcore.cli import SEEDS_HELP, parse_seeds
+from simcore import SimConfig, metric_sets
+from simcore.flags import add_seeds_flag
 from simcore.simulate import run_seed
 from simcore.usable import MeasuredPoint, find_knee, success_metric
 from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
@@ -174,18 +174,14 @@ def _format(value, half_unit: float) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", default="5", help=SEEDS_HELP + " (default 5)")
+    add_seeds_flag(parser, default=5)
     parser.add_argument("--duration-s", type=float, default=3600.0)
     parser.add_argument("--cache", type=Path, default=ROOT / "results" / "published_repro.jsonl")
     parser.add_argument("--only", default="", help="comma list of experiments to evaluate (default: all)")
     parser.add_argument("--write-data", action="store_true", help=f"write {DATA_PATH.relative_to(ROOT)}")
     parser.add_argument("--markdown", type=Path, help="write the per-figure table (markdown) here")
     args = parser.parse_args(argv)
-    try:
-        seeds = parse_seeds(args.seeds)
-    except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    seeds = args.seeds
     args.cache.parent.mkdir(parents=True, exist_ok=True)
     cache = RunCache(args.cache)
     raw = PUBLISHED_CSV.read_text()

@@ -30,8 +30,8 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from fidelity import summarize_reference  # benchmarks/fidelity.py, beside this script
-from simcore import ConfigError, SimConfig, metric_sets
-from simcore.cli import SEEDS_HELP, parse_seeds
+from simcore import SimConfig, metric_sets
+from simcore.flags import add_seeds_flag
 from simcore.metric_sets import Recorded, summarize_recorded
 from simcore.simulate import run_seed
 from simcore.workload import FAST_APPEND, MERGE_APPEND, VALIDATED_OVERWRITE
@@ -107,16 +107,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--endive", required=True, help="path of a cdouglas/endive checkout (revision 3bded463)")
     parser.add_argument("--endive-python", default=sys.executable, help="a Python with simpy, numpy, pandas, pyarrow")
-    parser.add_argument("--seeds", default="2", help=SEEDS_HELP + " (default 2), for both simulators")
+    add_seeds_flag(parser, default=2)  # for both simulators
     parser.add_argument("--cache-dir", type=Path, default=Path("results") / "published_reference")
     args = parser.parse_args(argv)
-    try:
-        seeds = parse_seeds(args.seeds)
-    except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    seeds = args.seeds
     args.cache_dir.mkdir(parents=True, exist_ok=True)
-    print(f"seed001 metric set, seeds {args.seeds}: mean [min, max] over seeds")
+    print(f"seed001 metric set, seeds {','.join(map(str, seeds))}: mean [min, max] over seeds")
     for label, config, key, factor in POINTS:
         ours = [metric_sets.summarize(metric_sets.SEED001, config, *run_seed(config, s))[key] * factor
                 for s in seeds]

@@ -32,6 +32,7 @@ from multiprocessing import get_context
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from simcore import SimConfig, simulate
+from simcore.flags import add_seeds_flag
 
 DRIVER = os.path.join(ROOT, "benchmarks", "reference_driver.py")
 
@@ -111,7 +112,7 @@ def _run_one(task) -> float:
 
 def grid(args) -> None:
     configs = exp4_grid(args.duration_s)
-    seeds = list(range(1, args.seeds + 1))
+    seeds = list(args.seeds)
     print(f"\n== exp4a+4b+4c grid: {len(configs)} configs x {len(seeds)} seeds, {args.duration_s:g} s each, "
           f"{args.jobs} worker processes ==")
     context = get_context("spawn")
@@ -147,7 +148,7 @@ def main() -> None:
     parser.add_argument("--grid", action="store_true", help="time the whole exp4 grid")
     parser.add_argument("--memory", action="store_true", help="peak memory of the heaviest config")
     parser.add_argument("--duration-s", type=float, default=3600.0, help="simulated seconds (default 3600)")
-    parser.add_argument("--seeds", type=int, default=3, help="seeds per config for --grid (default 3)")
+    add_seeds_flag(parser)  # of each config, for --grid
     parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="worker processes for --grid")
     args = parser.parse_args()
     if not (args.reference or args.grid or args.memory):

@@ -15,7 +15,7 @@ KNEE_HELP = "search each curve's knee to a tolerance by bisection (Ray Tune)"
 
 
 def configure_sweep(parser: argparse.ArgumentParser) -> None:
-    from ray_jobs.cli import add_memory_argument, add_sweep_arguments
+    from ray_jobs.cli import add_plan_arguments, add_sweep_arguments
     from sweeps.catalog import EXPERIMENTS, SEED001
 
     names = ", ".join(EXPERIMENTS)
@@ -23,9 +23,7 @@ def configure_sweep(parser: argparse.ArgumentParser) -> None:
                         help=f"one or more of {names}; 'all' is seed 001's "
                              f"({', '.join(grid.experiment for grid in SEED001)})")
     add_sweep_arguments(parser)
-    parser.add_argument("--quick", action="store_true",
-                        help="run a small, representative subset of each grid (about a minute on 2 cores)")
-    add_memory_argument(parser)
+    add_plan_arguments(parser)
 
 
 def run_sweep(args: argparse.Namespace) -> int:

@@ -17,11 +17,10 @@ import os
 import sys
 from typing import Optional, Sequence
 
+from simcore.flags import EXIT_BAD_INPUT, add_store_flag, default_store_uri
 from dashboards.site import build_site
-from dashboards.snapshot import STORE_ENV, StoreError, default_store_uri, read_store
+from dashboards.snapshot import StoreError, read_store
 from dashboards.studies import SEARCHED_SUFFIX
-
-EXIT_STORE_ERROR = 2
 
 
 DASHBOARD_HELP = "build, serve or compare the results dashboard of a results store"
@@ -37,15 +36,13 @@ def _parser() -> argparse.ArgumentParser:
 def configure(parser: argparse.ArgumentParser) -> None:
     """The dashboard's subcommands: ``python -m dashboards ...`` and ``commit-sweeps dashboard ...``."""
     commands = parser.add_subparsers(dest="dashboard_command", required=True)
-    store_help = f"results store: a directory or a pyarrow URI such as s3://bucket/prefix " \
-                 f"(default: ${STORE_ENV}, else ./results; now {default_store_uri()!r})"
 
     build = commands.add_parser("build", help="write a self-contained static site")
-    build.add_argument("--store", default=None, help=store_help)
+    add_store_flag(build)
     build.add_argument("--out", default="./site", help="directory to write the site into (default ./site)")
 
     serve = commands.add_parser("serve", help="serve the dashboard over HTTP (read-only)")
-    serve.add_argument("--store", default=None, help=store_help)
+    add_store_flag(serve)
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=8080, help="TCP port (default 8080; 0 picks a free one)")
@@ -58,7 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     compare = commands.add_parser("compare", help="print the variant comparisons (throttle, retry policies, "
                                                   "append catalog) as text")
-    compare.add_argument("--store", default=None, help=store_help)
+    add_store_flag(compare)
     compare.add_argument("--experiment", action="append", metavar="NAME",
                          help="only this study (repeatable; default: every study the store holds, e.g. "
                               "gcs_throttle, retry_policies, append_catalog)")
@@ -83,7 +80,7 @@ def _build(args) -> int:
         site = build_site(store, args.out)
     except OSError as error:  # the store's problems are StoreError; this is the output side
         print(f"error: --out: cannot write the site to {args.out!r}: {error}", file=sys.stderr)
-        return EXIT_STORE_ERROR
+        return EXIT_BAD_INPUT
     print(f"Built the dashboard of {store}: {_summary(site)}, in {site.build_s:.2f} s.")
     if not site.payload["studies"]:
         print(f"note: the store {store} holds no results yet; the page says so.", file=sys.stderr)
@@ -96,7 +93,7 @@ def _serve(args) -> int:
 
     if not 0 <= args.port <= 65535:
         print(f"error: --port: {args.port} is not allowed; expected 0..65535", file=sys.stderr)
-        return EXIT_STORE_ERROR
+        return EXIT_BAD_INPUT
     store = args.store or default_store_uri()
     try:
         server = make_server(store, host=args.host, port=args.port, refresh_s=args.refresh_s, quiet=args.quiet,
@@ -104,7 +101,7 @@ def _serve(args) -> int:
                              allowed_hosts=args.allow_host)
     except OSError as error:
         print(f"error: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
-        return EXIT_STORE_ERROR
+        return EXIT_BAD_INPUT
     host, port = server.server_address[:2]
     shown_host = f"[{host}]" if ":" in host else host
     print(f"Serving the dashboard of {store} ({_summary(server.dashboard_state.site)}) "
@@ -150,4 +147,4 @@ def run(args: argparse.Namespace) -> int:
         return commands[args.dashboard_command](args)
     except StoreError as error:
         print(f"error: {error}", file=sys.stderr)
-        return EXIT_STORE_ERROR
+        return EXIT_BAD_INPUT

@@ -150,7 +150,7 @@ def attempt_floors_ms(figure: PublishedFigure) -> Optional[tuple[float, float]]:
     if figure.experiment != "exp4c":
         return None
     provider = PROVIDERS[figure.provider]
-    read, cas = provider.read().moments()[0], provider.cas().moments()[0]
+    read, cas = provider.read().moments()[0], provider.conditional_latency("cas").moments()[0]
     attempt = (read + provider.write(MANIFEST_FILE_BYTES).moments()[0]
                + provider.write(MANIFEST_LIST_BYTES).moments()[0] + cas)
     retry = attempt + read if figure.num_tables == 1 else read + cas

@@ -14,12 +14,10 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
 from ray_jobs.schema import CONFIG_COLUMNS, KEY_COLUMNS, PROVENANCE_COLUMNS
-from ray_jobs.store import (STORE_ENV, KneeSummaryFile, ResultsStore, StoreError, UnreadableFile,
-                            default_store_uri)
+from ray_jobs.store import KneeSummaryFile, ResultsStore, StoreError, UnreadableFile
 
-__all__ = ["CONFIG_COLUMNS", "READ_COLUMNS", "SCALAR_METRIC_COLUMNS", "STORE_ENV", "TABLE_METRIC_COLUMNS",
-           "KneeSummaryFile", "StoreError", "StoreSnapshot", "UnreadableFile", "default_store_uri", "read_store",
-           "store_signature"]
+__all__ = ["CONFIG_COLUMNS", "READ_COLUMNS", "SCALAR_METRIC_COLUMNS", "TABLE_METRIC_COLUMNS",
+           "KneeSummaryFile", "StoreError", "StoreSnapshot", "UnreadableFile", "read_store", "store_signature"]
 
 # The simulate() metrics the views use (a store holds more; reading only these
 # keeps the seed summaries of a large store quick).

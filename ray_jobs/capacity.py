@@ -43,13 +43,15 @@ import numpy as np
 
 from simcore import ConfigError, SimConfig, simulate
 from simcore.bisection import SearchRange, SearchRangeError, SearchStep, next_step
-from simcore.cli import SEEDS_HELP, latency_fields, parse_seeds
-from simcore.clients import REFERENCE, client_fields, client_names
-from simcore.config import CATALOG_BACKENDS, TABLE_DISTRIBUTIONS
+from simcore.builder import config_from_flags
+from simcore.clients import REFERENCE
+from simcore.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag,
+                           add_duration_flag, add_latency_flags, add_maintenance_flags, add_provider_flag,
+                           add_retry_flags, add_search_range_flags, add_seeds_flag, bad_input, integer, number,
+                           search_range_of)
 from simcore.metrics import REQUEST_KINDS
 from simcore.usable import FOUND, MeasuredPoint, success_metric
 
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
 DEFAULT_MAX_WRITERS = 20_000
 # The screening pass brackets the knee to this width with one seed before the
 # full seed set measures inside that bracket (see ``capacity_search``).
@@ -278,58 +280,37 @@ CAPACITY_HELP = "usable commits/s (or the most writers at an interval) of one ca
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    add_provider_flag(parser)
+    add_catalog_flags(parser, catalog_default="storage")
+    add_client_flag(parser)
+    add_retry_flags(parser)
+    add_latency_flags(parser)
     add = parser.add_argument
-    add("--provider", default=None, help="object store: s3x, s3, azurex, azure, gcp, instant (or --provider-file)")
-    add("--catalog", default="storage", help="catalog: " + ", ".join(CATALOG_BACKENDS) + " (default storage)")
-    add("--catalog-latency-ms", type=float, default=None, help="service catalog's latency (default 10)")
-    add("--num-tables", type=int, required=True, help="tables sharing the catalog")
-    add("--table-dist", default="uniform", help="table choice: " + " or ".join(TABLE_DISTRIBUTIONS))
-    add("--fast-append-ratio", type=float, required=True, help="share of FastAppend; the rest ValidatedOverwrite")
-    add("--merge-append-ratio", type=float, default=0.0, help="share of MergeAppend (default 0)")
-    add("--client", default=REFERENCE, help="client preset: " + ", ".join(client_names()) + " (default reference)")
-    add("--retry", type=int, default=None, help="override the preset's retries")
-    add("--retry-budget-ms", type=float, default=None, help="override the preset's total retry budget")
-    add("--real-conflict-probability", type=float, default=None, help="chance a VO conflict is real (default 0)")
-    add("--latency-model", default=None, help="latency model: reference (default) or measured (docs/latency.md)")
-    add("--provider-file", default=None, help="a provider profile TOML file instead of a built-in provider")
-    add("--writers-at-interval-s", type=float, default=None,
+    add("--writers-at-interval-s", type=number, default=None,
         help="answer the largest number of writers committing every S seconds instead")
-    add("--maintenance-jobs", type=int, default=None, help="maintenance jobs beside the writers")
-    add("--maintenance-interval-s", type=float, default=None, help="their interval")
-    add("--max-writers", type=int, default=DEFAULT_MAX_WRITERS, help=f"search limit (default {DEFAULT_MAX_WRITERS})")
-    add("--min-scale-ms", type=float, default=20.0, help="heaviest open-loop load searched (default 20)")
-    add("--max-scale-ms", type=float, default=5000.0, help="lightest open-loop load searched (default 5000)")
-    add("--duration-s", type=float, default=3600.0, help="simulated seconds per run (default 3600)")
-    add("--seeds", default="3", help=SEEDS_HELP + " (default 3)")
-    add("--tolerance", type=float, default=0.02, help="bracket width in relative load (default 0.02)")
-    add("--workers", type=int, default=None, help="local processes (default: all cores)")
+    add_maintenance_flags(parser)
+    add("--max-writers", type=integer, default=DEFAULT_MAX_WRITERS, help=f"search limit (default {DEFAULT_MAX_WRITERS})")
+    add_search_range_flags(parser)
+    add_duration_flag(parser)
+    add_seeds_flag(parser)
+    add("--workers", type=integer, default=None, help="local processes (default: all cores)")
     add("--ray-address", default=None, help="run on this Ray cluster (default $RAY_ADDRESS, else local processes)")
     add("--json", action="store_true", help="print the answer as one JSON object")
 
 
 def _base_config(args: argparse.Namespace) -> SimConfig:
-    fields = client_fields(args.client)
-    overrides = dict(provider=args.provider, catalog=args.catalog, num_tables=args.num_tables,
-                     table_distribution=args.table_dist, fast_append_ratio=args.fast_append_ratio,
-                     merge_append_ratio=args.merge_append_ratio, duration_s=args.duration_s)
-    overrides.update(latency_fields(args.provider, args.latency_model, args.provider_file))
-    optional = dict(catalog_latency_ms=args.catalog_latency_ms, retry=args.retry,
-                    retry_budget_ms=args.retry_budget_ms, real_conflict_probability=args.real_conflict_probability)
-    overrides.update({k: v for k, v in optional.items() if v is not None})
-    if args.writers_at_interval_s is not None:
-        overrides.update(writers=1, commit_interval_s=args.writers_at_interval_s)
-        if args.maintenance_jobs is not None:
-            overrides.update(maintenance_jobs=args.maintenance_jobs, maintenance_interval_s=args.maintenance_interval_s)
-    elif args.maintenance_jobs is not None:
+    """The config of the flags (``simcore.builder``), at one writer in writers mode (the search sets how many)."""
+    if args.writers_at_interval_s is None and args.maintenance_jobs is not None:
         raise ConfigError("maintenance_jobs", args.maintenance_jobs, "no value without --writers-at-interval-s")
-    if args.catalog == "service" and "catalog_latency_ms" not in overrides:
-        overrides["catalog_latency_ms"] = 10.0
-    return SimConfig.from_dict({**fields, **overrides, "client": args.client})
+    fields = {} if args.writers_at_interval_s is None else {"writers": 1, "commit_interval_s": args.writers_at_interval_s}
+    if args.maintenance_jobs is None:
+        fields["maintenance_interval_s"] = None  # an interval without jobs is ignored
+    return config_from_flags(args, **fields)
 
 
 def _search_range(args: argparse.Namespace) -> SearchRange:
     if args.writers_at_interval_s is None:
-        return SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
+        return search_range_of(args)
     if args.max_writers < 2:
         raise ConfigError("max_writers", args.max_writers, "an integer >= 2")
     interval_ms = args.writers_at_interval_s * 1000.0
@@ -339,12 +320,11 @@ def _search_range(args: argparse.Namespace) -> SearchRange:
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
-        seeds = parse_seeds(args.seeds)
+        seeds = args.seeds
         base = _base_config(args)
         search_range = _search_range(args)
     except (ConfigError, SearchRangeError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return bad_input(error)
     progress = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
     address = args.ray_address or os.environ.get("RAY_ADDRESS")
     simulations = 0
@@ -387,16 +367,14 @@ def render(base: SimConfig, result: dict) -> str:
     return "\n".join(lines)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line and exit status 2, as every command here
-        print(f"error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_BAD_INPUT)
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = _Parser(prog="python -m ray_jobs.capacity", description=CAPACITY_HELP)
+    parser = OneLineParser(prog="python -m ray_jobs.capacity", description=CAPACITY_HELP)
     configure(parser)
-    return run(parser.parse_args(argv))
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as error:
+        return bad_input(error)
+    return run(args)
 
 
 if __name__ == "__main__":

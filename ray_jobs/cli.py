@@ -22,60 +22,36 @@ import time
 from typing import Optional, Sequence
 
 from simcore import bounds
-from simcore.bounds import MEMORY_LIMIT_ENV
-from simcore.cli import SEEDS_HELP, parse_seeds
-from simcore.config import ConfigError
+from simcore.errors import ConfigError
+from simcore.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, STORE_ENV, add_client_flag,
+                           add_duration_flag, add_latency_flags, add_max_memory_flag, add_seeds_flag, add_store_flag,
+                           positive_int)
 from ray_jobs.grid import Grid, GridError
-from ray_jobs.latency_variant import add_latency_flags, client_variant, latency_variant
+from ray_jobs.latency_variant import client_variant, latency_variant
 from ray_jobs.lease import Lease
-from ray_jobs.store import STORE_ENV, ResultsStore, StoreError, default_store_uri
+from ray_jobs.store import ResultsStore, StoreError
 
-DEFAULT_SEEDS = 3
-DEFAULT_DURATION_S = 3600.0
 DASHBOARD_URL = "http://127.0.0.1:8080"
-
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected an integer >= 1")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not allowed; expected an integer >= 1")
-    return value
-
-
-def seeds_value(text: str) -> tuple[int, ...]:
-    """``--seeds`` as every command reads it (``simcore.cli.parse_seeds``), for argparse."""
-    try:
-        return parse_seeds(text)
-    except ConfigError as error:
-        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected {error.allowed}") from None
 
 
 def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags every command that runs simulations into the store shares: seeds, duration, store, quick, parallelism,
-    latency model."""
-    parser.add_argument("--seeds", type=seeds_value, default=tuple(range(1, DEFAULT_SEEDS + 1)), metavar="SEEDS",
-                        help=f"seeds of every config: {SEEDS_HELP} (default {DEFAULT_SEEDS})")
-    parser.add_argument("--duration-s", type=float, default=DEFAULT_DURATION_S, metavar="S",
-                        help=f"simulated seconds per run (default {DEFAULT_DURATION_S:g}); must exceed twice the "
-                             f"warm-up, 1800 s with the default runtime")
-    parser.add_argument("--store", default=default_store_uri(), metavar="URI",
-                        help=f"results store: a directory or a pyarrow URI such as s3://bucket/prefix "
-                             f"(default ${STORE_ENV} if set, else ./results; now {default_store_uri()})")
+    """The flags every command that runs simulations into the store shares: seeds, duration, store, parallelism,
+    latency model and client (``simcore.flags``)."""
+    add_seeds_flag(parser)
+    add_duration_flag(parser)
+    add_store_flag(parser)
     parser.add_argument("--max-parallel", type=positive_int, default=None, metavar="N",
                         help="at most N tasks at once (default: as many as the cluster has CPUs)")
-    add_latency_flags(parser)
+    add_latency_flags(parser, variant=True)
+    add_client_flag(parser, variant=True)
 
 
-def add_memory_argument(parser: argparse.ArgumentParser) -> None:
-    """``--max-memory``: the work bounds' memory limit of a sweep (simcore.bounds)."""
-    parser.add_argument("--max-memory", default=None, metavar="SIZE",
-                        help=f"refuse runs (and plans) estimated to need more memory than this, e.g. 8G (default "
-                             f"${MEMORY_LIMIT_ENV} if set, else half this machine's memory)")
+def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--quick`` and ``--max-memory``: what a sweep of grids plans (``sweeps/<experiment>.py``, ``commit-sweeps
+    sweep``)."""
+    parser.add_argument("--quick", action="store_true",
+                        help="run a small, representative subset of each grid (about a minute on 2 cores)")
+    add_max_memory_flag(parser)
 
 
 def build_parser(grids: Sequence[Grid], prog: Optional[str] = None) -> argparse.ArgumentParser:
@@ -90,9 +66,7 @@ def build_parser(grids: Sequence[Grid], prog: Optional[str] = None) -> argparse.
                 "so an interrupted sweep resumes where it stopped. Exit status: 0 all stored,\n"
                 "1 some runs failed, 2 bad input (nothing run), 130 interrupted."))
     add_sweep_arguments(parser)
-    parser.add_argument("--quick", action="store_true",
-                        help="run a small, representative subset of the grid (about a minute on 2 cores)")
-    add_memory_argument(parser)
+    add_plan_arguments(parser)
     return parser
 
 
@@ -111,7 +85,8 @@ def sweep_main(grids: Sequence[Grid], argv: Optional[Sequence[str]] = None, *,
 
 def run_sweep_command(grids: Sequence[Grid], args: argparse.Namespace, *,
                       flush_interval_s: Optional[float] = None) -> int:
-    """Run ``grids`` with parsed sweep flags (``add_sweep_arguments`` and ``--quick``); returns the exit status."""
+    """Run ``grids`` with parsed sweep flags (``add_sweep_arguments`` and ``add_plan_arguments``); returns the exit
+    status."""
     seeds = args.seeds
 
     # Every config is built, validated and checked against the work bounds, and the
@@ -224,8 +199,7 @@ STATUS_HELP = "per experiment: configs done of total, seeds, last update"
 
 
 def configure_status(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--store", default=default_store_uri(), metavar="URI",
-                        help=f"results store (default ${STORE_ENV} if set, else ./results)")
+    add_store_flag(parser)
     parser.add_argument("--cleanup", action="store_true",
                         help="also stop the Ray processes that sweep drivers killed with SIGKILL left behind")
 

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any, Mapping, Optional, Sequence
 
 from simcore import ConfigError, SimConfig
+from simcore.builder import build_config
 
 
 class GridError(ValueError):
@@ -142,7 +143,7 @@ class Grid:
         for point in self.points(quick):
             values = {**self.fixed, **point, **overrides}
             try:
-                config = SimConfig.from_dict(values)
+                config = build_config(values)  # a point's ``client`` names a preset
             except ConfigError as error:
                 raise GridError(self.experiment, error.field, error.value, error.allowed, point) from error
             except TypeError as error:  # e.g. an unhashable or non-scalar value

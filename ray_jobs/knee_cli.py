@@ -20,16 +20,15 @@ import sys
 from typing import Mapping, Optional, Sequence
 
 from simcore.bisection import SearchRange, SearchRangeError, same_resolution_grid_points
+from simcore.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_search_range_flags,
+                           positive_int, search_range_of)
 from simcore.usable import ERROR, FINAL_STATUSES, USABLE_SUCCESS_THRESHOLD
-from ray_jobs.cli import (DASHBOARD_URL, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_sweep_arguments,
-                          positive_int, warn_if_store_is_temporary)
+from ray_jobs.cli import DASHBOARD_URL, add_sweep_arguments, warn_if_store_is_temporary
 from ray_jobs.grid import Grid, GridError
 from ray_jobs.latency_variant import client_variant, latency_variant
 from ray_jobs.knee_curves import curves_from_grid, evidence_from_rows, knee_experiment_name
 from ray_jobs.lease import Lease
 from ray_jobs.store import ResultsStore, StoreError
-
-DEFAULT_RANGE = SearchRange()
 
 
 def build_parser(grids: Mapping[str, Grid], prog: Optional[str] = None) -> argparse.ArgumentParser:
@@ -57,13 +56,7 @@ def configure(parser: argparse.ArgumentParser, grids: Mapping[str, Grid]) -> Non
     parser.add_argument("--quick", action="store_true",
                         help="search a few representative curves only (about a minute on 2 cores)")
     add_sweep_arguments(parser)
-    parser.add_argument("--tolerance", type=float, default=DEFAULT_RANGE.tolerance, metavar="F",
-                        help=f"bracket the knee to this relative width in rate (default {DEFAULT_RANGE.tolerance:g} "
-                             f"= {100 * DEFAULT_RANGE.tolerance:g}%%)")
-    parser.add_argument("--min-scale-ms", type=float, default=DEFAULT_RANGE.min_scale_ms, metavar="MS",
-                        help=f"fastest inter-arrival scale searched (default {DEFAULT_RANGE.min_scale_ms:g})")
-    parser.add_argument("--max-scale-ms", type=float, default=DEFAULT_RANGE.max_scale_ms, metavar="MS",
-                        help=f"slowest inter-arrival scale searched (default {DEFAULT_RANGE.max_scale_ms:g})")
+    add_search_range_flags(parser)
     parser.add_argument("--probes-per-curve", type=positive_int, default=None, metavar="N",
                         help="at most N points of one curve at once (default: 1, more when the cluster has "
                              "more CPUs than curves left)")
@@ -89,7 +82,7 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
     """Search the knees of ``args.experiment``'s curves with parsed flags; returns the exit status."""
     seeds = args.seeds
     try:
-        search_range = SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
+        search_range = search_range_of(args)
         variant = client_variant(args.experiment, args.client,
                                  latency_variant(args.experiment, args.latency_model, args.provider_file))
         curves = curves_from_grid(variant.apply(grids[args.experiment]), quick=args.quick, duration_s=args.duration_s,

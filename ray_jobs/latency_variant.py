@@ -1,4 +1,4 @@
-"""``--latency-model``, ``--provider-file`` and ``--client`` for sweeps and the knee search.
+"""What ``--latency-model``, ``--provider-file`` and ``--client`` (``simcore.flags``) do to a sweep or a knee search.
 
 A sweep under another latency model is another experiment in the store:
 ``exp4c`` under the measured model is ``exp4c-measured``, under a profile file
@@ -13,7 +13,6 @@ A client preset other than ``reference`` is a variant the same way:
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
@@ -22,18 +21,6 @@ from ray_jobs.grid import Grid, GridError
 MEASURED_SUFFIX = "-measured"
 PROFILE_SUFFIX = "-profile-"
 CLIENT_SUFFIX = "-client-"
-
-
-def add_latency_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--latency-model", default="reference", metavar="MODEL",
-                        help="reference (default, as seed 001) or measured (fitted to seed 000; rows go to "
-                             "<experiment>-measured; docs/measured.md)")
-    parser.add_argument("--provider-file", default=None, metavar="PATH",
-                        help="simulate this provider profile (TOML) instead of the grid's providers; rows go to "
-                             "<experiment>-profile-<name>")
-    parser.add_argument("--client", default="reference", metavar="NAME",
-                        help="client preset whose retry settings every point uses (default reference, as seed 001; "
-                             "docs/clients.md); rows go to <experiment>-client-<name>")
 
 
 @dataclass(frozen=True)
@@ -53,14 +40,13 @@ class LatencyVariant:
 def latency_variant(experiment: str, latency_model: Optional[str], provider_file: Optional[str]) -> LatencyVariant:
     """Raises GridError (exit 2 before anything runs) for an unknown model or a bad file."""
     from simcore import ConfigError
-    from simcore.bench import resolve_profile
-    from simcore.profiles import LATENCY_MODELS, canonical_json
+    from simcore.builder import profile_fields
+    from simcore.profiles import LATENCY_MODELS
 
     try:
         if provider_file is not None:
-            profile = resolve_profile(None, latency_model, provider_file)
-            return LatencyVariant(PROFILE_SUFFIX + profile.name,
-                                  {"provider": profile.name, "provider_profile": canonical_json(profile)})
+            fields = profile_fields(None, latency_model, provider_file)
+            return LatencyVariant(PROFILE_SUFFIX + fields["provider"], fields)
         if latency_model not in LATENCY_MODELS:
             raise ConfigError("latency_model", latency_model, "one of " + ", ".join(LATENCY_MODELS))
     except ConfigError as error:

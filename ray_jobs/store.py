@@ -84,8 +84,6 @@ import pyarrow.parquet as pq
 
 from ray_jobs.schema import KEY_COLUMNS, LATER_COLUMNS, RESULTS_SCHEMA
 
-STORE_ENV = "SWEEPS_STORE"
-DEFAULT_STORE = "./results"
 PLAN_FILE = "_sweep.json"
 KNEE_SUMMARY_FOLDER = "_knee"
 QUARANTINE_FOLDER = "_quarantine"
@@ -97,11 +95,6 @@ MAX_DOCUMENT_BYTES = 20_000_000  # plans and summaries are a few hundred bytes p
 
 # Filesystems whose writes are single all-or-nothing uploads (no rename needed).
 _ATOMIC_PUT_FILESYSTEMS = {"s3", "gcs"}
-
-
-def default_store_uri() -> str:
-    """``$SWEEPS_STORE`` when set, else ``./results``."""
-    return os.environ.get(STORE_ENV) or DEFAULT_STORE
 
 
 def is_internal_name(name: str) -> bool:

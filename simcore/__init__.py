@@ -15,7 +15,8 @@ Public API (everything else is internal):
 """
 
 from simcore import metric_sets
-from simcore.config import ConfigError, SimConfig
+from simcore.config import SimConfig
+from simcore.errors import ConfigError
 from simcore.providers import PROVIDERS
 from simcore.simulate import simulate, simulate_transactions
 from simcore.usable import usable_throughput

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Sequence
 
 import numba
 import numpy as np
 
 from simcore import bounds
-from simcore.config import ConfigError
+from simcore.errors import ConfigError
 from simcore.engine import (JITTER_DOWN, _heap_pop as _pop, _heap_push as _push,  # the engine's event heap
                             backoff_wait_ms, draw_contended, take_token, throttle_terms)
 from simcore.providers import Provider
@@ -85,12 +85,12 @@ def _kernel_inputs(profile: Provider, operation: str) -> np.ndarray:
     if operation == "append" and not profile.supports_append:
         raise ConfigError("operation", operation, f"cas ({profile.name} has no conditional append)")
     read = profile.read()
-    write = profile.append() if operation == "append" else profile.cas()
-    failed, exponent, sigma_per_ln, decided_at = profile.conditional_terms(operation)
+    write = profile.conditional_latency(operation)
+    terms = profile.conditional(operation)
     return np.array([math.log(read.median_ms), read.sigma, read.floor_ms, profile.read_observed_at,
-                     math.log(write.median_ms), write.sigma, write.floor_ms, failed, exponent, sigma_per_ln,
-                     decided_at, 1.0 if profile.contention_in(operation) == "read" else 0.0,
-                     *throttle_terms(profile.throttle(operation))])
+                     math.log(write.median_ms), write.sigma, write.floor_ms, terms.failed_multiplier,
+                     terms.contention_exponent, terms.contention_sigma, terms.decided_at,
+                     1.0 if terms.contention_in == "read" else 0.0, *throttle_terms(terms.throttle)])
 
 
 def run_clients(profile: Provider, operation: str, clients: int, duration_s: float, seed: int
@@ -282,28 +282,3 @@ def parse_clients(text: str) -> list[int]:
     if not counts or any(not 1 <= c <= MAX_CLIENTS for c in counts) or len(set(counts)) != len(counts):
         raise ConfigError("clients", text, allowed)
     return counts
-
-
-def resolve_profile(provider: str, latency_model: Optional[str], provider_file: Optional[str]) -> Provider:
-    """The profile a command simulates: a file's, the measured one, or the built-in (reference) one."""
-    from simcore.profiles import LATENCY_MODELS, load_profile, measured_profile
-    from simcore.providers import PROVIDERS
-
-    model = latency_model or "reference"
-    if model not in LATENCY_MODELS:
-        raise ConfigError("latency_model", latency_model, "one of " + ", ".join(LATENCY_MODELS))
-    if provider_file is not None:
-        if model != "reference":
-            raise ConfigError("latency_model", latency_model, "reference (the default) with --provider-file: "
-                              "the file is the whole latency model")
-        profile = load_profile(provider_file)
-        if provider is not None and provider != profile.name:
-            raise ConfigError("provider", provider, f"the provider file's name {profile.name!r} (or no --provider)")
-        return profile
-    if provider is None:
-        raise ConfigError("provider", None, "one of " + ", ".join(PROVIDERS) + " (or --provider-file)")
-    if model == "measured":
-        return measured_profile(provider)
-    if provider not in PROVIDERS:
-        raise ConfigError("provider", provider, "one of " + ", ".join(PROVIDERS))
-    return PROVIDERS[provider]

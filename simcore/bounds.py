@@ -26,7 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from simcore.config import ConfigError, SimConfig
+from simcore.config import SimConfig
+from simcore.errors import ConfigError
 from simcore.workload import ARRIVAL_FLOOR_MS
 
 MEMORY_LIMIT_ENV = "SIMCORE_MAX_MEMORY"

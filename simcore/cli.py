@@ -16,13 +16,13 @@ import sys
 from typing import Optional, Sequence
 
 from simcore import bounds, metric_sets
-from simcore.config import (ARRIVAL_DISTRIBUTIONS, CATALOG_BACKENDS, DEFAULT_CATALOG_LATENCY_MS,
-                            TABLE_DISTRIBUTIONS, ConfigError, SimConfig)
-from simcore.clients import client_fields, client_names
-from simcore.providers import PROVIDERS
+from simcore.builder import config_from_flags
+from simcore.config import ARRIVAL_DISTRIBUTIONS, SimConfig
+from simcore.errors import ConfigError
+from simcore.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag, add_duration_flag,
+                           add_latency_flags, add_maintenance_flags, add_max_memory_flag, add_provider_flag,
+                           add_retry_flags, add_seeds_flag, bad_input, integer, number)
 from simcore.simulate import simulate, simulate_transactions
-
-USAGE_ERROR = 2
 
 # The columns of the readable table, with their headings and formats.
 TABLE_COLUMNS = (
@@ -42,115 +42,32 @@ TABLE_COLUMNS = (
 )
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports errors as one line and exit status 2."""
-
-    def error(self, message: str) -> None:  # noqa: D401 - argparse hook
-        raise _UsageError(message)
-
-
-def _integer(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected an integer") from None
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected a number") from None
-
-
-MAX_SEEDS = 100_000
-SEEDS_HELP = ("a count N (seeds 1..N), or a list of seeds and ranges such as 1,2,3 or 4-6 "
-              "(the same in every command)")
-
-
-def parse_seeds(text: str) -> tuple[int, ...]:
-    """The seeds a ``--seeds`` value names, in every command alike.
-
-    A bare number N means seeds 1..N (how many); a value with a comma or a
-    range names the seeds themselves. A single seed other than 1 is
-    written as a one-seed range (``7-7``) or with a trailing comma (``7,``).
-
-    >>> parse_seeds("3"), parse_seeds("1,2,3"), parse_seeds("4-6,9"), parse_seeds("7,")
-    ((1, 2, 3), (1, 2, 3), (4, 5, 6, 9), (7,))
-    """
-    allowed = SEEDS_HELP
-    text = str(text).strip()
-    try:
-        if text.isdigit():
-            count = int(text)
-            if not 1 <= count <= MAX_SEEDS:
-                raise ValueError
-            return tuple(range(1, count + 1))
-        seeds: list[int] = []
-        for part in (part.strip() for part in text.split(",")):
-            if not part:
-                continue
-            low, _, high = part.partition("-")
-            first, last = int(low), int(high or low)
-            if first < 0 or last < first or last > bounds.MAX_SEED or len(seeds) + last - first + 1 > MAX_SEEDS:
-                raise ValueError
-            seeds.extend(range(first, last + 1))
-    except ValueError:
-        raise ConfigError("seeds", text, allowed + f", at most {MAX_SEEDS:,} seeds, each <= {bounds.MAX_SEED}") from None
-    if not seeds:
-        raise ConfigError("seeds", text, allowed)
-    if len(set(seeds)) != len(seeds):
-        raise ConfigError("seeds", text, "distinct seeds")
-    return tuple(seeds)
-
-
 SIMULATE_HELP = "simulate one config for each seed and print the summaries"
 
 
 def configure(run: argparse.ArgumentParser) -> None:
     """The flags of one simulation: ``python -m simcore run`` and ``commit-sweeps simulate``."""
-    run.add_argument("--provider", default=None,
-                     help="object store: " + ", ".join(PROVIDERS) + " (or the name in --provider-file)")
-    run.add_argument("--catalog", required=True, help="catalog back-end: " + ", ".join(CATALOG_BACKENDS)
-                     + " (append: conditional-append log, s3x/azurex/azure)")
-    run.add_argument("--catalog-latency-ms", type=_number, default=None,
-                     help=f"fixed read/CAS latency of the service catalog (default {DEFAULT_CATALOG_LATENCY_MS:g})")
-    run.add_argument("--num-tables", type=_integer, required=True, help="tables sharing the catalog object (>= 1)")
-    run.add_argument("--table-dist", default="uniform", help="table choice: " + " or ".join(TABLE_DISTRIBUTIONS))
-    run.add_argument("--zipf-alpha", type=_number, default=None, help="Zipf exponent (default 1.5)")
-    run.add_argument("--fast-append-ratio", type=_number, required=True,
-                     help="share of FastAppend transactions; the rest are ValidatedOverwrite")
-    run.add_argument("--merge-append-ratio", type=_number, default=0.0, help="share of MergeAppend (default 0)")
-    run.add_argument("--inter-arrival-scale-ms", type=_number, default=None,
+    add_provider_flag(run)
+    add_catalog_flags(run)
+    run.add_argument("--zipf-alpha", type=number, default=None, help="Zipf exponent (default 1.5)")
+    run.add_argument("--inter-arrival-scale-ms", type=number, default=None,
                      help="median (lognormal) or mean (exponential) gap between arrivals (required unless --writers)")
     run.add_argument("--arrivals", default="lognormal", help="gap distribution: " + " or ".join(ARRIVAL_DISTRIBUTIONS))
-    run.add_argument("--duration-s", type=_number, default=3600.0, help="simulated seconds (default 3600)")
-    run.add_argument("--client", default="reference",
-                     help="client preset: " + ", ".join(client_names()) + " (default reference; flags override it)")
-    run.add_argument("--retry", type=_integer, default=None,
-                     help="retries after the first attempt (default: the client's; reference 10)")
-    run.add_argument("--retry-budget-ms", type=_number, default=None,
-                     help="total retry time after which a commit gives up (default: the client's; reference none)")
-    run.add_argument("--writers", type=_integer, default=None,
+    add_duration_flag(run)
+    add_client_flag(run)
+    add_retry_flags(run)
+    run.add_argument("--writers", type=integer, default=None,
                      help="writer workload: this many writers instead of open-loop arrivals")
-    run.add_argument("--commit-interval-s", type=_number, default=None, help="each writer commits every S seconds")
-    run.add_argument("--maintenance-jobs", type=_integer, default=None,
-                     help="maintenance jobs (validated overwrites) beside the writers")
-    run.add_argument("--maintenance-interval-s", type=_number, default=None, help="each maintenance job's interval")
-    run.add_argument("--real-conflict-probability", type=_number, default=0.0,
-                     help="chance a VO aborts on a same-table conflict (default 0)")
+    run.add_argument("--commit-interval-s", type=number, default=None, help="each writer commits every S seconds")
+    add_maintenance_flags(run)
     run.add_argument("--retry-policy", default=None,
                      help="immediate (as the reference), backoff, or split (catalog-only conflicts at once, "
                           "same-table conflicts back off); default: the client's")
-    run.add_argument("--backoff-base-ms", type=_number, default=None, help="first backoff wait (default 10)")
-    run.add_argument("--backoff-multiplier", type=_number, default=None, help="growth per retry (default 2)")
-    run.add_argument("--backoff-cap-ms", type=_number, default=None, help="longest wait (default 5000)")
-    run.add_argument("--backoff-jitter", type=_number, default=None, help="+/- fraction of each wait (default 0.1)")
-    run.add_argument("--cas-throttle-per-s", type=_number, default=None,
+    run.add_argument("--backoff-base-ms", type=number, default=None, help="first backoff wait (default 10)")
+    run.add_argument("--backoff-multiplier", type=number, default=None, help="growth per retry (default 2)")
+    run.add_argument("--backoff-cap-ms", type=number, default=None, help="longest wait (default 5000)")
+    run.add_argument("--backoff-jitter", type=number, default=None, help="+/- fraction of each wait (default 0.1)")
+    run.add_argument("--cas-throttle-per-s", type=number, default=None,
                      help="per-object write limit on the catalog object (token bucket; default: none)")
     run.add_argument("--throttle-object-writes", action="store_true",
                      help="apply the provider's documented per-object write limit (GCS: 1/s; others: none)")
@@ -161,19 +78,17 @@ def configure(run: argparse.ArgumentParser) -> None:
     run.add_argument("--metric-set", default=metric_sets.DEFAULT_METRIC_SET,
                      help="how the summary is computed: " + ", ".join(metric_sets.METRIC_SETS)
                           + " (default steady-state; seed001 reproduces seed 001's tables, docs/published.md)")
-    _latency_flags(run)
-    run.add_argument("--seeds", required=True, help=SEEDS_HELP)
+    add_latency_flags(run)
+    add_seeds_flag(run, required=True)
     run.add_argument("--json", action="store_true", help="one JSON object per seed per line")
     run.add_argument("--transactions-dir", default=None,
                      help="also write every transaction of each seed to DIR/<config_hash>-seed<seed>.parquet")
-    run.add_argument("--max-memory", default=None, metavar="SIZE",
-                     help=f"refuse a run estimated to need more memory than this, e.g. 4G (default "
-                          f"${bounds.MEMORY_LIMIT_ENV} if set, else half this machine's memory)")
+    add_max_memory_flag(run)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m simcore", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = OneLineParser(prog="python -m simcore", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     configure(commands.add_parser("run", help=SIMULATE_HELP))
 
     configure_bench(commands.add_parser("bench", help=BENCH_HELP))
@@ -189,82 +104,31 @@ BENCH_HELP = ("simulate seed 000's conditional-write benchmark: N clients readin
 
 def configure_bench(bench: argparse.ArgumentParser) -> None:
     """The benchmark's flags: ``python -m simcore bench`` and ``commit-sweeps bench``."""
-    bench.add_argument("--provider", default=None,
-                       help="object store: " + ", ".join(PROVIDERS) + " (or the name in --provider-file)")
+    add_provider_flag(bench)
     bench.add_argument("--operation", required=True, help="cas (read, then conditional overwrite) or append "
                        "(read the length, then position-conditional append)")
     bench.add_argument("--clients", required=True, help="client counts: 1-16, 4 or 1,2,4,8")
-    bench.add_argument("--duration-s", type=_number, default=300.0, help="simulated seconds per run (default 300)")
-    _latency_flags(bench)
-    bench.add_argument("--seeds", required=True, help=SEEDS_HELP)
+    add_duration_flag(bench, default_s=300.0, warm_up=False)
+    add_latency_flags(bench)
+    add_seeds_flag(bench, required=True)
     bench.add_argument("--json", action="store_true", help="one JSON object per client count per line")
 
 
 def run_bench(args: argparse.Namespace) -> int:
     """Run the benchmark the flags describe; bad values exit 2 with one line."""
     try:
-        return _bench(args, list(parse_seeds(args.seeds)))
+        return _bench(args, list(args.seeds))
     except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return bad_input(error)
 
 
-def _latency_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--latency-model", default="reference",
-                        help="reference (default: MODEL.md's provider table, as the reference simulator) or "
-                             "measured (fitted to seed 000: docs/measured.md)")
-    parser.add_argument("--provider-file", default=None, metavar="PATH",
-                        help="a provider profile (TOML) to simulate instead of a built-in one (docs/measured.md)")
-
-
-def latency_fields(provider: Optional[str], latency_model: Optional[str], provider_file: Optional[str]) -> dict:
-    """The SimConfig fields for a command's --provider, --latency-model and --provider-file."""
-    from simcore.bench import resolve_profile
-    from simcore.profiles import canonical_json
-
-    profile = resolve_profile(provider, latency_model, provider_file)
-    if provider_file is not None:
-        return {"provider": profile.name, "provider_profile": canonical_json(profile)}
-    return {"provider": profile.name, "latency_model": None if latency_model == "reference" else latency_model}
-
-
-def _config_from_args(args: argparse.Namespace) -> SimConfig:
-    latency = args.catalog_latency_ms
-    if latency is None and args.catalog == "service":
-        latency = DEFAULT_CATALOG_LATENCY_MS
-    alpha = args.zipf_alpha
-    if alpha is not None and args.table_dist != "zipf":
-        raise ConfigError("zipf_alpha", alpha, "no value unless --table-dist zipf")
-    profile_fields = latency_fields(args.provider, args.latency_model, args.provider_file)
-    throttle = args.cas_throttle_per_s
-    if args.throttle_object_writes:
-        if throttle is not None:
-            raise ConfigError("cas_throttle_per_s", throttle, "no value with --throttle-object-writes")
-        documented = SimConfig(**profile_fields).latency_profile.object_writes_per_s
-        throttle = documented if args.catalog != "service" else None
+def config_of(args: argparse.Namespace) -> SimConfig:
+    """The config ``run``'s flags describe (``simcore.builder.config_from_flags``), with the checks only flags need."""
+    if args.zipf_alpha is not None and args.table_dist != "zipf":
+        raise ConfigError("zipf_alpha", args.zipf_alpha, "no value unless --table-dist zipf")
     if args.inter_arrival_scale_ms is None and args.writers is None:
         raise ConfigError("inter_arrival_scale_ms", None, "a number > 0 (ms) unless --writers is given")
-    # The client preset first; a flag given on the command line overrides its field.
-    fields = client_fields(args.client)
-    if args.retry_policy == "immediate":  # retry at once: the preset's waits go with its policy
-        for name in ("retry_policy", "backoff_base_ms", "backoff_multiplier", "backoff_cap_ms", "backoff_jitter",
-                     "backoff_jitter_shape"):
-            fields.pop(name, None)
-    overrides = dict(
-        retry_policy=None if args.retry_policy == "immediate" else args.retry_policy,
-        backoff_base_ms=args.backoff_base_ms, backoff_multiplier=args.backoff_multiplier,
-        backoff_cap_ms=args.backoff_cap_ms, backoff_jitter=args.backoff_jitter, retry=args.retry,
-        retry_budget_ms=args.retry_budget_ms, inter_arrival_scale_ms=args.inter_arrival_scale_ms,
-        writers=args.writers, commit_interval_s=args.commit_interval_s, maintenance_jobs=args.maintenance_jobs,
-        maintenance_interval_s=args.maintenance_interval_s)
-    fields.update({k: v for k, v in overrides.items() if v is not None})
-    return SimConfig(
-        **profile_fields, **fields, client=args.client, cas_throttle_per_s=throttle,
-        catalog=args.catalog, catalog_latency_ms=latency,
-        num_tables=args.num_tables, table_distribution=args.table_dist, zipf_alpha=alpha,
-        fast_append_ratio=args.fast_append_ratio, merge_append_ratio=args.merge_append_ratio,
-        arrivals=args.arrivals, duration_s=args.duration_s,
-        real_conflict_probability=args.real_conflict_probability, vo_convoy=args.vo_convoy)
+    return config_from_flags(args)
 
 
 def _json_value(value):
@@ -346,17 +210,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return fit_command.run(args)
         if args.command == "bench":
             return run_bench(args)
-    except (_UsageError, ConfigError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return USAGE_ERROR
+    except (UsageError, ConfigError) as error:
+        return bad_input(error)
     return run(args)
 
 
 def run(args: argparse.Namespace) -> int:
     """Simulate the config the flags describe; bad values exit 2 with one line."""
     try:
-        seeds = list(parse_seeds(args.seeds))
-        config = _config_from_args(args)
+        seeds = list(args.seeds)
+        config = config_of(args)
         if args.metric_set not in metric_sets.METRIC_SETS:
             raise ConfigError("metric_set", args.metric_set, "one of " + ", ".join(metric_sets.METRIC_SETS))
         # Everything that could fail is checked before the first simulated second.
@@ -365,8 +228,7 @@ def run(args: argparse.Namespace) -> int:
         if args.transactions_dir:
             _check_transactions_dir(args.transactions_dir)
     except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return bad_input(error)
     if args.metric_set == metric_sets.DEFAULT_METRIC_SET:
         rows = simulate(config, seeds, max_memory_bytes=limit_bytes)
     else:
@@ -380,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps({k: _json_value(v) for k, v in record.items()}, allow_nan=False))
     else:
         print(render_table(config, rows))
-    return 0
+    return EXIT_OK
 
 
 BENCH_COLUMNS = (("clients", "clients", "{:d}"), ("goodput_ops", "goodput op/s", "{:.2f}"),
@@ -393,7 +255,8 @@ def _bench(args: argparse.Namespace, seeds: list[int]) -> int:
     """``bench``: bad input raises ConfigError (exit 2 in main) before anything runs."""
     import time
 
-    from simcore.bench import OPERATIONS, bench, parse_clients, resolve_profile
+    from simcore.bench import OPERATIONS, bench, parse_clients
+    from simcore.profiles import resolve_profile
 
     profile = resolve_profile(args.provider, args.latency_model, args.provider_file)
     if args.operation not in OPERATIONS:
@@ -415,4 +278,4 @@ def _bench(args: argparse.Namespace, seeds: list[int]) -> int:
         print("\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in cells))
     print(f"simulated {len(clients)} client counts x {len(seeds)} seeds x {args.duration_s:g} s in {elapsed:.2f} s",
           file=sys.stderr)
-    return 0
+    return EXIT_OK

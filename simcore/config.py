@@ -16,6 +16,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
+from simcore.clients import client_names
+from simcore.errors import ConfigError
+from simcore.profiles import canonical_json, measured_profile, profile_from_json
 from simcore.providers import PROVIDERS, Provider
 
 CATALOG_BACKENDS = ("storage", "service", "append")
@@ -37,20 +40,6 @@ DEFAULT_BACKOFF = {"backoff_base_ms": 10.0, "backoff_multiplier": 2.0, "backoff_
 WARMUP_RUNTIME_MULTIPLE = 5
 WARMUP_MIN_S = 300.0
 WARMUP_MAX_S = 900.0
-
-
-class ConfigError(ValueError):
-    """A config value is out of range. ``field`` names the offending field."""
-
-    def __init__(self, field: str, value: Any, allowed: str):
-        self.field = field
-        self.value = value
-        self.allowed = allowed
-        super().__init__(f"{field}: {value!r} is not allowed; expected {allowed}")
-
-    def __reduce__(self):
-        # Rebuilt from its parts, so the same one line reaches the user from a worker process or a Ray task.
-        return self.__class__, (self.field, self.value, self.allowed)
 
 
 @dataclass(frozen=True)
@@ -97,12 +86,12 @@ class SimConfig:
             this rate; a CAS request that finds a token takes it, one that
             finds none is refused after its round trip (a failed attempt, as a
             429 from GCS). None: unlimited, or the profile's own throttle
-            (``Provider.cas_throttle``, the measured GCS and Azure profiles),
+            (``OperationLatency.throttle``, the measured GCS and Azure profiles),
             which this replaces when set; the profile's resends of refused
             requests apply either way. GCS documents about 1 write/s.
         cas_throttle_burst: the bucket's size (default 1); only with a throttle.
         client: the client preset these settings came from (a label; the
-            behaviour is in the fields; see ``simcore.clients.apply_client``).
+            behaviour is in the fields; see ``simcore.builder.build_config``).
         backoff_jitter_shape: how the jitter spreads a wait w: None or
             ``symmetric`` (w x (1 +/- j)), ``up`` (w x (1 + U[0, j)), Iceberg
             Java), ``down`` (w x (1 - U[0, j)), DuckLake) or ``range``
@@ -214,10 +203,8 @@ class SimConfig:
         if self.latency_model == "reference":
             object.__setattr__(self, "latency_model", None)
         if self.latency_model == "measured" and self.provider_profile is None and isinstance(self.provider, str):
-            from simcore.profiles import canonical_json, measured_profile
             object.__setattr__(self, "provider_profile", canonical_json(measured_profile(self.provider)))
         if self.provider_profile is not None:
-            from simcore.profiles import canonical_json, profile_from_json
             object.__setattr__(self, "provider_profile", canonical_json(profile_from_json(self.provider_profile)))
         for name in ("catalog_latency_ms", "zipf_alpha", "fast_append_ratio", "merge_append_ratio",
                      "inter_arrival_scale_ms", "inter_arrival_sigma", "runtime_median_ms",
@@ -244,7 +231,6 @@ class SimConfig:
     def latency_profile(self) -> Provider:
         """The provider profile this config simulates: its own, or the built-in one."""
         if self.provider_profile is not None:
-            from simcore.profiles import profile_from_json
             return profile_from_json(self.provider_profile)
         return PROVIDERS[self.provider]
 
@@ -257,16 +243,17 @@ class SimConfig:
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> "SimConfig":
-        """A config from field values. A ``client`` names a preset (simcore/clients.toml) whose
-        fields fill those ``values`` does not give, so a grid can sweep clients by name."""
+        """A config from field values, every key a field (else a ConfigError naming it).
+
+        The values are taken as they are: a ``client`` is a label here. To fill
+        a named client's preset fields (or read a provider file, or resolve
+        command-line flags), build the config with ``simcore.builder``, which
+        ends here.
+        """
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
             raise ConfigError(unknown[0], values[unknown[0]], f"one of the config fields {sorted(known)}")
-        if values.get("client") is not None:
-            from simcore.clients import client_fields  # the preset table imports this module
-
-            values = {**client_fields(values["client"]), **values}
         return cls(**values)
 
     def replace(self, **changes: Any) -> "SimConfig":
@@ -369,8 +356,6 @@ def _is_count(value: Any) -> bool:
 
 def _validate_client_and_writers(c: SimConfig) -> None:
     if c.client is not None:
-        from simcore.clients import client_names  # the preset table imports this module
-
         _require_choice(c, "client", client_names())
     if c.backoff_jitter_shape is not None:
         if c.retry_policy is None:

@@ -116,9 +116,9 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
     if config.catalog == "service":
         catalog_read = catalog_cas = Lognormal.fixed(config.catalog_latency_ms)
     elif config.catalog == "append":
-        catalog_read, catalog_cas = provider.read(), provider.append()
+        catalog_read, catalog_cas = provider.read(), provider.conditional_latency("append")
     else:
-        catalog_read, catalog_cas = provider.read(), provider.cas()
+        catalog_read, catalog_cas = provider.read(), provider.conditional_latency("cas")
     slots = [None] * 6
     slots[CATALOG_READ] = catalog_read
     slots[CATALOG_CAS] = catalog_cas
@@ -146,11 +146,11 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         params[P_BACKOFF_JITTER] = config.backoff_jitter
     # The store's own throttle on the catalog object (a catalog service has none), and how its client
     # library answers a refused (429) write; a what-if throttle replaces the store's bucket.
-    store_throttle = None if config.catalog == "service" else config.latency_profile.throttle(
-        "append" if config.catalog == "append" else "cas")
-    terms = throttle_terms(store_throttle)
-    params[P_THROTTLE_PER_MS], params[P_THROTTLE_BURST] = terms[:2]
-    params[P_REFUSED_MAX:P_REFUSED_JITTER + 1] = terms[2:]
+    operation = "append" if config.catalog == "append" else "cas"
+    store_throttle = None if config.catalog == "service" else config.latency_profile.conditional(operation).throttle
+    throttle = throttle_terms(store_throttle)
+    params[P_THROTTLE_PER_MS], params[P_THROTTLE_BURST] = throttle[:2]
+    params[P_REFUSED_MAX:P_REFUSED_JITTER + 1] = throttle[2:]
     if config.cas_throttle_per_s is not None:
         params[P_THROTTLE_PER_MS] = config.cas_throttle_per_s / 1000.0
         params[P_THROTTLE_BURST] = config.cas_throttle_burst
@@ -164,14 +164,13 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     params[P_DECIDED_AT] = 1.0
     if config.catalog != "service":  # a catalog service's fixed latency has no storage terms
         profile = config.latency_profile
-        failed, exponent, sigma_per_ln, decided_at = profile.conditional_terms(
-            "append" if config.catalog == "append" else "cas")
-        params[P_FAILED_MULTIPLIER] = failed
-        params[P_DECIDED_AT] = decided_at
+        terms = profile.conditional(operation)  # the catalog's conditional write: CAS or append
+        params[P_FAILED_MULTIPLIER] = terms.failed_multiplier
+        params[P_DECIDED_AT] = terms.decided_at
         # Contention delays the CAS, or the catalog reads (before they observe it).
-        into_read = profile.contention_in("append" if config.catalog == "append" else "cas") == "read"
-        params[P_READ_CONTENTION_EXPONENT if into_read else P_CONTENTION_EXPONENT] = exponent
-        params[P_READ_CONTENTION_SIGMA if into_read else P_CONTENTION_SIGMA] = sigma_per_ln
+        into_read = terms.contention_in == "read"
+        params[P_READ_CONTENTION_EXPONENT if into_read else P_CONTENTION_EXPONENT] = terms.contention_exponent
+        params[P_READ_CONTENTION_SIGMA if into_read else P_CONTENTION_SIGMA] = terms.contention_sigma
         params[P_READ_OBSERVED_AT] = profile.read_observed_at
     params[P_JITTER_SHAPE] = _JITTER_CODES[config.backoff_jitter_shape]
     params[P_RETRY_BUDGET_MS] = config.retry_budget_ms or 0.0

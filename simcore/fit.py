@@ -41,9 +41,9 @@ from typing import Collection, Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from simcore.bench import run_clients, warmup_s
-from simcore.config import ConfigError
+from simcore.errors import ConfigError
 from simcore.input_files import read_text
-from simcore.providers import Provider, Throttle
+from simcore.providers import OperationLatency, Provider, Throttle
 
 # Simulations per operation fitted when the caller gives no budget: the contention terms' grid and
 # polish, and the throttle's differential evolution.
@@ -264,12 +264,12 @@ def _terms(x) -> tuple[float, float, float, float, float]:
 def with_terms(profile: Provider, operation: str, median_ms: float, sigma: float, exponent: float,
                sigma_per_ln: float, failed: float, decided_at: float, contention_in: str,
                observed_at: float) -> Provider:
-    prefix = "append" if operation == "append" else "cas"
-    return replace(profile, **{f"{prefix}_median_ms": median_ms, f"{prefix}_sigma": sigma,
-                               f"{prefix}_contention_exponent": exponent, f"{prefix}_contention_sigma": sigma_per_ln,
-                               f"{prefix}_failed_multiplier": failed, f"{prefix}_decided_at": decided_at,
-                               f"{prefix}_contention_in": contention_in},
-                   read_observed_at=observed_at)
+    """``profile`` with ``operation``'s latency and terms replaced (its throttle, if any, kept)."""
+    kept = profile.conditional(operation).throttle if operation == "cas" or profile.supports_append else None
+    terms = OperationLatency(median_ms=median_ms, sigma=sigma, failed_multiplier=failed, contention_exponent=exponent,
+                             contention_sigma=sigma_per_ln, decided_at=decided_at, contention_in=contention_in,
+                             throttle=kept)
+    return replace(profile.with_conditional(operation, terms), read_observed_at=observed_at)
 
 
 def simulated_stats(profile: Provider, operation: str, clients: Iterable[int], duration_s: float,
@@ -407,18 +407,14 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
     compared = [s for s in measured if s.clients in FIT_CLIENTS] or measured
     counts = [s.clients for s in compared]
     seen = 1.0 if observed_at is None else observed_at
-    prefix = "append" if operation == "append" else "cas"
 
     def profile_for(x):
-        fields = {f"{prefix}_median_ms": max(base.floor_ms, x[0] * one[0].p50_ms), f"{prefix}_sigma": float(x[1]),
-                  f"{prefix}_decided_at": float(x[2]), f"{prefix}_failed_multiplier": 1.0,
-                  f"{prefix}_contention_exponent": 0.0, f"{prefix}_contention_sigma": 0.0,
-                  f"{prefix}_contention_in": "write"}
-        fields[f"{prefix}_throttle"] = Throttle(
-            writes_per_s=float(x[3] * one[0].goodput_ops), burst=float(x[4]), retry_max=int(round(x[5])),
-            retry_base_ms=float(x[6]), retry_multiplier=float(x[7]), retry_cap_ms=float(x[8]),
-            retry_jitter=float(x[9]))
-        return replace(base, **fields, read_observed_at=seen)
+        throttle = Throttle(writes_per_s=float(x[3] * one[0].goodput_ops), burst=float(x[4]),
+                            retry_max=int(round(x[5])), retry_base_ms=float(x[6]), retry_multiplier=float(x[7]),
+                            retry_cap_ms=float(x[8]), retry_jitter=float(x[9]))
+        terms = OperationLatency(median_ms=max(base.floor_ms, x[0] * one[0].p50_ms), sigma=float(x[1]),
+                                 decided_at=float(x[2]), throttle=throttle)
+        return replace(base.with_conditional(operation, terms), read_observed_at=seen)
 
     def loss(x):
         return mismatch(simulated_stats(profile_for(x), operation, counts, THROTTLE_FIT_SECONDS), compared,
@@ -447,7 +443,7 @@ def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]
     losses = {}
     for operation in sorted(measurements, key=lambda op: op != "cas"):
         if operation == "append" and not profile.supports_append:
-            profile = replace(profile, append_median_ms=1.0, append_sigma=0.0)  # fitted below
+            profile = replace(profile, append=OperationLatency(1.0, 0.0))  # fitted below
         fit_one = fit_throttled_operation if operation in throttled else fit_operation
         profile, losses[operation] = fit_one(profile, operation, measurements[operation],
                                              failed_ratio=(failed_ratios or {}).get(operation),

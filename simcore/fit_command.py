@@ -22,9 +22,9 @@ import os
 import shlex
 import sys
 
-from simcore.config import ConfigError
+from simcore.errors import ConfigError
+from simcore.flags import EXIT_OK, bad_input
 
-USAGE_ERROR = 2
 FIT_HELP = "write a provider profile (TOML) fitted to conditional-write measurements"
 
 
@@ -111,8 +111,7 @@ def run(args: argparse.Namespace) -> int:
         if args.out is not None:
             _check_out(args.out)
     except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return bad_input(error)
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     try:
         profile, losses = fit.fit_profile(base, measurements, name=name, description=args.description,
@@ -120,8 +119,7 @@ def run(args: argparse.Namespace) -> int:
                                           failed_ratios=failed_ratios, throttled=tuple(args.throttle),
                                           progress=progress)
     except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return bad_input(error)
     source = args.table or args.samples
     flags = [f"--{key.replace('_', '-')} {shlex.quote(str(value))}" for key, value in vars(args).items()
              if key in ("table", "samples", "provider", "base", "base_file", "name", "observed_at", "max_evaluations")
@@ -148,4 +146,4 @@ def run(args: argparse.Namespace) -> int:
             return USAGE_ERROR
         if progress:
             progress(f"wrote {args.out}")
-    return 0
+    return EXIT_OK

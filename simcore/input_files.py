@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import stat
 
-from simcore.config import ConfigError
+from simcore.errors import ConfigError
 
 BYTE_ORDER_MARK = b"\xef\xbb\xbf"
 

@@ -59,10 +59,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Mapping, Optional
 
-from simcore.config import ConfigError
-from simcore.providers import PROVIDERS, Provider, Throttle
+from simcore.errors import ConfigError
+from simcore.providers import CONDITIONAL_OPERATIONS, PROVIDERS, OperationLatency, Provider, Throttle
 
-# (table, key) -> Provider attribute, with what the value may be.
+# What a value may be.
 _POSITIVE = ("a number > 0", lambda v: v > 0)
 _NON_NEGATIVE = ("a number >= 0", lambda v: v >= 0)
 _FRACTION = ("a fraction in [0, 1]", lambda v: 0 <= v <= 1)
@@ -74,28 +74,22 @@ _BURST = ("a number of tokens >= 1", lambda v: v >= 1)
 _AT_LEAST_ONE = ("a number >= 1", lambda v: v >= 1)
 _COUNT = ("a whole number >= 0", lambda v: v >= 0 and float(v).is_integer())
 
-
-
-def _conditional_write_keys(operation: str) -> dict[str, tuple[str, tuple, bool]]:
-    """The [cas] or [append] table: the same keys, each for its own operation's Provider attribute."""
-    return {"median_ms": (f"{operation}_median_ms", _POSITIVE, True),
-            "sigma": (f"{operation}_sigma", _NON_NEGATIVE, True),
-            "failed_multiplier": (f"{operation}_failed_multiplier", _MULTIPLIER, False),
-            "contention_exponent": (f"{operation}_contention_exponent", _EXPONENT, False),
-            "contention_sigma": (f"{operation}_contention_sigma", _NON_NEGATIVE, False),
-            "decided_at": (f"{operation}_decided_at", _FRACTION, False),
-            "contention_in": (f"{operation}_contention_in", _CONTENTION_IN, False)}
-
-
-_OPERATIONS = ("cas", "append")
+# [cas] and [append]: key -> (OperationLatency attribute, rule, required); the same keys for both.
+_CONDITIONAL_SCHEMA = {"median_ms": ("median_ms", _POSITIVE, True), "sigma": ("sigma", _NON_NEGATIVE, True),
+                       "failed_multiplier": ("failed_multiplier", _MULTIPLIER, False),
+                       "contention_exponent": ("contention_exponent", _EXPONENT, False),
+                       "contention_sigma": ("contention_sigma", _NON_NEGATIVE, False),
+                       "decided_at": ("decided_at", _FRACTION, False),
+                       "contention_in": ("contention_in", _CONTENTION_IN, False)}
 _SCHEMA: dict[str, dict[str, tuple[str, tuple, bool]]] = {
-    # table -> key -> (Provider attribute, rule, required)
+    # table -> key -> (Provider attribute, or OperationLatency's for [cas] and [append]; rule, required),
+    # in the order a profile file lists them.
     "": {"floor_ms": ("floor_ms", _NON_NEGATIVE, True)},
     "read": {"median_ms": ("read_median_ms", _POSITIVE, True), "sigma": ("read_sigma", _NON_NEGATIVE, True),
              "observed_at": ("read_observed_at", _FRACTION, False)},
     "write": {"base_ms": ("write_base_ms", _POSITIVE, True), "ms_per_mib": ("write_ms_per_mib", _NON_NEGATIVE, True),
               "sigma": ("write_sigma", _NON_NEGATIVE, True)},
-    **{operation: _conditional_write_keys(operation) for operation in _OPERATIONS},
+    **{operation: _CONDITIONAL_SCHEMA for operation in CONDITIONAL_OPERATIONS},
     "limits": {"object_writes_per_s": ("object_writes_per_s", _POSITIVE, False)},
 }
 _OPTIONAL_TABLES = ("append", "limits")
@@ -105,6 +99,10 @@ _THROTTLE_SCHEMA = {"writes_per_s": ("writes_per_s", _POSITIVE, True), "burst": 
                     "retry_multiplier": ("retry_multiplier", _AT_LEAST_ONE, False),
                     "retry_cap_ms": ("retry_cap_ms", _POSITIVE, False),
                     "retry_jitter": ("retry_jitter", _FRACTION, False)}
+# The optional terms' defaults (the reference's behaviour): left out of a profile's canonical form.
+_DEFAULT_PROVIDER = Provider("x", "", 1.0, 0.0, 1.0, 0.0, 0.0, OperationLatency(1.0, 0.0), None, 0.0)
+_DEFAULT_TERMS = OperationLatency(1.0, 0.0)
+_DEFAULT_THROTTLE = Throttle(writes_per_s=1.0)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 LATENCY_MODELS = ("reference", "measured")
@@ -128,8 +126,7 @@ def profile_from_mapping(data: Mapping[str, Any], prefix: str = "") -> Provider:
     for key in data:
         if key not in known_top:
             raise ConfigError(prefix + key, data[key], "one of the profile fields " + ", ".join(sorted(known_top)))
-    values: dict[str, Any] = {"name": name, "description": description, "append_median_ms": None,
-                              "append_sigma": None}
+    values: dict[str, Any] = {"name": name, "description": description, "append": None}
     for table, keys in _SCHEMA.items():
         section = data if table == "" else data.get(table)
         where = prefix + (table + "." if table else "")
@@ -140,21 +137,23 @@ def profile_from_mapping(data: Mapping[str, Any], prefix: str = "") -> Provider:
                 k for k, (_, _, required) in keys.items() if required))
         if table and not isinstance(section, Mapping):
             raise ConfigError(prefix + table, section, f"a [{table}] table")
-        # The top level's other keys (name, tables) were checked above.
-        values.update(_checked_fields(section, keys, where, f"[{table}]" if table else None,
-                                      allowed_tables=("throttle",) if table in _OPERATIONS else ()))
-        if table in _OPERATIONS and "throttle" in section:
+        if table not in CONDITIONAL_OPERATIONS:
+            # The top level's other keys (name, tables) were checked above.
+            values.update(_checked_fields(section, keys, where, f"[{table}]" if table else None))
+            continue
+        terms = _checked_fields(section, keys, where, f"[{table}]", allowed_tables=("throttle",))
+        if "throttle" in section:
             throttle = section["throttle"]
             if not isinstance(throttle, Mapping):
                 raise ConfigError(where + "throttle", throttle, "a table of " + ", ".join(_THROTTLE_SCHEMA))
-            values[f"{table}_throttle"] = Throttle(**_checked_fields(throttle, _THROTTLE_SCHEMA, where + "throttle.",
-                                                                     "throttle"))
-    for operation in ("cas", "append"):
-        failed = values.get(f"{operation}_failed_multiplier", 1.0)
-        decided = values.get(f"{operation}_decided_at", 1.0)
-        if operation in data and failed < decided:
-            raise ConfigError(f"{prefix}{operation}.failed_multiplier", failed,
-                              f"a number >= decided_at ({decided:g}): a failure is answered no earlier than decided")
+            terms["throttle"] = Throttle(**_checked_fields(throttle, _THROTTLE_SCHEMA, where + "throttle.", "throttle"))
+        values[table] = OperationLatency(**terms)
+    for operation in CONDITIONAL_OPERATIONS:
+        terms = values[operation]
+        if terms is not None and terms.failed_multiplier < terms.decided_at:
+            raise ConfigError(f"{prefix}{operation}.failed_multiplier", terms.failed_multiplier,
+                              f"a number >= decided_at ({terms.decided_at:g}): a failure is answered no earlier "
+                              "than decided")
     return Provider(**values)
 
 
@@ -211,12 +210,17 @@ def profile_to_mapping(provider: Provider) -> dict:
     Optional terms at their reference default are left out, so a profile
     without them has one canonical form.
     """
-    defaults = Provider("x", "", 1, 0, 1, 0, 0, 1, 0, None, None, 0)
     out: dict[str, Any] = {"name": provider.name, "description": provider.description}
     for table, keys in _SCHEMA.items():
-        section = _non_default_fields(provider, keys, defaults)
-        if table in _OPERATIONS and (throttle := provider.throttle(table)) is not None:
-            section["throttle"] = _non_default_fields(throttle, _THROTTLE_SCHEMA, Throttle(writes_per_s=1.0))
+        if table not in CONDITIONAL_OPERATIONS:
+            section = _non_default_fields(provider, keys, _DEFAULT_PROVIDER)
+        elif table == "append" and not provider.supports_append:
+            continue
+        else:
+            terms = provider.conditional(table)
+            section = _non_default_fields(terms, keys, _DEFAULT_TERMS)
+            if terms.throttle is not None:
+                section["throttle"] = _non_default_fields(terms.throttle, _THROTTLE_SCHEMA, _DEFAULT_THROTTLE)
         if table == "":
             out.update(section)
         elif section:
@@ -302,5 +306,28 @@ def measured_profile(provider: str) -> Provider:
     return profiles[provider]
 
 
-def builtin_profile(name: str) -> Optional[Provider]:
-    return PROVIDERS.get(name)
+def resolve_profile(provider: Optional[str], latency_model: Optional[str], provider_file: Optional[str]) -> Provider:
+    """The profile a command simulates: a file's, the measured one, or the built-in (reference) one.
+
+    ``latency_model`` None is the reference model. A provider file is the
+    whole latency model, so it goes with the reference model only, and a
+    ``provider`` given beside it must be the file's name.
+    """
+    model = latency_model or "reference"
+    if model not in LATENCY_MODELS:
+        raise ConfigError("latency_model", latency_model, "one of " + ", ".join(LATENCY_MODELS))
+    if provider_file is not None:
+        if model != "reference":
+            raise ConfigError("latency_model", latency_model, "reference (the default) with --provider-file: "
+                              "the file is the whole latency model")
+        profile = load_profile(provider_file)
+        if provider is not None and provider != profile.name:
+            raise ConfigError("provider", provider, f"the provider file's name {profile.name!r} (or no --provider)")
+        return profile
+    if provider is None:
+        raise ConfigError("provider", None, "one of " + ", ".join(PROVIDERS) + " (or --provider-file)")
+    if model == "measured":
+        return measured_profile(provider)
+    if provider not in PROVIDERS:
+        raise ConfigError("provider", provider, "one of " + ", ".join(PROVIDERS))
+    return PROVIDERS[provider]

@@ -10,7 +10,7 @@ files), themselves fitted to the measurements in seeds 000 and 001.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Optional
 
 MIB = 1024 * 1024
@@ -75,8 +75,57 @@ class Throttle:
 
 
 @dataclass(frozen=True)
+class OperationLatency:
+    """One conditional write's latency terms (a CAS, or a position-conditional append), as one record.
+
+    ``median_ms`` and ``sigma`` are the lognormal of the write itself; the
+    rest are the measured model's terms (docs/measured.md), whose defaults are
+    the reference's behaviour, so a profile without them simulates as before.
+
+    Attributes:
+        median_ms, sigma: the write's lognormal latency (floored at the
+            provider's ``floor_ms``).
+        failed_multiplier: a failed write answers after this x the latency
+            drawn for it, no earlier than decided (seed 000: failed GCS CAS
+            and Azure appends are 13-36x slower than successful ones).
+        contention_exponent, contention_sigma: with c conditional requests in
+            flight on the object (this one included), the median is multiplied
+            by c^exponent and the sigma grows by ``contention_sigma`` x ln(c)
+            (seed 000's per-thread fits).
+        decided_at: when the object decides the write, as a fraction of its
+            latency (1: as it answers, the reference); the rest is the
+            answer's way back, which contention can make long without failing
+            the write.
+        contention_in: what contention delays: the conditional ``write``
+            itself, or the ``read`` before it, ahead of its observing the
+            object (Azure's CAS: its slowest successful ops take seconds, so
+            the delay cannot lie between observing the object and the
+            decision, or they would fail).
+        throttle: the object's throttle on these writes; None, no throttle
+            (the reference).
+    """
+
+    median_ms: float
+    sigma: float
+    failed_multiplier: float = 1.0
+    contention_exponent: float = 0.0
+    contention_sigma: float = 0.0
+    decided_at: float = 1.0
+    contention_in: str = "write"
+    throttle: Optional[Throttle] = None
+
+
+CONDITIONAL_OPERATIONS = ("cas", "append")
+
+
+@dataclass(frozen=True)
 class Provider:
-    """One object-store tier: read, size-based write, CAS and (optional) append."""
+    """One object-store tier: read, size-based write, CAS and (optional) append.
+
+    The two conditional writes each carry their whole latency model as one
+    ``OperationLatency`` record (``cas``, ``append``); ``conditional(operation)``
+    picks one by name.
+    """
 
     name: str
     description: str
@@ -85,61 +134,33 @@ class Provider:
     write_base_ms: float
     write_ms_per_mib: float
     write_sigma: float
-    cas_median_ms: float
-    cas_sigma: float
-    append_median_ms: Optional[float]
-    append_sigma: Optional[float]
+    cas: OperationLatency
+    append: Optional[OperationLatency]  # None: no conditional append
     floor_ms: float
     # Documented per-object write rate limit (writes/s), None where none is documented.
     object_writes_per_s: Optional[float] = None
     # The reference models its "instant" tier as a fixed latency for every
     # operation (its InstantStorageProvider ignores the lognormal figures).
     all_fixed: bool = False
-    # The measured model's terms (docs/measured.md). Their defaults are the
-    # reference's behaviour, so a profile without them simulates as before.
-    # A failed conditional write answers after ``failed_multiplier`` x the
-    # latency drawn for it, no earlier than decided (seed 000: failed
-    # GCS CAS and Azure appends are 13-36x slower than successful ones).
-    cas_failed_multiplier: float = 1.0
-    append_failed_multiplier: float = 1.0
-    # Contention: with c conditional requests in flight on the object
-    # (this one included), the median is multiplied by c^exponent and the
-    # sigma grows by sigma_per_ln x ln(c) (seed 000's per-thread fits).
-    cas_contention_exponent: float = 0.0
-    cas_contention_sigma: float = 0.0
-    append_contention_exponent: float = 0.0
-    append_contention_sigma: float = 0.0
     # When a read observes the object, as a fraction of its latency: 1 is
-    # when it returns (the reference), 0 when it is sent.
+    # when it returns (the reference), 0 when it is sent (docs/measured.md).
     read_observed_at: float = 1.0
-    # When the object decides a conditional write, as a fraction of its
-    # latency (1: as it answers, the reference); the rest is the answer's way
-    # back, which contention can make long without failing the write.
-    cas_decided_at: float = 1.0
-    append_decided_at: float = 1.0
-    # What contention delays: the conditional ``write`` itself, or the
-    # ``read`` before it, ahead of its observing the object (Azure's CAS: its
-    # slowest successful ops take seconds, so the delay cannot lie between
-    # observing the object and the decision, or they would fail).
-    cas_contention_in: str = "write"
-    append_contention_in: str = "write"
-    # The object's throttle on conditional writes (CAS or append): None, no
-    # throttle (the reference).
-    cas_throttle: Optional[Throttle] = None
-    append_throttle: Optional[Throttle] = None
 
-    def contention_in(self, operation: str) -> str:
-        return self.append_contention_in if operation == "append" else self.cas_contention_in
+    def conditional(self, operation: str) -> OperationLatency:
+        """The ``cas`` or ``append`` record."""
+        if operation not in CONDITIONAL_OPERATIONS:
+            raise ValueError(f"{operation!r} is not a conditional write; expected one of "
+                             + ", ".join(CONDITIONAL_OPERATIONS))
+        terms = self.append if operation == "append" else self.cas
+        if terms is None:
+            raise ValueError(f"{self.name} has no conditional append")
+        return terms
 
-    def throttle(self, operation: str) -> Optional[Throttle]:
-        return self.append_throttle if operation == "append" else self.cas_throttle
-
-    def conditional_terms(self, operation: str) -> tuple[float, float, float, float]:
-        """(failed multiplier, contention exponent, contention sigma per ln c, decided at) of ``cas`` or ``append``."""
-        if operation == "append":
-            return (self.append_failed_multiplier, self.append_contention_exponent, self.append_contention_sigma,
-                    self.append_decided_at)
-        return self.cas_failed_multiplier, self.cas_contention_exponent, self.cas_contention_sigma, self.cas_decided_at
+    def with_conditional(self, operation: str, terms: OperationLatency) -> "Provider":
+        """This provider with ``operation``'s record replaced by ``terms``."""
+        if operation not in CONDITIONAL_OPERATIONS:
+            raise ValueError(f"{operation!r} is not a conditional write")
+        return replace(self, append=terms) if operation == "append" else replace(self, cas=terms)
 
     def read(self) -> Lognormal:
         if self.all_fixed:
@@ -152,33 +173,33 @@ class Provider:
         median = self.write_base_ms + self.write_ms_per_mib * size_bytes / MIB
         return Lognormal(median, self.write_sigma, self.floor_ms)
 
-    def append(self) -> Lognormal:
+    def conditional_latency(self, operation: str) -> Lognormal:
+        """The latency of a ``cas`` or ``append`` write, before the measured model's terms."""
+        terms = self.conditional(operation)
         if self.all_fixed:
             return Lognormal.fixed(self.floor_ms)
-        if self.append_median_ms is None:
-            raise ValueError(f"{self.name} has no conditional append")
-        return Lognormal(self.append_median_ms, self.append_sigma, self.floor_ms)
-
-    def cas(self) -> Lognormal:
-        if self.all_fixed:
-            return Lognormal.fixed(self.floor_ms)
-        return Lognormal(self.cas_median_ms, self.cas_sigma, self.floor_ms)
+        return Lognormal(terms.median_ms, terms.sigma, self.floor_ms)
 
     @property
     def supports_append(self) -> bool:
-        return self.append_median_ms is not None
+        return self.append is not None
 
 
 PROVIDERS: Mapping[str, Provider] = {
     p.name: p
     for p in (
-        Provider("s3x", "AWS S3 Express One Zone", 2.5, 0.57, 6.5, 10, 0.24, 22, 0.22, 21, 0.25, 1),
-        Provider("s3", "AWS S3 Standard", 27, 0.62, 60, 20, 0.29, 61, 0.14, None, None, 10),
-        Provider("azurex", "Azure Blob Premium", 35, 0.08, 41, 15, 0.10, 64, 0.73, 70, 0.23, 20),
-        Provider("azure", "Azure Blob Standard", 38, 0.66, 45, 25, 0.50, 93, 0.82, 87, 0.28, 20),
-        Provider("gcp", "Google Cloud Storage", 200, 0.30, 200, 17, 0.30, 170, 0.91, None, None, 80,
+        Provider("s3x", "AWS S3 Express One Zone", 2.5, 0.57, 6.5, 10, 0.24,
+                 cas=OperationLatency(22, 0.22), append=OperationLatency(21, 0.25), floor_ms=1),
+        Provider("s3", "AWS S3 Standard", 27, 0.62, 60, 20, 0.29,
+                 cas=OperationLatency(61, 0.14), append=None, floor_ms=10),
+        Provider("azurex", "Azure Blob Premium", 35, 0.08, 41, 15, 0.10,
+                 cas=OperationLatency(64, 0.73), append=OperationLatency(70, 0.23), floor_ms=20),
+        Provider("azure", "Azure Blob Standard", 38, 0.66, 45, 25, 0.50,
+                 cas=OperationLatency(93, 0.82), append=OperationLatency(87, 0.28), floor_ms=20),
+        Provider("gcp", "Google Cloud Storage", 200, 0.30, 200, 17, 0.30,
+                 cas=OperationLatency(170, 0.91), append=None, floor_ms=80,
                  object_writes_per_s=1.0),  # seed 003: "~1 write/s throttling", as GCS documents
-        Provider("instant", "Idealised 1 ms store (tests, what-ifs)", 1, 0.1, 0.5, 0.1, 0.1, 1, 0.1, 1, 0.1, 1,
-                 all_fixed=True),
+        Provider("instant", "Idealised 1 ms store (tests, what-ifs)", 1, 0.1, 0.5, 0.1, 0.1,
+                 cas=OperationLatency(1, 0.1), append=OperationLatency(1, 0.1), floor_ms=1, all_fixed=True),
     )
 }

@@ -13,7 +13,8 @@ import numpy as np
 import pyarrow as pa
 
 from simcore import bounds, engine, metrics
-from simcore.config import ConfigError, SimConfig
+from simcore.config import SimConfig
+from simcore.errors import ConfigError
 from simcore.workload import draw_workload
 
 _WORKLOAD_STREAM = 0

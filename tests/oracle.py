@@ -32,9 +32,9 @@ class Oracle:
         if config.catalog == "service":
             self.catalog_read = self.catalog_cas = Lognormal.fixed(config.catalog_latency_ms)
         elif config.catalog == "append":
-            self.catalog_read, self.catalog_cas = provider.read(), provider.append()
+            self.catalog_read, self.catalog_cas = provider.read(), provider.conditional_latency("append")
         else:
-            self.catalog_read, self.catalog_cas = provider.read(), provider.cas()
+            self.catalog_read, self.catalog_cas = provider.read(), provider.conditional_latency("cas")
         # The throttled catalog object's token bucket: tokens, as of when.
         self.tokens, self.tokens_at = config.cas_throttle_burst, 0.0
         self.storage_read = provider.read()

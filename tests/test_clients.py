@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from simcore import ConfigError, SimConfig
-from simcore.clients import apply_client, client_fields, client_names
+from simcore.builder import build_config
+from simcore.clients import client_fields, client_names
 from simcore.engine import (ABORTED_BUDGET, ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED, run)
 from simcore.workload import (FAST_APPEND, MAINTENANCE, VALIDATED_OVERWRITE, WRITER, Workload,
                               draw_writer_workload)
@@ -42,16 +43,16 @@ def _latency(outcome):
 def test_every_preset_loads_and_reference_is_todays_behaviour():
     assert {"reference", "iceberg-java", "pyiceberg", "iceberg-go", "delta-rs", "ducklake"} <= set(client_names())
     assert client_fields("reference") == {}
-    assert apply_client("reference", num_tables=10) == SimConfig(num_tables=10)
-    assert apply_client("reference").config_hash == SimConfig().config_hash
-    java = apply_client("iceberg-java")
+    assert build_config(client="reference", num_tables=10) == SimConfig(num_tables=10)
+    assert build_config(client="reference").config_hash == SimConfig().config_hash
+    java = build_config(client="iceberg-java")
     assert (java.retry, java.backoff_base_ms, java.backoff_multiplier, java.backoff_cap_ms, java.backoff_jitter,
             java.backoff_jitter_shape, java.retry_budget_ms) == (4, 100.0, 2.0, 60000.0, 0.1, "up", 1_800_000.0)
-    assert apply_client("delta-rs").retry == 15 and apply_client("delta-rs").retry_policy is None
-    assert apply_client("ducklake").retry == 10
-    assert apply_client("iceberg-java", retry=7).retry == 7  # any field stays overridable
+    assert build_config(client="delta-rs").retry == 15 and build_config(client="delta-rs").retry_policy is None
+    assert build_config(client="ducklake").retry == 10
+    assert build_config(client="iceberg-java", retry=7).retry == 7  # any field stays overridable
     with pytest.raises(ConfigError) as error:
-        apply_client("iceberg-rust")
+        build_config(client="iceberg-rust")
     assert error.value.field == "client"
 
 
@@ -63,7 +64,7 @@ def test_every_preset_loads_and_reference_is_todays_behaviour():
     ([0, 1], 108),
 ])
 def test_iceberg_java_waits_then_refreshes_and_rewrites_only_the_manifest_list(tables, expected_ms):
-    config = apply_client("iceberg-java", num_tables=2, backoff_jitter=0.0, **BASE)
+    config = build_config(client="iceberg-java", num_tables=2, backoff_jitter=0.0, **BASE)
     outcome = _run(config, [0, 10], tables)
     assert _latency(outcome) == pytest.approx([4, expected_ms])
     assert outcome.manifest_file_writes.tolist() == [1, 1]  # the data manifest is written once
@@ -72,7 +73,7 @@ def test_iceberg_java_waits_then_refreshes_and_rewrites_only_the_manifest_list(t
 
 def test_iceberg_java_jitter_only_lengthens_the_wait():
     # Wait before retry 1: 100 ms + U[0, 10%): B's latency is in [108, 118), never below.
-    config = apply_client("iceberg-java", **BASE)
+    config = build_config(client="iceberg-java", **BASE)
     latencies = [_latency(_run(config, [0, 10], seed=seed))[1] for seed in range(40)]
     assert min(latencies) >= 108 and max(latencies) < 118
     assert max(latencies) - min(latencies) > 5  # the jitter is really drawn
@@ -81,7 +82,7 @@ def test_iceberg_java_jitter_only_lengthens_the_wait():
 def test_iceberg_java_waits_double_per_retry():
     # Ten transactions 1 ms apart on one table: the last to commit lost k times and waited
     # 100 + 200 + ... (k terms) ms, each retry then costing a read, an ML rewrite and a CAS (4 ms).
-    config = apply_client("iceberg-java", backoff_jitter=0.0, **BASE)
+    config = build_config(client="iceberg-java", backoff_jitter=0.0, **BASE)
     outcome = _run(config, list(range(0, 10)))
     for retries, latency, status in zip(outcome.retries, _latency(outcome), outcome.status):
         if status == COMMITTED:
@@ -93,7 +94,7 @@ def _budget_case(budget_ms):
     # C (submitted at 1110, runtime 3 ms) reads by 1111, writes manifests by 1117 and commits at 1118,
     # while B, back from its 100 ms wait, re-read at 1116 and sends its CAS at 1118: B fails again at
     # 1119, 108 ms into its commit, on its second attempt.
-    config = apply_client("iceberg-java", backoff_jitter=0.0, retry_budget_ms=budget_ms, **BASE)
+    config = build_config(client="iceberg-java", backoff_jitter=0.0, retry_budget_ms=budget_ms, **BASE)
     return _run(config, [0, 10, 1110], runtimes=[RUNTIME_MS, RUNTIME_MS, 3.0])
 
 
@@ -114,7 +115,7 @@ def test_within_the_budget_the_second_retry_waits_twice_as_long():
 def test_iceberg_java_validation_conflict_fails_at_once_with_retries_left():
     # B is an overwrite that really conflicts: after its wait and refresh (1116) it reads the one
     # manifest list it fell behind (1117) and fails validation there, not retried.
-    config = apply_client("iceberg-java", backoff_jitter=0.0, real_conflict_probability=1.0, **BASE)
+    config = build_config(client="iceberg-java", backoff_jitter=0.0, real_conflict_probability=1.0, **BASE)
     outcome = _run(config, [0, 10], ops=[FAST_APPEND, VALIDATED_OVERWRITE])
     assert outcome.status.tolist() == [COMMITTED, ABORTED_VALIDATION]
     assert outcome.end_ms[1] == pytest.approx(1117) and outcome.retries[1] == 0
@@ -123,30 +124,30 @@ def test_iceberg_java_validation_conflict_fails_at_once_with_retries_left():
 @pytest.mark.parametrize("client", ["pyiceberg", "iceberg-go"])
 def test_clients_without_retries_fail_on_the_first_conflict(client):
     # No retry: B's CAS fails at 1015; it reads the catalog (1016) and gives up.
-    outcome = _run(apply_client(client, **BASE), [0, 10])
+    outcome = _run(build_config(client=client, **BASE), [0, 10])
     assert outcome.status.tolist() == [COMMITTED, ABORTED_MAX_RETRIES]
     assert outcome.end_ms[1] == pytest.approx(1016)
 
 
 def test_iceberg_go_waits_uniformly_between_the_minimum_and_the_doubling_ceiling():
     # With retries raised: the first wait is U[100, 100] = 100 ms exactly; B then commits like Java's.
-    config = apply_client("iceberg-go", retry=3, **BASE)
+    config = build_config(client="iceberg-go", retry=3, **BASE)
     assert _latency(_run(config, [0, 10]))[1] == pytest.approx(108)
 
 
 def test_delta_rs_retries_at_once_and_rewrites_nothing():
     # B fails at 1015, reads the winning commit by 1016 and writes its log entry again at 1017.
-    outcome = _run(apply_client("delta-rs", **BASE), [0, 10])
+    outcome = _run(build_config(client="delta-rs", **BASE), [0, 10])
     assert _latency(outcome) == pytest.approx([4, 6])
     # Sixteen transactions at once on one table: with 15 retries every one of them commits;
     # the reference's 10 retries lose the last ones.
-    assert (_run(apply_client("delta-rs", **BASE), list(range(16))).status == COMMITTED).all()
+    assert (_run(build_config(client="delta-rs", **BASE), list(range(16))).status == COMMITTED).all()
     assert (_run(SimConfig(**BASE), list(range(16))).status == ABORTED_MAX_RETRIES).any()
 
 
 def test_ducklake_wait_shrinks_by_up_to_half():
     # Wait before retry 1: 100 ms x U(0.5, 1]; then a read and the CAS (no rewrite): 6 + wait.
-    config = apply_client("ducklake", **BASE)
+    config = build_config(client="ducklake", **BASE)
     latencies = [_latency(_run(config, [0, 10], seed=seed))[1] for seed in range(40)]
     assert min(latencies) > 56 and max(latencies) <= 106
     assert max(latencies) - min(latencies) > 20
@@ -234,7 +235,7 @@ def test_new_fields_at_their_defaults_leave_hashes_alone():
     assert pinned.config_hash == "f6741f1855404752"
     assert pinned.replace(client="reference", retry_rewrite="conflict").config_hash == "f6741f1855404752"
     assert SimConfig(retry_policy="backoff", backoff_jitter_shape="symmetric") == SimConfig(retry_policy="backoff")
-    assert apply_client("iceberg-java").config_hash != SimConfig().config_hash
+    assert build_config(client="iceberg-java").config_hash != SimConfig().config_hash
 
 
 # -- sweeps -----------------------------------------------------------------------------------------
@@ -246,7 +247,7 @@ def test_clients_sweep_applies_each_preset_on_exp4c():
     assert {c.client for c in configs} == set(client_names()) - {"reference"} | {None}
     assert len(configs) == len(client_names()) * len(exp4c.GRID.configs())
     for config in configs:
-        expected = apply_client(config.client or "reference", **{
+        expected = build_config(client=config.client or "reference", **{
             k: getattr(config, k) for k in ("catalog", "provider", "num_tables", "fast_append_ratio",
                                             "inter_arrival_scale_ms")})
         assert config == expected

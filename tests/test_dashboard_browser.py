@@ -64,7 +64,7 @@ def issue6_store(real_store, tmp_path_factory):
 
     from store_fixtures import simulated_rows, write_store_file
 
-    from simcore.clients import apply_client
+    from simcore.builder import build_config
 
     store = tmp_path_factory.mktemp("issue6-store")
     shutil.copytree(real_store / "exp4c", store / "exp4c")
@@ -82,7 +82,7 @@ def issue6_store(real_store, tmp_path_factory):
                            for provider in ("s3x", "azure") for tables in (1, 10) for scale in (50, 200, 1000)
                            for catalog in ("storage", "append")],
         # Issue 11: client presets beside the reference, and writer workloads.
-        "clients": [apply_client(client, provider=provider, num_tables=tables, fast_append_ratio=0.9,
+        "clients": [build_config(client=client, provider=provider, num_tables=tables, fast_append_ratio=0.9,
                                  inter_arrival_scale_ms=scale, **short)
                     for client in ("reference", "iceberg-java") for provider in ("s3x", "s3") for tables in (1, 10)
                     for scale in (50, 200, 1000)],

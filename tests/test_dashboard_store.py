@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dashboards.snapshot import READ_COLUMNS, StoreError, default_store_uri, read_store, store_signature
+from dashboards.snapshot import READ_COLUMNS, StoreError, read_store, store_signature
 from ray_jobs.store import ResultsStore
 from store_fixtures import contract_row, write_digest_named, write_store_file
 
@@ -110,10 +110,12 @@ def test_an_unknown_uri_scheme_is_an_error_not_a_traceback():
 
 
 def test_the_default_store_follows_sweeps_store(monkeypatch):
+    from dashboards.cli import _parser
+
     monkeypatch.delenv("SWEEPS_STORE", raising=False)
-    assert default_store_uri() == "./results"
+    assert _parser().parse_args(["build"]).store == "./results"
     monkeypatch.setenv("SWEEPS_STORE", "s3://bucket/results")
-    assert default_store_uri() == "s3://bucket/results"
+    assert _parser().parse_args(["compare"]).store == "s3://bucket/results"
 
 
 def test_the_signature_changes_when_a_file_lands_or_a_summary_is_written(tmp_path):

@@ -18,7 +18,7 @@ import pytest
 
 from oracle import Oracle
 from simcore import SimConfig
-from simcore.clients import apply_client
+from simcore.builder import build_config
 from simcore.metrics import summarize
 from simcore.simulate import run_seed
 
@@ -51,19 +51,19 @@ CONFIGS = {
                                                      inter_arrival_scale_ms=1500, **SHORT),
     # Client presets: waits with one-sided jitter, a retry budget (shortened so it binds), manifest-list
     # rewrites on every retry; no wait and no rewrite; DuckLake's shrinking jitter.
-    "iceberg-java, s3, 2 tables, real conflicts, tight budget": apply_client(
-        "iceberg-java", provider="s3", num_tables=2, fast_append_ratio=0.7, real_conflict_probability=0.3,
+    "iceberg-java, s3, 2 tables, real conflicts, tight budget": build_config(
+        client="iceberg-java", provider="s3", num_tables=2, fast_append_ratio=0.7, real_conflict_probability=0.3,
         inter_arrival_scale_ms=150, retry_budget_ms=1500.0, **SHORT),
-    "delta-rs, s3x, 3 tables": apply_client("delta-rs", provider="s3x", num_tables=3, fast_append_ratio=0.8,
+    "delta-rs, s3x, 3 tables": build_config(client="delta-rs", provider="s3x", num_tables=3, fast_append_ratio=0.8,
                                             inter_arrival_scale_ms=60, **SHORT),
-    "ducklake, azure, 2 tables": apply_client("ducklake", provider="azure", num_tables=2, fast_append_ratio=0.8,
+    "ducklake, azure, 2 tables": build_config(client="ducklake", provider="azure", num_tables=2, fast_append_ratio=0.8,
                                               inter_arrival_scale_ms=300, **SHORT),
     # Writer workloads: on time, with maintenance; and falling behind (iceberg-go's range jitter).
     "40 writers every 4 s + 2 compactions, s3": SimConfig(
         provider="s3", num_tables=4, writers=40, commit_interval_s=4.0, fast_append_ratio=0.9,
         maintenance_jobs=2, maintenance_interval_s=60.0, **SHORT),
-    "12 lagging writers, iceberg-go with 3 retries, gcp": apply_client(
-        "iceberg-go", provider="gcp", num_tables=3, writers=12, commit_interval_s=5.0, retry=3, **SHORT),
+    "12 lagging writers, iceberg-go with 3 retries, gcp": build_config(
+        client="iceberg-go", provider="gcp", num_tables=3, writers=12, commit_interval_s=5.0, retry=3, **SHORT),
 }
 
 # metric -> absolute slack

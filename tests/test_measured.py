@@ -14,11 +14,11 @@ import pytest
 from simcore import SimConfig, simulate
 from simcore.bench import bench, parse_clients, run_clients
 from simcore.cli import main
-from simcore.config import ConfigError
+from simcore.errors import ConfigError
 from simcore.fit import fit_operation, read_samples, read_table
 from simcore.profiles import (canonical_json, dump_profile, load_profile, measured_profile, measured_profiles,
                               profile_from_json)
-from simcore.providers import PROVIDERS
+from simcore.providers import PROVIDERS, OperationLatency
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 SEED000 = str(REPO_ROOT / "simcore" / "measured" / "seed000_conditional_writes.csv")  # a copy of ../shared/data's
@@ -86,7 +86,7 @@ def test_the_hash_follows_the_profile_content_not_its_name():
     assert measured.provider_profile == canonical_json(measured_profile("s3"))
     assert measured.config_hash != SimConfig(provider="s3").config_hash
     assert SimConfig.from_dict(measured.to_dict()) == measured
-    faster = replace(measured_profile("s3"), cas_median_ms=10.0)
+    faster = replace(measured_profile("s3"), cas=replace(measured_profile("s3").cas, median_ms=10.0))
     custom = SimConfig(provider="s3", provider_profile=canonical_json(faster))
     assert custom.config_hash not in (measured.config_hash, SimConfig(provider="s3").config_hash)
     # The same figures written in another key order are the same config.
@@ -157,8 +157,8 @@ def test_more_clients_fail_more_but_one_success_at_a_time():
 
 def test_slow_failures_keep_the_failure_rate_down():
     base = measured_profile("s3x")
-    fast = bench(replace(base, cas_failed_multiplier=1.0), "cas", [8], [1], duration_s=60)[0]
-    slow = bench(replace(base, cas_failed_multiplier=20.0), "cas", [8], [1], duration_s=60)[0]
+    fast = bench(replace(base, cas=replace(base.cas, failed_multiplier=1.0)), "cas", [8], [1], duration_s=60)[0]
+    slow = bench(replace(base, cas=replace(base.cas, failed_multiplier=20.0)), "cas", [8], [1], duration_s=60)[0]
     assert slow.failure_rate < fast.failure_rate - 0.2
 
 
@@ -217,8 +217,9 @@ def test_recovered_goodput_fixes_seed_000s_azure_column():
 
 
 def test_fit_recovers_a_known_profile_from_its_samples(tmp_path):
-    truth = replace(PROVIDERS["s3"], name="truth", cas_median_ms=30.0, cas_sigma=0.15, cas_failed_multiplier=3.0,
-                    cas_contention_exponent=0.25, cas_contention_sigma=0.0, read_observed_at=0.0)
+    truth = replace(PROVIDERS["s3"], name="truth", read_observed_at=0.0,
+                    cas=OperationLatency(median_ms=30.0, sigma=0.15, failed_multiplier=3.0, contention_exponent=0.25,
+                                         contention_sigma=0.0))
     path = tmp_path / "samples.csv"
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)
@@ -228,11 +229,11 @@ def test_fit_recovers_a_known_profile_from_its_samples(tmp_path):
             writer.writerows(("cas", f"{x:.3f}", int(ok), clients) for x, ok in zip(latencies, succeeded))
     measured = read_samples(str(path))["cas"]
     fitted, loss = fit_operation(PROVIDERS["s3"], "cas", measured, observed_at=0.0, max_evaluations=200)
-    assert fitted.cas_median_ms == pytest.approx(30.0, rel=0.08)
+    assert fitted.cas.median_ms == pytest.approx(30.0, rel=0.08)
     # The write's sigma is seen only through read + write (read sigma 0.62): loosely identified.
-    assert fitted.cas_sigma == pytest.approx(0.15, abs=0.07)
-    assert fitted.cas_failed_multiplier == pytest.approx(3.0, rel=0.2)
-    assert fitted.cas_contention_exponent == pytest.approx(0.25, abs=0.08)
+    assert fitted.cas.sigma == pytest.approx(0.15, abs=0.07)
+    assert fitted.cas.failed_multiplier == pytest.approx(3.0, rel=0.2)
+    assert fitted.cas.contention_exponent == pytest.approx(0.25, abs=0.08)
 
 
 def test_fit_command_writes_a_loadable_profile(tmp_path, capsys):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from simcore import SimConfig, metric_sets
-from simcore.config import ConfigError
+from simcore.errors import ConfigError
 from simcore.metric_sets import Recorded, heatmap_window, summarize, summarize_recorded
 from simcore.metrics import summarize as steady_summarize
 from simcore.simulate import run_seed

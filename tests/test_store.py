@@ -28,7 +28,7 @@ from simcore import SimConfig, simulate
 from ray_jobs.schema import (CONFIG_COLUMNS, METRIC_COLUMNS, RESULTS_SCHEMA, SchemaError, make_row,
                              rows_to_table)
 from ray_jobs.status import format_seeds, format_status, store_status
-from ray_jobs.store import ResultsStore, StoreError, default_store_uri
+from ray_jobs.store import ResultsStore, StoreError
 from store_fixtures import write_digest_named
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -259,13 +259,6 @@ def test_a_writer_killed_mid_write_leaves_only_complete_files(tmp_path):
     scan = ResultsStore(str(tmp_path)).scan()
     assert scan.unreadable == ()
     assert scan.files_read >= 5 and scan.table.num_rows == 100 * scan.files_read
-
-
-def test_default_store_is_sweeps_store_else_results(monkeypatch):
-    monkeypatch.delenv("SWEEPS_STORE", raising=False)
-    assert default_store_uri() == "./results"
-    monkeypatch.setenv("SWEEPS_STORE", "s3://bucket/sweeps")
-    assert default_store_uri() == "s3://bucket/sweeps"
 
 
 @pytest.mark.parametrize("name", ["", "a/b", "_internal", ".hidden"])

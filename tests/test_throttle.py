@@ -17,16 +17,23 @@ import pytest
 
 from simcore import SimConfig, simulate
 from simcore.bench import bench, run_clients
+from simcore.errors import ConfigError
 from simcore.fit import fit_throttled_operation, summarise
-from simcore.config import ConfigError
 from simcore.simulate import run_seed
 from simcore.profiles import canonical_json, dump_profile, load_profile, measured_profile, profile_from_json
-from simcore.providers import PROVIDERS, Throttle
+from simcore.providers import PROVIDERS, OperationLatency, Throttle
 
 # A fast store (about 40 ms an op) whose object admits 2 writes/s: one client wants far more.
-FAST = replace(PROVIDERS["s3"], name="fast", cas_median_ms=20.0, cas_sigma=0.1, read_median_ms=20.0,
+FAST = replace(PROVIDERS["s3"], name="fast", cas=OperationLatency(20.0, 0.1), read_median_ms=20.0,
                read_sigma=0.1, floor_ms=1.0)
-THROTTLED = replace(FAST, cas_throttle=Throttle(writes_per_s=2.0, burst=1.0))
+
+
+def _throttled(provider, **throttle):
+    """``provider`` whose object throttles its CAS writes."""
+    return replace(provider, cas=replace(provider.cas, throttle=Throttle(**throttle)))
+
+
+THROTTLED = _throttled(FAST, writes_per_s=2.0, burst=1.0)
 
 
 def test_a_throttle_caps_one_clients_goodput_at_the_token_rate():
@@ -41,7 +48,7 @@ def test_a_throttle_caps_one_clients_goodput_at_the_token_rate():
 def test_the_client_resends_refused_writes_after_a_wait():
     # 2 tokens/s, a bucket of one: an op sent about 40 ms after the last success finds 0.1 token and
     # is refused; resent 600 ms later, 1.3 tokens have come: every op is refused exactly once.
-    resending = replace(FAST, cas_throttle=Throttle(writes_per_s=2.0, retry_max=5, retry_base_ms=600.0))
+    resending = _throttled(FAST, writes_per_s=2.0, retry_max=5, retry_base_ms=600.0)
     latencies, succeeded = run_clients(resending, "cas", 1, 300.0, seed=1)
     assert succeeded.all() and len(latencies) > 300
     assert np.all((latencies > 600 + 30) & (latencies < 600 + 100))
@@ -52,7 +59,7 @@ def test_the_client_resends_refused_writes_after_a_wait():
 
 def test_growing_waits_until_the_resends_run_out():
     # A wait too short for a token to come: refused again, after 100, 200, 400 ms; then the op fails.
-    impatient = replace(FAST, cas_throttle=Throttle(writes_per_s=0.5, retry_max=3, retry_base_ms=100.0))
+    impatient = _throttled(FAST, writes_per_s=0.5, retry_max=3, retry_base_ms=100.0)
     latencies, succeeded = run_clients(impatient, "cas", 1, 600.0, seed=1)
     failed = latencies[~succeeded]
     assert len(failed) > 50 and succeeded.sum() > 50
@@ -85,7 +92,7 @@ def test_resent_writes_cost_the_catalog_no_retry():
     plain = SimConfig(provider="fast", provider_profile=canonical_json(THROTTLED), num_tables=1,
                       inter_arrival_scale_ms=1000, duration_s=1900)
     resending = plain.replace(provider_profile=canonical_json(
-        replace(FAST, cas_throttle=Throttle(writes_per_s=2.0, retry_max=6, retry_base_ms=200.0))))
+        _throttled(FAST, writes_per_s=2.0, retry_max=6, retry_base_ms=200.0)))
     _, refused_fail = run_seed(plain, 5)
     _, resent = run_seed(resending, 5)
     # The client library absorbs the refusals: fewer failed attempts for the committer to retry ...
@@ -96,15 +103,15 @@ def test_resent_writes_cost_the_catalog_no_retry():
 
 def test_the_throttle_table_round_trips_and_rejects_bad_values(tmp_path):
     profile = measured_profile("gcp")
-    assert profile.throttle("cas") is not None and profile.throttle("cas").retry_max >= 1
-    assert profile.throttle("append") is None
+    assert profile.cas.throttle is not None and profile.cas.throttle.retry_max >= 1
+    assert profile.append is None
     path = tmp_path / "gcp.toml"
     path.write_text(dump_profile(profile))
     assert "[cas.throttle]" in path.read_text()
     assert load_profile(str(path)) == profile
     assert profile_from_json(canonical_json(profile)) == profile
     text = path.read_text()
-    for old, new, field in ((f"retry_max = {profile.throttle('cas').retry_max}\n", "retry_max = 1.5\n", "retry_max"),
+    for old, new, field in ((f"retry_max = {profile.cas.throttle.retry_max}\n", "retry_max = 1.5\n", "retry_max"),
                             ("burst = ", "burst = 0.5 #", "burst"),
                             ("writes_per_s = ", "speed = 1\nwrites_per_s = ", "speed"),
                             ("retry_jitter = ", "retry_jitter = 2 #", "retry_jitter")):
@@ -131,7 +138,7 @@ def test_the_throttle_fit_recovers_a_known_throttle():
         latencies, succeeded = run_clients(truth, "cas", clients, 1200.0, seed=11)
         measured.append(summarise(clients, latencies, succeeded, window_s=1200.0 - 5.0))
     fitted, _ = fit_throttled_operation(PROVIDERS["gcp"], "cas", measured, max_evaluations=600)
-    want, got = truth.throttle("cas"), fitted.throttle("cas")
+    want, got = truth.cas.throttle, fitted.cas.throttle
     assert got.writes_per_s == pytest.approx(want.writes_per_s, rel=0.15)
     assert got.retry_max == want.retry_max
     # The first wait's mean is what the data pins down (base and jitter trade off against each other).

@@ -1,0 +1,275 @@
+"""The flags every command shares, each defined once, and how a command reports bad input.
+
+Every command (``python -m simcore run|bench|fit``, ``commit-sweeps ...``,
+``python sweeps/<experiment>.py``, ``python -m dashboards``, the benchmarks)
+adds a shared flag by calling its function here, so ``--seeds 3`` means
+seeds 1, 2, 3 everywhere and a default, a help line or a check cannot drift
+between two copies. A command declares only the flags that are its own.
+
+One function per group, as Helm's ``addValueOptionsFlags``:
+
+- ``add_store_flag``: ``--store URI`` (default ``$SWEEPS_STORE``, else ``./results``);
+- ``add_seeds_flag``: ``--seeds`` (a count N = seeds 1..N, or a list and
+  ranges ``1,2,3``, ``4-6``), parsed by ``parse_seeds`` as it is read;
+- ``add_duration_flag``: ``--duration-s``;
+- ``add_catalog_flags``, ``add_retry_flags``, ``add_maintenance_flags``:
+  the setup of one config (``simulate`` and ``capacity``);
+- ``add_provider_flag``, ``add_latency_flags``, ``add_client_flag``: the
+  store's profile (``--provider``, ``--latency-model``, ``--provider-file``)
+  and the client preset (``--client``); ``simcore.builder.config_from_flags``
+  turns them into a config;
+- ``add_search_range_flags``: ``--min-scale-ms``, ``--max-scale-ms``,
+  ``--tolerance``, whose defaults are ``simcore.bisection.SearchRange``'s;
+- ``add_max_memory_flag``: ``--max-memory``.
+
+Exit status: ``EXIT_OK`` 0, ``EXIT_FAILED`` 1 (some work failed),
+``EXIT_BAD_INPUT`` 2 (nothing was run), ``EXIT_INTERRUPTED`` 130. Bad input
+is one line, ``error: <field>: <value> is not allowed; expected <what>``:
+``OneLineParser`` makes argparse's own errors one line too.
+
+Pure argparse: no Ray, no results store, nothing that runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Optional
+
+from simcore import bounds
+from simcore.bisection import SearchRange
+from simcore.clients import REFERENCE, client_names
+from simcore.config import CATALOG_BACKENDS, DEFAULT_CATALOG_LATENCY_MS, TABLE_DISTRIBUTIONS
+from simcore.errors import ConfigError
+from simcore.providers import PROVIDERS
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+STORE_ENV = "SWEEPS_STORE"
+DEFAULT_STORE = "./results"
+DEFAULT_SEEDS = 3
+DEFAULT_DURATION_S = 3600.0
+MAX_SEEDS = 100_000
+SEEDS_HELP = ("a count N (seeds 1..N), or a list of seeds and ranges such as 1,2,3 or 4-6 "
+              "(the same in every command)")
+
+
+# -- bad input: one line, exit status 2 ---------------------------------------------------------------
+
+class UsageError(Exception):
+    """argparse refused the command line (``OneLineParser``); the message is one line."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors raise ``UsageError`` instead of printing the usage: the command prints one line."""
+
+    def error(self, message: str) -> None:  # noqa: D401 - argparse hook
+        raise UsageError(message)
+
+
+def bad_input(error: Exception) -> int:
+    """Print ``error`` as the one line of bad input; the exit status to return."""
+    print(f"error: {error}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+# -- values --------------------------------------------------------------------------------------------
+
+def integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected an integer") from None
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected an integer >= 1") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not allowed; expected an integer >= 1")
+    return value
+
+
+def number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected a number") from None
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """The seeds a ``--seeds`` value names, in every command alike.
+
+    A bare number N means seeds 1..N (how many); a value with a comma or a
+    range names the seeds themselves. A single seed other than 1 is
+    written as a one-seed range (``7-7``) or with a trailing comma (``7,``).
+
+    >>> parse_seeds("3"), parse_seeds("1,2,3"), parse_seeds("4-6,9"), parse_seeds("7,")
+    ((1, 2, 3), (1, 2, 3), (4, 5, 6, 9), (7,))
+    """
+    allowed = SEEDS_HELP
+    text = str(text).strip()
+    try:
+        if text.isdigit():
+            count = int(text)
+            if not 1 <= count <= MAX_SEEDS:
+                raise ValueError
+            return tuple(range(1, count + 1))
+        seeds: list[int] = []
+        for part in (part.strip() for part in text.split(",")):
+            if not part:
+                continue
+            low, _, high = part.partition("-")
+            first, last = int(low), int(high or low)
+            if first < 0 or last < first or last > bounds.MAX_SEED or len(seeds) + last - first + 1 > MAX_SEEDS:
+                raise ValueError
+            seeds.extend(range(first, last + 1))
+    except ValueError:
+        raise ConfigError("seeds", text, allowed + f", at most {MAX_SEEDS:,} seeds, each <= {bounds.MAX_SEED}") from None
+    if not seeds:
+        raise ConfigError("seeds", text, allowed)
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError("seeds", text, "distinct seeds")
+    return tuple(seeds)
+
+
+class SeedsAction(argparse.Action):
+    """``--seeds`` read with ``parse_seeds``: the namespace holds the tuple of seeds.
+
+    A bad value is refused as the line ``seeds: <value> is not allowed;
+    expected ...``, the same in every command.
+    """
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            seeds = parse_seeds(values)
+        except ConfigError as error:
+            raise argparse.ArgumentError(None, str(error)) from None
+        setattr(namespace, self.dest, seeds)
+
+
+# -- the shared flags ------------------------------------------------------------------------------------
+
+def default_store_uri() -> str:
+    """``$SWEEPS_STORE`` when set, else ``./results``: where ``--store`` points unless given."""
+    return os.environ.get(STORE_ENV) or DEFAULT_STORE
+
+
+def add_store_flag(parser: argparse.ArgumentParser, *, when_unset: Optional[str] = None) -> None:
+    """``--store URI``: the results store a command reads or fills.
+
+    ``when_unset``: for a benchmark that makes a store of its own when none
+    is named; the flag's value is then None unless given, and this text
+    says what happens.
+    """
+    default = (f"default ${STORE_ENV} if set, else {DEFAULT_STORE}; now {default_store_uri()}" if when_unset is None
+               else f"default: {when_unset}")
+    parser.add_argument("--store", default=default_store_uri() if when_unset is None else None, metavar="URI",
+                        help=f"results store: a directory or a pyarrow URI such as s3://bucket/prefix ({default})")
+
+
+def add_seeds_flag(parser: argparse.ArgumentParser, *, required: bool = False, default: int = DEFAULT_SEEDS) -> None:
+    """``--seeds``: required, or the seeds 1..``default`` (a benchmark whose seeds cost more may take fewer)."""
+    parser.add_argument("--seeds", action=SeedsAction, required=required, metavar="SEEDS",
+                        default=None if required else tuple(range(1, default + 1)),
+                        help=SEEDS_HELP if required else f"{SEEDS_HELP} (default {default})")
+
+
+def add_duration_flag(parser: argparse.ArgumentParser, *, default_s: float = DEFAULT_DURATION_S,
+                      warm_up: bool = True) -> None:
+    """``--duration-s S``; ``warm_up``: the runs are catalog simulations, whose steady-state window needs time."""
+    note = "; must exceed twice the warm-up, 1800 s with the default runtime" if warm_up else ""
+    parser.add_argument("--duration-s", type=number, default=default_s, metavar="S",
+                        help=f"simulated seconds per run (default {default_s:g}){note}")
+
+
+def add_provider_flag(parser: argparse.ArgumentParser) -> None:
+    """``--provider``: the object store simulated (a built-in one, or the name in ``--provider-file``)."""
+    parser.add_argument("--provider", default=None,
+                        help="object store: " + ", ".join(PROVIDERS) + " (or the name in --provider-file)")
+
+
+def add_catalog_flags(parser: argparse.ArgumentParser, *, catalog_default: Optional[str] = None) -> None:
+    """The catalog setup of one config: catalog, tables, the transaction mix and real conflicts.
+
+    ``catalog_default``: None makes ``--catalog`` required.
+    """
+    parser.add_argument("--catalog", required=catalog_default is None, default=catalog_default,
+                        help="catalog back-end: " + ", ".join(CATALOG_BACKENDS)
+                             + " (append: conditional-append log, s3x/azurex/azure)"
+                             + (f"; default {catalog_default}" if catalog_default else ""))
+    parser.add_argument("--catalog-latency-ms", type=number, default=None,
+                        help=f"fixed read/CAS latency of the service catalog (default {DEFAULT_CATALOG_LATENCY_MS:g})")
+    parser.add_argument("--num-tables", type=integer, required=True, help="tables sharing the catalog object (>= 1)")
+    parser.add_argument("--table-dist", default="uniform", help="table choice: " + " or ".join(TABLE_DISTRIBUTIONS))
+    parser.add_argument("--fast-append-ratio", type=number, required=True,
+                        help="share of FastAppend transactions; the rest are ValidatedOverwrite")
+    parser.add_argument("--merge-append-ratio", type=number, default=0.0, help="share of MergeAppend (default 0)")
+    parser.add_argument("--real-conflict-probability", type=number, default=0.0,
+                        help="chance a VO aborts on a same-table conflict (default 0)")
+
+
+def add_retry_flags(parser: argparse.ArgumentParser) -> None:
+    """``--retry`` and ``--retry-budget-ms``: override the client preset's."""
+    parser.add_argument("--retry", type=integer, default=None,
+                        help="retries after the first attempt (default: the client's; reference 10)")
+    parser.add_argument("--retry-budget-ms", type=number, default=None,
+                        help="total retry time after which a commit gives up (default: the client's; reference none)")
+
+
+def add_maintenance_flags(parser: argparse.ArgumentParser) -> None:
+    """``--maintenance-jobs`` and ``--maintenance-interval-s``: compactions beside a writer workload."""
+    parser.add_argument("--maintenance-jobs", type=integer, default=None,
+                        help="maintenance jobs (validated overwrites) beside the writers")
+    parser.add_argument("--maintenance-interval-s", type=number, default=None, help="each maintenance job's interval")
+
+
+def add_latency_flags(parser: argparse.ArgumentParser, *, variant: bool = False) -> None:
+    """``--latency-model`` and ``--provider-file``; ``variant``: a sweep's, whose rows go to another experiment."""
+    parser.add_argument("--latency-model", default="reference", metavar="MODEL",
+                        help="reference (default: MODEL.md's provider table, as the reference simulator) or measured "
+                             "(fitted to seed 000; docs/measured.md)"
+                             + ("; rows go to <experiment>-measured" if variant else ""))
+    parser.add_argument("--provider-file", default=None, metavar="PATH",
+                        help="a provider profile (TOML) to simulate instead of "
+                             + ("the grid's providers (docs/measured.md); rows go to <experiment>-profile-<name>"
+                                if variant else "a built-in one (docs/measured.md)"))
+
+
+def add_client_flag(parser: argparse.ArgumentParser, *, variant: bool = False) -> None:
+    """``--client NAME``: a client preset's retry settings; ``variant``: a sweep's, as ``add_latency_flags``."""
+    where = ("every point uses its retry settings; rows go to <experiment>-client-<name>" if variant
+             else "the retry flags override its fields")
+    parser.add_argument("--client", default=REFERENCE, metavar="NAME",
+                        help=f"client preset: {', '.join(client_names())} (default {REFERENCE}, as the reference "
+                             f"simulator; docs/clients.md); {where}")
+
+
+def add_search_range_flags(parser: argparse.ArgumentParser) -> None:
+    """``--min-scale-ms``, ``--max-scale-ms`` and ``--tolerance``: the range a knee search probes."""
+    default = SearchRange()
+    parser.add_argument("--min-scale-ms", type=number, default=default.min_scale_ms, metavar="MS",
+                        help=f"fastest inter-arrival scale searched, the heaviest load (default "
+                             f"{default.min_scale_ms:g})")
+    parser.add_argument("--max-scale-ms", type=number, default=default.max_scale_ms, metavar="MS",
+                        help=f"slowest inter-arrival scale searched, the lightest load (default "
+                             f"{default.max_scale_ms:g})")
+    parser.add_argument("--tolerance", type=number, default=default.tolerance, metavar="F",
+                        help=f"bracket the knee to this relative width in rate (default {default.tolerance:g} "
+                             f"= {100 * default.tolerance:g}%%)")
+
+
+def search_range_of(args: argparse.Namespace) -> SearchRange:
+    """The ``SearchRange`` of ``add_search_range_flags``'s flags (a SearchRangeError when it is not one)."""
+    return SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
+
+
+def add_max_memory_flag(parser: argparse.ArgumentParser) -> None:
+    """``--max-memory SIZE``: the work bounds' memory limit (``simcore.bounds``)."""
+    parser.add_argument("--max-memory", default=None, metavar="SIZE",
+                        help=f"refuse runs (and a sweep's plan) estimated to need more memory than this, e.g. 8G "
+                             f"(default ${bounds.MEMORY_LIMIT_ENV} if set, else half this machine's memory)")
+
