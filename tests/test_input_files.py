@@ -80,7 +80,7 @@ def test_files_that_are_not_regular_are_refused_before_reading(capsys, tmp_path,
     status, err = _fit(capsys, "--table", path, "--provider", "s3")
     assert status == 2 and len(err) == 1 and "regular file" in err[0]
     status = main(["run", "--provider", "s3", "--catalog", "storage", "--num-tables", "1", "--fast-append-ratio",
-                   "1", "--seeds", "1", "--provider-file", path])
+                   "1", "--inter-arrival-scale-ms", "100", "--seeds", "1", "--provider-file", path])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and "provider_file" in err[0] and "regular file" in err[0]
 
