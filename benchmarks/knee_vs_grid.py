@@ -42,7 +42,7 @@ from simcore import simulate, usable_throughput
 from simcore.bisection import (MeasuredPoint, SearchRange, same_resolution_grid_points,
                                search_sequentially)
 from ray_jobs.knee_curves import Curve, curves_from_grid, measured_point, seed_outcome
-from sweeps.knee import KNEE_GRIDS
+from sweeps.catalog import KNEE_GRIDS
 from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
 
 

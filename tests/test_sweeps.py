@@ -11,8 +11,8 @@ import pytest
 import ray
 
 from ray_jobs import Grid, GridError, sweep_main
-from sweeps import all as all_sweeps
 from sweeps import exp4a, exp4a_zipf, exp4b, exp4b_zipf, exp4c
+from sweeps.catalog import SEED001
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 INTER_ARRIVAL_SCALES_MS = {20, 50, 100, 200, 300, 400, 500, 1000, 2000, 5000}
@@ -61,11 +61,11 @@ def test_zipf_grids_are_their_base_grid_with_zipf_alpha_1_5(zipf, base):
 
 
 def test_all_runs_every_grid_once():
-    names = [g.experiment for g in all_sweeps.GRIDS]
+    names = [g.experiment for g in SEED001]
     assert names == ["exp4a", "exp4b", "exp4c", "exp4a_zipf", "exp4b_zipf"]
 
 
-@pytest.mark.parametrize("grid", all_sweeps.GRIDS, ids=lambda g: g.experiment)
+@pytest.mark.parametrize("grid", SEED001, ids=lambda g: g.experiment)
 def test_quick_is_a_small_subset_of_the_same_grid(grid):
     full = {c.config_hash for c in grid.configs()}
     quick = {c.config_hash for c in grid.configs(quick=True)}
