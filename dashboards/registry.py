@@ -86,7 +86,7 @@ KINDS = (
                               "the knee", treatment=True),
     Kind("treatment-colours", "frontiers with one colour per variant on a log axis (for many variants), with VO "
                               "p99 at the knee", treatment=True),
-    Kind("writers", "the most usable writers against commit interval, per setup"),
+    Kind("max-writers", "the most usable writers against commit interval, per writer-workload setup"),
     Kind("provenance", "where the rows came from: versions, seeds, settings, missing points", PAGE),
 )
 KINDS_BY_NAME = {kind.name: kind for kind in KINDS}

@@ -34,7 +34,7 @@ GRID = Grid(
         "writers": (10, 100, 1000),
     },
     # writers_maintenance (derived below) shares the section.
-    view=View("writers", anchor="writers", nav="Writers", title="Writer workloads",
+    view=View("max-writers", anchor="writers", nav="Writers", title="Writer workloads",
               lead="How many streaming writers, each committing every interval, a catalog serves before commits fail: "
                    "max writers against commit interval per provider and client, with and without compaction jobs "
                    "(`commit-sweeps sweep writers`)."),

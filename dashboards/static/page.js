@@ -97,7 +97,7 @@
     if (experiment && studyIds.includes(experiment)) state.study = experiment;
     else if (experiment) problems.push(`${FILTERS.experiment} "${experiment}" is not in this store`);
     if (!state.study) {
-      // The widest storage-catalog grid study (exp4c) tells most; else the first.
+      // The widest storage-catalog grid study tells most (seed 001's provider frontier); else the first.
       const ranked = DATA.studies.slice().sort((a, b) =>
         (b.catalog === "storage") - (a.catalog === "storage") || (a.searched === true) - (b.searched === true)
         || b.series.length - a.series.length || b.provenance.points - a.provenance.points);

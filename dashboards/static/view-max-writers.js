@@ -1,4 +1,4 @@
-/* The results dashboard page, study view kind "writers": max usable writers against commit interval, per setup.
+/* The results dashboard page, study view kind "max-writers": max usable writers against commit interval, per setup.
  * It draws every writer setup of the payload (DATA.writers); the experiments it names come from its view entry.
  * Part of the page's scripts (loaded in order by index.html): page.js holds the
  * data, state, filters and helpers, each view-*.js draws one view, main.js
@@ -60,5 +60,5 @@
         "threshold. Dashed: with compaction jobs on the same tables. Cross: no number of writers passes."));
   }
 
-  Object.assign(window.Dash.views, { writers: renderWriters });
+  Object.assign(window.Dash.views, { "max-writers": renderWriters });
 })();
