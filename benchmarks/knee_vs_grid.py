@@ -43,7 +43,7 @@ from simcore.bisection import (MeasuredPoint, SearchRange, same_resolution_grid_
                                search_sequentially)
 from simcore.flags import add_search_range_flags, add_seeds_flag, search_range_of
 from ray_jobs.knee_curves import Curve, curves_from_grid, measured_point, seed_outcome
-from sweeps.knee import KNEE_GRIDS
+from sweeps.catalog import KNEE_GRIDS
 from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
 
 

@@ -40,13 +40,13 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 def configure_knee(parser: argparse.ArgumentParser) -> None:
     from ray_jobs.knee_cli import configure
-    from sweeps.knee import KNEE_GRIDS
+    from sweeps.catalog import KNEE_GRIDS
 
     configure(parser, KNEE_GRIDS)
 
 
 def run_knee(args: argparse.Namespace) -> int:
     from ray_jobs.knee_cli import run_knee_command
-    from sweeps.knee import KNEE_GRIDS
+    from sweeps.catalog import KNEE_GRIDS
 
     return run_knee_command(KNEE_GRIDS, args)

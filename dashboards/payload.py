@@ -29,12 +29,15 @@ from simcore.usable import USABLE_SUCCESS_THRESHOLD
 from dashboards.points import Spread, elementwise_mean, group_points, is_number
 from dashboards.published import compare, describe, load_published
 from dashboards.published_explained import PREFERRED_LABEL, STEADY_STATE_LABEL, explanation_for, load_explained
+from dashboards.registry import FILTERS, page_json
 from dashboards.rounding import rounded, spread_json
 from dashboards.snapshot import TABLE_METRIC_COLUMNS, StoreSnapshot
 from dashboards.studies import Study, group_studies, mix_id, number_key, series_id
 from dashboards.writers import writer_frontiers
 
-PAYLOAD_SCHEMA_VERSION = 3  # 3: named keys throughout (spreads, brackets, differences), a written schema
+# 3: named keys throughout (spreads, brackets, differences), a written schema;
+# 4: the page's registry (views, filters, example_experiment: dashboards.registry)
+PAYLOAD_SCHEMA_VERSION = 4
 
 # What the heatmaps and curves can show. ``hatch_by`` names the success rate
 # that marks a cell when it is at or below the threshold (the cell is not
@@ -292,6 +295,7 @@ def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
         "comparisons": comparisons_json(snapshot, studies, frontier_of),
         "writers": writer_frontiers(points),
         "warnings": _warnings(snapshot, studies),
+        **page_json(),
     }
 
 
@@ -299,9 +303,9 @@ def filter_values(payload: dict) -> dict:
     """Every value each URL filter may take in this payload (the server checks queries against it)."""
     studies = payload["studies"]
     return {
-        "experiment": {study["id"] for study in studies},
-        "provider": {series["id"] for study in studies for series in study["series"]}
+        FILTERS["experiment"]: {study["id"] for study in studies},
+        FILTERS["series"]: {series["id"] for study in studies for series in study["series"]}
         | {series["provider"] for study in studies for series in study["series"]},
-        "mix": {mix["id"] for study in studies for mix in study["mixes"]},
-        "tables": {number_key(count) for study in studies for count in study["tables"]},
+        FILTERS["mix"]: {mix["id"] for study in studies for mix in study["mixes"]},
+        FILTERS["tables"]: {number_key(count) for study in studies for count in study["tables"]},
     }

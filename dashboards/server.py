@@ -39,10 +39,10 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Callable, Iterable, Optional
 from urllib.parse import parse_qsl, urlsplit
 
+from dashboards.registry import FILTER_NAMES
 from dashboards.site import Site, render_site
 from dashboards.snapshot import StoreError, read_store, store_signature
 
-FILTER_NAMES = ("experiment", "provider", "mix", "tables")
 MAX_QUERY_CHARS = 2000
 
 IDLE_TIMEOUT_S = 15.0  # a kept-alive or silent connection is closed after this long without a byte

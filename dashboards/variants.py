@@ -154,7 +154,8 @@ def difference(variant: Optional[CurveFrontier], baseline: Optional[CurveFrontie
     return Difference(usable_cps=usable, usable_ratio=usable_ratio, vo_p99_ms=p99, vo_p99_ratio=p99_ratio)
 
 
-def _variant_id(value) -> str:
+def variant_id(value) -> str:
+    """A treatment value as the page names its variant: "none" for unset, numbers as number_key, text as it is."""
     if value is None:
         return "none"
     return number_key(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
@@ -184,11 +185,11 @@ def compare_variants(spec: ComparisonSpec, studies: Sequence[Study],
     variants, used_ids = [], set()
     for study in chosen:
         value = study.fixed.get(spec.field)
-        variant_id, label = _variant_id(value), spec.label(value)
-        if variant_id in used_ids:  # same treatment value, other companion settings
-            variant_id, label = f"{variant_id}~{len(used_ids) + 1}", f"{label} ({study.label})"
-        used_ids.add(variant_id)
-        variants.append(Variant(id=variant_id, value=value, label=label, study=study))
+        key, label = variant_id(value), spec.label(value)
+        if key in used_ids:  # same treatment value, other companion settings
+            key, label = f"{key}~{len(used_ids) + 1}", f"{label} ({study.label})"
+        used_ids.add(key)
+        variants.append(Variant(id=key, value=value, label=label, study=study))
     variants.sort(key=lambda variant: (variant.value != spec.baseline, variant.label))
     baseline = variants[0].id if variants[0].value == spec.baseline else None
 

@@ -3,22 +3,48 @@
 Nothing here is specific to an experiment: sweep scripts declare a ``Grid``
 and call ``sweep_main``. Public API:
 
-- ``Grid``, ``GridError``, ``Treatment``: a declared grid (and what a study compares) and its validation error.
-- ``sweep_main(grids, argv)``: the command line shared by every sweep script.
-- ``ResultsStore``, ``default_store_uri()``: read and write the results store (the default location is
-  ``simcore.flags``', where ``--store`` is defined).
-- ``RESULTS_SCHEMA``: the Arrow schema of a stored row.
+- ``Grid``, ``GridError``, ``Treatment``, ``View``: a declared grid (what a study
+  compares, where the dashboard shows it) and its validation error (``ray_jobs.grid``).
+- ``sweep_main(grids, argv)``: the command line shared by every sweep script (``ray_jobs.cli``).
+- ``ResultsStore``, ``default_store_uri()``: read and write the results store (``ray_jobs.store``;
+  the default location is ``simcore.flags``', where ``--store`` is defined).
+- ``RESULTS_SCHEMA``: the Arrow schema of a stored row (``ray_jobs.schema``).
 - ``run_sweep``, ``SweepPlan`` (in ``ray_jobs.fanout``) and ``connect_ray``
   (in ``ray_jobs.connect``) for programs that drive Ray themselves.
 
-Importing this package does not import Ray: readers of the store (the
-dashboards) only need pyarrow.
+The pure modules (``grid``, ``schema``, ``store``, ``lease``) never import
+Ray, and importing this package imports none of its modules: each name
+above is loaded from its home module on first use (``__getattr__``), so
+``from ray_jobs import Grid`` costs the grid alone and readers of the store
+(the dashboards) need pyarrow, not Ray or the command line.
+tests/test_pure_imports.py holds the pure modules to it.
 """
 
-from ray_jobs.cli import sweep_main
-from ray_jobs.grid import Grid, GridError, Treatment
-from ray_jobs.schema import RESULTS_SCHEMA
-from ray_jobs.store import ResultsStore
-from simcore.flags import default_store_uri  # defined with the --store flag; part of this API as it always was
+from __future__ import annotations
 
-__all__ = ["Grid", "GridError", "RESULTS_SCHEMA", "ResultsStore", "Treatment", "default_store_uri", "sweep_main"]
+import importlib
+
+# Public name -> its home module. Kept lazy on purpose: the package is imported by every
+# grid file and by the dashboard, which must not pay for (or need) the command line or Ray.
+_PUBLIC = {
+    "Grid": "ray_jobs.grid",
+    "GridError": "ray_jobs.grid",
+    "Treatment": "ray_jobs.grid",
+    "View": "ray_jobs.grid",
+    "sweep_main": "ray_jobs.cli",
+    "RESULTS_SCHEMA": "ray_jobs.schema",
+    "ResultsStore": "ray_jobs.store",
+    "default_store_uri": "simcore.flags",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str):
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'ray_jobs' has no attribute {name!r}")
+    return getattr(importlib.import_module(_PUBLIC[name]), name)
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_PUBLIC))

@@ -5,17 +5,26 @@ Sweep scripts declare a ``Grid``; this module turns it into validated
 simcore) before anything is scheduled, so a bad value stops the sweep at
 once with the field, the value and what is allowed, instead of failing
 hours later on a worker.
+
+A grid is also the whole declaration of a study: beside its points it
+carries its quick subsets (the sweep's and the knee search's), what it
+compares (``Treatment``) and where the dashboard shows it (``View``), so
+adding a study is one file in ``sweeps/`` (``sweeps.catalog`` finds it).
+Pure: no Ray, no I/O.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping, Optional, Sequence
 
 from simcore import ConfigError, SimConfig
 from simcore.builder import build_config
+
+_SLUG = re.compile(r"[a-z][a-z0-9-]*")  # a view's kind and anchor: safe as an HTML id, a class and a file name
 
 
 class GridError(ValueError):
@@ -67,6 +76,53 @@ class Treatment:
 
 
 @dataclass(frozen=True)
+class View:
+    """Where the dashboard shows a study: one section of the page, drawn by one kind of chart.
+
+    The dashboard's registry (``dashboards.registry``) places the section
+    among the page's views by its kind and hands this record to the kind's
+    script, which draws the grid's experiment(s) from the payload; no
+    script names an experiment.
+
+    Args:
+        kind: the kind of chart, e.g. ``"treatment-frontier"`` (a script
+            ``dashboards/static/view-<kind>.js``; ``dashboards.registry.KINDS``
+            lists them and what each draws).
+        anchor: the section's id in the page (``#throttle``), also the
+            prefix of its elements' ids and classes (``throttle-chart``).
+            Grids that name the same anchor share one section (``writers``
+            and ``writers_maintenance``).
+        nav: the section's name in the page's table of contents.
+        title: the section's heading (the page numbers it).
+        lead: the paragraph under the heading; text in `backticks` is code.
+        expects: what a complete study holds, for the note shown while only
+            part of it is in the store ("unthrottled and throttled runs").
+        legend: the note under the charts; ``{baseline}`` is replaced by the
+            baseline variant's label.
+        short_labels: (treatment value, text) pairs, for legends and column
+            heads where the treatment's labels are too long.
+    """
+
+    kind: str
+    anchor: str
+    nav: str
+    title: str
+    lead: str = ""
+    expects: str = ""
+    legend: str = ""
+    short_labels: tuple = ()
+
+    def __post_init__(self) -> None:
+        for name in ("kind", "anchor"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not _SLUG.fullmatch(value):
+                raise GridError("view", name, value, "lower-case letters, digits and '-', starting with a letter")
+        for name in ("nav", "title"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise GridError("view", name, getattr(self, name), "a non-empty text")
+
+
+@dataclass(frozen=True)
 class Grid:
     """One experiment's grid.
 
@@ -81,6 +137,12 @@ class Grid:
         description: one line for ``--help``.
         compares: for a study, the swept field it compares and the baseline
             value (see ``Treatment``); None for a plain experiment.
+        knee_quick: config field -> a subset of its swept values: the curves
+            ``commit-sweeps knee --quick`` searches (the inter-arrival scale
+            is the search's, so only the curve fields matter). None: the
+            knee search does not offer this experiment.
+        view: where the dashboard shows the study (``View``); None for an
+            experiment the page's own views cover.
 
     Example:
         >>> grid = Grid("demo", swept={"num_tables": [1, 10], "inter_arrival_scale_ms": [100, 1000]},
@@ -95,12 +157,17 @@ class Grid:
     quick: Mapping[str, Sequence[Any]] = field(default_factory=dict)
     description: str = ""
     compares: Optional[Treatment] = None
+    knee_quick: Optional[Mapping[str, Sequence[Any]]] = None
+    view: Optional[View] = None
 
     def __post_init__(self) -> None:
         # Freeze the mappings so a declared grid cannot drift after import.
         object.__setattr__(self, "swept", MappingProxyType({k: tuple(v) for k, v in self.swept.items()}))
         object.__setattr__(self, "fixed", MappingProxyType(dict(self.fixed)))
         object.__setattr__(self, "quick", MappingProxyType({k: tuple(v) for k, v in self.quick.items()}))
+        if self.knee_quick is not None:
+            object.__setattr__(self, "knee_quick",
+                               MappingProxyType({k: tuple(v) for k, v in self.knee_quick.items()}))
         name = self.experiment
         if not isinstance(name, str) or not name or "/" in name or name[0] in "._":
             raise GridError(str(name), "experiment", name,
@@ -113,14 +180,23 @@ class Grid:
         if self.compares is not None and self.compares.field not in self.swept:
             raise GridError(name, "compares.field", self.compares.field,
                             f"one of the swept fields {list(self.swept)}")
-        for field_name, values in self.quick.items():
+        self._check_subset("quick", self.quick)
+        if self.knee_quick is not None:
+            self._check_subset("knee_quick", self.knee_quick)
+        if self.view is not None and not isinstance(self.view, View):
+            raise GridError(name, "view", self.view, "a ray_jobs.grid.View or None")
+
+    def _check_subset(self, label: str, subset: Mapping[str, Sequence[Any]]) -> None:
+        """Each field of ``subset`` is swept, and each of its values one of the swept ones."""
+        for field_name, values in subset.items():
             if field_name not in self.swept:
-                raise GridError(name, f"quick.{field_name}", list(values), f"one of the swept fields {list(self.swept)}")
+                raise GridError(self.experiment, f"{label}.{field_name}", list(values),
+                                f"one of the swept fields {list(self.swept)}")
             if not values:
-                raise GridError(name, f"quick.{field_name}", list(values), "at least one value")
+                raise GridError(self.experiment, f"{label}.{field_name}", list(values), "at least one value")
             for value in values:
                 if value not in self.swept[field_name]:
-                    raise GridError(name, f"quick.{field_name}", value,
+                    raise GridError(self.experiment, f"{label}.{field_name}", value,
                                     f"one of its swept values {list(self.swept[field_name])}")
 
     def points(self, quick: bool = False) -> list[dict]:
@@ -154,9 +230,12 @@ class Grid:
         return tuple(configs)
 
     def derive(self, experiment: str, *, description: str = "",
-               quick: Optional[Mapping[str, Sequence[Any]]] = None, **fixed: Any) -> "Grid":
+               quick: Optional[Mapping[str, Sequence[Any]]] = None,
+               knee_quick: Optional[Mapping[str, Sequence[Any]]] = None, **fixed: Any) -> "Grid":
         """A copy under another name, with more (or other) fixed fields and optionally
-        another quick subset; the swept values stay the same."""
+        other quick subsets; the swept values, the treatment and the view stay the same."""
+        knee = self.knee_quick if knee_quick is None else knee_quick
         return Grid(experiment=experiment, swept=dict(self.swept), fixed={**self.fixed, **fixed},
                     quick=dict(self.quick if quick is None else quick),
-                    description=description or self.description, compares=self.compares)
+                    description=description or self.description, compares=self.compares,
+                    knee_quick=None if knee is None else dict(knee), view=self.view)

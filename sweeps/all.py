@@ -1,15 +1,14 @@
 """Every grid of seed 001 in one fan-out: exp4a, exp4b, exp4c and the Zipf variants.
 
 One fan-out rather than five scripts in a row: the cluster stays busy
-across experiment boundaries and Ray starts once.
+across experiment boundaries and Ray starts once. The list is
+``sweeps.catalog.SEED001`` (``commit-sweeps sweep all`` runs the same).
 """
 
 import sys
 
-from ray_jobs import sweep_main
-from sweeps.catalog import SEED001
-
-GRIDS = list(SEED001)
-
 if __name__ == "__main__":
-    sys.exit(sweep_main(GRIDS))
+    from ray_jobs import sweep_main
+    from sweeps.catalog import SEED001
+
+    sys.exit(sweep_main(list(SEED001)))

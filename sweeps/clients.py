@@ -10,7 +10,7 @@ so the dashboard and the knee search can set each beside ``reference``.
 
 import sys
 
-from ray_jobs import Grid, Treatment, sweep_main
+from ray_jobs import Grid, Treatment, View
 from simcore.clients import client_names
 from sweeps.seed001 import (FAST_APPEND_RATIOS, INTER_ARRIVAL_SCALES_MS, PROVIDERS,
                             QUICK_INTER_ARRIVAL_SCALES_MS, QUICK_TABLE_COUNTS, TABLE_COUNTS)
@@ -38,7 +38,17 @@ GRID = Grid(
                        companions=("retry", "retry_policy", "backoff_base_ms", "backoff_multiplier", "backoff_cap_ms",
                                    "backoff_jitter", "backoff_jitter_shape", "retry_budget_ms", "retry_rewrite"),
                        labels=((None, "reference"),)),
+    view=View("treatment-colours", anchor="clients", nav="Clients", title="Client presets",
+              lead="Usable throughput with real clients' retry settings (Iceberg Java, PyIceberg, iceberg-go, "
+                   "delta-rs, DuckLake) beside the reference's (10 retries at once), per provider and mix against "
+                   "table count: `commit-sweeps sweep clients`.",
+              expects="the reference and each client preset",
+              legend="One colour per client preset (docs/clients.md cites each one's retry settings); the reference "
+                     "retries at once, up to 10 times, as seed 001. Change: usable throughput relative to the "
+                     "reference. Hollow: a lower bound; cross: no point above the threshold."),
 )
 
 if __name__ == "__main__":
+    from ray_jobs import sweep_main
+
     sys.exit(sweep_main([GRID]))

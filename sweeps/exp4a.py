@@ -6,7 +6,7 @@ Sweeps table count x catalog CAS latency x inter-arrival scale, as in seed
 
 import sys
 
-from ray_jobs import Grid, sweep_main
+from ray_jobs import Grid
 from sweeps.seed001 import (CATALOG_LATENCIES_MS, INTER_ARRIVAL_SCALES_MS, TABLE_COUNTS,
                             QUICK_INTER_ARRIVAL_SCALES_MS)
 
@@ -24,7 +24,11 @@ GRID = Grid(
         "catalog_latency_ms": (10, 50),
         "inter_arrival_scale_ms": (20,) + QUICK_INTER_ARRIVAL_SCALES_MS,
     },
+    # The knee search's quick curves: a fast and a slow catalog at one and ten tables.
+    knee_quick={"num_tables": (1, 10), "catalog_latency_ms": (10, 50)},
 )
 
 if __name__ == "__main__":
+    from ray_jobs import sweep_main
+
     sys.exit(sweep_main([GRID]))

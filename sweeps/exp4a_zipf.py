@@ -6,7 +6,6 @@ as in seed 001's Zipf figures.
 
 import sys
 
-from ray_jobs import sweep_main
 from sweeps.exp4a import GRID as EXP4A
 from sweeps.seed001 import ZIPF_ALPHA
 
@@ -18,4 +17,6 @@ GRID = EXP4A.derive(
 )
 
 if __name__ == "__main__":
+    from ray_jobs import sweep_main
+
     sys.exit(sweep_main([GRID]))

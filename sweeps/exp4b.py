@@ -2,7 +2,6 @@
 
 import sys
 
-from ray_jobs import sweep_main
 from sweeps.exp4a import GRID as EXP4A
 
 GRID = EXP4A.derive(
@@ -12,7 +11,10 @@ GRID = EXP4A.derive(
     # VO convoys make 20 ms inter-arrival the costliest point of the grid
     # (seconds per run), so the quick subset starts at 50 ms.
     quick={**EXP4A.quick, "inter_arrival_scale_ms": (50, 100, 500, 2000)},
+    knee_quick={"num_tables": (1, 10), "catalog_latency_ms": (10,)},
 )
 
 if __name__ == "__main__":
+    from ray_jobs import sweep_main
+
     sys.exit(sweep_main([GRID]))

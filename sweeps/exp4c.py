@@ -6,7 +6,7 @@ seed 001's experiment 4c: the usable-throughput frontier per provider.
 
 import sys
 
-from ray_jobs import Grid, sweep_main
+from ray_jobs import Grid
 from sweeps.seed001 import (FAST_APPEND_RATIOS, INTER_ARRIVAL_SCALES_MS, PROVIDERS,
                             QUICK_INTER_ARRIVAL_SCALES_MS, QUICK_TABLE_COUNTS, TABLE_COUNTS)
 
@@ -25,7 +25,11 @@ GRID = Grid(
         "num_tables": QUICK_TABLE_COUNTS,
         "inter_arrival_scale_ms": QUICK_INTER_ARRIVAL_SCALES_MS,
     },
+    # The knee search's quick curves: a fast and a slow provider at one and ten tables, FA only.
+    knee_quick={"provider": ("s3x", "s3"), "num_tables": (1, 10), "fast_append_ratio": (1.0,)},
 )
 
 if __name__ == "__main__":
+    from ray_jobs import sweep_main
+
     sys.exit(sweep_main([GRID]))

@@ -12,7 +12,7 @@ usable throughput (``python -m dashboards compare``).
 
 import sys
 
-from ray_jobs import Grid, Treatment, sweep_main
+from ray_jobs import Grid, Treatment
 from sweeps.exp4c import GRID as EXP4C
 from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS, QUICK_TABLE_COUNTS
 
@@ -28,7 +28,11 @@ GRID = Grid(
     # The profile's content (provider_profile) follows from the model and the provider.
     compares=Treatment("latency_model", baseline=None, companions=("provider_profile",),
                        labels=((None, "reference model (seed 001)"), ("measured", "measured model (seed 000)"))),
+    knee_quick={"num_tables": (1, 10), "fast_append_ratio": (1.0, 0.9)},
+    # No view of its own: `commit-sweeps dashboard compare` prints it (and the page's views draw each model's study).
 )
 
 if __name__ == "__main__":
+    from ray_jobs import sweep_main
+
     sys.exit(sweep_main([GRID]))

@@ -14,3 +14,6 @@ ZIPF_ALPHA = 1.5
 
 QUICK_INTER_ARRIVAL_SCALES_MS = (100, 500, 2000)
 QUICK_TABLE_COUNTS = (1, 10)
+
+# Seed 001's experiment-4 grids, in the order ``sweeps/all.py`` (and ``commit-sweeps sweep all``) runs them.
+SEED001_EXPERIMENTS = ("exp4a", "exp4b", "exp4c", "exp4a_zipf", "exp4b_zipf")

@@ -10,7 +10,7 @@ settings. Per-class success, time to commit and lag are in every row.
 
 import sys
 
-from ray_jobs import Grid, sweep_main
+from ray_jobs import Grid, View
 from sweeps.seed001 import PROVIDERS
 
 WRITER_COUNTS = (5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
@@ -33,6 +33,11 @@ GRID = Grid(
         "commit_interval_s": (60,),
         "writers": (10, 100, 1000),
     },
+    # writers_maintenance (derived below) shares the section.
+    view=View("max-writers", anchor="writers", nav="Writers", title="Writer workloads",
+              lead="How many streaming writers, each committing every interval, a catalog serves before commits fail: "
+                   "max writers against commit interval per provider and client, with and without compaction jobs "
+                   "(`commit-sweeps sweep writers`)."),
 )
 
 MAINTENANCE_GRID = GRID.derive(
@@ -43,4 +48,6 @@ MAINTENANCE_GRID = GRID.derive(
 GRIDS = [GRID, MAINTENANCE_GRID]
 
 if __name__ == "__main__":
+    from ray_jobs import sweep_main
+
     sys.exit(sweep_main(GRIDS))

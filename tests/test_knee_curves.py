@@ -13,7 +13,7 @@ from ray_jobs.knee_curves import (CURVE_KEY_SCALE_MS, SeedOutcome, complete_poin
                                   evidence_from_rows, knee_experiment_name, measured_point, seed_outcome,
                                   success_metric)
 from ray_jobs.schema import make_row, rows_to_table
-from sweeps.knee import KNEE_GRIDS
+from sweeps.catalog import KNEE_GRIDS
 
 FAST = {"catalog": "storage", "runtime_median_ms": 20_000.0, "duration_s": 1200.0}
 

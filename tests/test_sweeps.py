@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import ray
 
-from ray_jobs import Grid, GridError, sweep_main
-from sweeps import all as all_sweeps
+from ray_jobs import Grid, GridError, Treatment, View, sweep_main
 from sweeps import exp4a, exp4a_zipf, exp4b, exp4b_zipf, exp4c
+from sweeps.catalog import EXPERIMENTS, KNEE_GRIDS, SEED001
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 INTER_ARRIVAL_SCALES_MS = {20, 50, 100, 200, 300, 400, 500, 1000, 2000, 5000}
@@ -61,11 +61,11 @@ def test_zipf_grids_are_their_base_grid_with_zipf_alpha_1_5(zipf, base):
 
 
 def test_all_runs_every_grid_once():
-    names = [g.experiment for g in all_sweeps.GRIDS]
+    names = [g.experiment for g in SEED001]
     assert names == ["exp4a", "exp4b", "exp4c", "exp4a_zipf", "exp4b_zipf"]
 
 
-@pytest.mark.parametrize("grid", all_sweeps.GRIDS, ids=lambda g: g.experiment)
+@pytest.mark.parametrize("grid", SEED001, ids=lambda g: g.experiment)
 def test_quick_is_a_small_subset_of_the_same_grid(grid):
     full = {c.config_hash for c in grid.configs()}
     quick = {c.config_hash for c in grid.configs(quick=True)}
@@ -124,6 +124,92 @@ def test_grid_declarations_are_checked():
         Grid("g", swept={"num_tables": []})
     with pytest.raises(GridError, match="experiment: '_x' is not allowed"):
         Grid("_x", swept={"num_tables": [1]})
+    with pytest.raises(GridError, match="knee_quick.num_tables: 7 is not allowed; expected one of its swept values"):
+        Grid("g", swept={"num_tables": [1, 2]}, knee_quick={"num_tables": [7]})
+    with pytest.raises(GridError, match="view: kind: 'Throttle view' is not allowed"):
+        View("Throttle view", anchor="t", nav="T", title="T")
+    with pytest.raises(GridError, match="view: title: '' is not allowed; expected a non-empty text"):
+        View("treatment-frontier", anchor="t", nav="T", title="")
+
+
+def test_a_derived_grid_keeps_the_study_declaration():
+    view = View("treatment-frontier", anchor="demo", nav="Demo", title="Demo")
+    base = Grid("base", swept={"num_tables": [1, 10], "retry_policy": [None, "backoff"]},
+                compares=Treatment("retry_policy"), knee_quick={"num_tables": [1]}, view=view)
+    derived = base.derive("other", provider="gcp")
+    assert (derived.compares, derived.knee_quick, derived.view) == (base.compares, base.knee_quick, view)
+    assert base.derive("third", knee_quick={"num_tables": [10]}).knee_quick == {"num_tables": (10,)}
+
+
+# -- the catalog: every grid file, found, not listed ---------------------------------------------------------
+
+# The knee search's quick curves as sweeps/knee.py's table had them before each grid declared its own.
+KNEE_QUICK = {
+    "exp4c": {"provider": ("s3x", "s3"), "num_tables": (1, 10), "fast_append_ratio": (1.0,)},
+    "exp4a": {"num_tables": (1, 10), "catalog_latency_ms": (10, 50)},
+    "exp4b": {"num_tables": (1, 10), "catalog_latency_ms": (10,)},
+    "exp4a_zipf": {"num_tables": (1, 10), "catalog_latency_ms": (10, 50)},
+    "exp4b_zipf": {"num_tables": (1, 10), "catalog_latency_ms": (10,)},
+    "gcs_throttle": {"num_tables": (1, 10), "fast_append_ratio": (1.0,)},
+    "retry_policies": {"provider": ("s3x",), "num_tables": (1,), "fast_append_ratio": (0.9,)},
+    "append_catalog": {"provider": ("s3x",), "num_tables": (1, 10), "fast_append_ratio": (1.0,)},
+    "latency_models": {"num_tables": (1, 10), "fast_append_ratio": (1.0, 0.9)},
+}
+
+
+def test_the_catalog_holds_every_grid_file_seed_001_first():
+    assert list(EXPERIMENTS)[:5] == ["exp4a", "exp4b", "exp4c", "exp4a_zipf", "exp4b_zipf"]
+    assert sorted(EXPERIMENTS) == sorted(["exp4a", "exp4b", "exp4c", "exp4a_zipf", "exp4b_zipf", "gcs_throttle",
+                                          "retry_policies", "append_catalog", "latency_models", "clients", "writers",
+                                          "writers_maintenance"])
+    assert EXPERIMENTS["exp4c"] is exp4c.GRID
+
+
+def test_the_knee_search_offers_the_grids_that_declare_its_quick_curves():
+    assert {name: dict(grid.quick) for name, grid in KNEE_GRIDS.items()} == KNEE_QUICK
+    for name, grid in KNEE_GRIDS.items():  # the same curves as the experiment's grid, only another quick subset
+        assert grid.experiment == name and grid.swept == EXPERIMENTS[name].swept
+        assert grid.fixed == EXPERIMENTS[name].fixed
+
+
+STUDY_FILE = """
+from ray_jobs import Grid, Treatment, View
+
+GRID = Grid(
+    experiment="demo_study",
+    description="demo_study: one grid file is the whole study",
+    fixed={"catalog": "storage", "provider": "s3x"},
+    swept={"retry_policy": (None, "backoff"), "num_tables": (1, 10), "inter_arrival_scale_ms": (100, 1000)},
+    quick={"num_tables": (1,)},
+    knee_quick={"num_tables": (1,)},
+    compares=Treatment("retry_policy", baseline=None, labels=((None, "immediate"),)),
+    view=View("treatment-colours", anchor="demo", nav="Demo", title="A demo study", lead="Made by `one file`."),
+)
+"""
+
+
+def test_a_study_is_one_grid_file(tmp_path):
+    """A new file beside the grids appears in the sweep command, the knee search and the page, and nowhere else."""
+    (tmp_path / "demo_study.py").write_text(STUDY_FILE)
+    code = f"""
+import sys
+import sweeps
+sweeps.__path__.append({str(tmp_path)!r})  # as if demo_study.py sat in sweeps/
+from commit_sweeps.cli import build_parser
+from sweeps.catalog import EXPERIMENTS, KNEE_GRIDS
+from dashboards.registry import VIEWS
+from dashboards.site import render_page
+assert "demo_study" in EXPERIMENTS and "demo_study" in KNEE_GRIDS
+(demo,) = [view for view in VIEWS if view.id == "demo"]
+assert demo.kind == "treatment-colours" and demo.experiments == ("demo_study",)
+page = render_page('<!-- registry: nav -->|<!-- registry: sections -->|<!-- registry: scripts -->')
+assert '<a href="#demo">Demo</a>' in page and '<div id="demo-body">' in page and "<code>one file</code>" in page
+build_parser().parse_args(["sweep", "--help"])
+"""
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert result.returncode == 0, result.stderr
+    assert "demo_study" in result.stdout  # listed by `commit-sweeps sweep --help`
 
 
 @pytest.mark.parametrize("flags, message", [

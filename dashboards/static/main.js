@@ -1,12 +1,10 @@
-/* The results dashboard page: main: draws every view and starts the page. page.js says how the scripts fit together. */
+/* The results dashboard page: main: draws every view the payload lists (DATA.views, in page order, each with the
+ * function its kind's script registered) and starts the page. page.js says how the scripts fit together. */
 "use strict";
 
 (() => {
   const {
-    DATA, state, el, replace, currentStudy, readQuery, writeQuery, renderFilters, renderHeader, renderNotices,
-    renderFrontier, renderHeatmaps, renderCurves, renderProviderTables, renderSeedSpread, renderPublished,
-    renderZipf, renderKnee, renderThrottle, renderRetry, renderAppend, renderClients, renderWriters,
-    renderProvenance
+    DATA, state, el, replace, currentStudy, readQuery, writeQuery, renderFilters, renderHeader, renderNotices, views
   } = window.Dash;
 
   // -- main ------------------------------------------------------------------------------------------------------
@@ -18,20 +16,11 @@
     const study = currentStudy();
     if (study) {
       writeQuery();
-      renderFrontier(study);
-      renderHeatmaps(study);
-      renderCurves(study);
-      renderProviderTables(study);
-      renderSeedSpread(study);
-      renderPublished(study);
-      renderZipf(study);
-      renderKnee(study);
-      renderThrottle();
-      renderRetry();
-      renderAppend();
-      renderClients();
-      renderWriters();
-      renderProvenance(study);
+      for (const view of DATA.views) {
+        const draw = views[view.kind];
+        if (!draw) throw new Error(`no script draws the view kind "${view.kind}" (dashboards/registry.py lists them)`);
+        draw(view, study);
+      }
     }
     window.DASHBOARD_RENDER_MS = performance.now() - started;
     document.body.dataset.renders = String(Number(document.body.dataset.renders || 0) + 1);

@@ -1,17 +1,21 @@
 /* The results dashboard page, core: the data, the state, the filters and the shared helpers.
- * Part of the page's scripts (loaded in order by index.html): page.js holds the
- * data, state, filters and helpers, each view-*.js draws one view, main.js
- * draws them all. The payload they read is dashboards/static/payload.schema.json.
+ * Part of the page's scripts, loaded in the order dashboards/registry.py lists them (site.py writes the
+ * script tags): page.js holds the data, state, filters and helpers; each view-<kind>.js registers the
+ * function that draws its kind of view (Dash.views[kind]); main.js draws every view the payload lists
+ * (DATA.views), in page order. No script names an experiment: a view's entry says which to draw.
+ * The payload they read is dashboards/static/payload.schema.json.
  * Store-provided text is always inserted with textContent. */
 "use strict";
 
 (() => {
   const DATA = window.DASHBOARD_DATA;
-  const FILTERS = ["experiment", "provider", "mix", "tables"];
+  // The URL filters, the page's name for each -> its query parameter: declared once, in dashboards/registry.py
+  // (the server accepts exactly these parameters).
+  const FILTERS = DATA ? DATA.filters : {};
   const state = {
     study: null, series: null, mixes: null, tables: null,  // null = all
     frontierAxis: "tables", heatFamily: "success", curveGroup: "tables",
-    curveLatency: "fa_commit_latency_mean_ms", zipf: {}, retry: {}, yScales: {}, frontierSearched: "hide", queryProblems: [], publishedDefinition: "store",
+    curveLatency: "fa_commit_latency_mean_ms", zipf: {}, curvePick: {}, yScales: {}, frontierSearched: "hide", queryProblems: [], publishedDefinition: "store",
   };
   const indexCache = new Map();
 
@@ -89,11 +93,11 @@
     const params = new URLSearchParams(window.location.search);
     const studyIds = DATA.studies.map((s) => s.id);
     const problems = [];
-    const experiment = params.get("experiment");
+    const experiment = params.get(FILTERS.experiment);
     if (experiment && studyIds.includes(experiment)) state.study = experiment;
-    else if (experiment) problems.push(`experiment "${experiment}" is not in this store`);
+    else if (experiment) problems.push(`${FILTERS.experiment} "${experiment}" is not in this store`);
     if (!state.study) {
-      // The widest storage-catalog grid study (exp4c) tells most; else the first.
+      // The widest storage-catalog grid study tells most (seed 001's provider frontier); else the first.
       const ranked = DATA.studies.slice().sort((a, b) =>
         (b.catalog === "storage") - (a.catalog === "storage") || (a.searched === true) - (b.searched === true)
         || b.series.length - a.series.length || b.provenance.points - a.provenance.points);
@@ -117,9 +121,9 @@
     for (const s of study.series) {
       providerAliases.set(s.provider, (providerAliases.get(s.provider) || []).concat([s.id]));
     }
-    state.series = listParam("provider", study.series.map((s) => s.id), providerAliases);
-    state.mixes = listParam("mix", study.mixes.map((m) => m.id));
-    state.tables = listParam("tables", study.tables.map(String));
+    state.series = listParam(FILTERS.series, study.series.map((s) => s.id), providerAliases);
+    state.mixes = listParam(FILTERS.mix, study.mixes.map((m) => m.id));
+    state.tables = listParam(FILTERS.tables, study.tables.map(String));
     return problems;
   }
 
@@ -127,10 +131,10 @@
     const study = currentStudy();
     if (!study) return;
     const params = new URLSearchParams();
-    params.set("experiment", study.id);
-    if (state.series) params.set("provider", [...state.series].join(","));
-    if (state.mixes) params.set("mix", [...state.mixes].join(","));
-    if (state.tables) params.set("tables", [...state.tables].join(","));
+    params.set(FILTERS.experiment, study.id);
+    if (state.series) params.set(FILTERS.series, [...state.series].join(","));
+    if (state.mixes) params.set(FILTERS.mix, [...state.mixes].join(","));
+    if (state.tables) params.set(FILTERS.tables, [...state.tables].join(","));
     try {
       window.history.replaceState(null, "", "?" + params.toString().replace(/%2C/g, ","));
     } catch (error) {
@@ -163,7 +167,7 @@
     const study = currentStudy();
     document.getElementById("filters").hidden = !study;
     if (!study) { replace("filters"); return; }
-    const select = el("select", { id: "filter-experiment", "data-filter": "experiment",
+    const select = el("select", { id: "filter-experiment", "data-filter": FILTERS.experiment,
       onchange: (event) => {
         state.study = event.target.value;
         state.series = state.mixes = state.tables = null;
@@ -174,11 +178,11 @@
     const seriesLabel = study.catalog === "service" ? "Catalog CAS latency" : "Provider";
     replace("filters",
       el("div", { class: "filter" }, el("label", { class: "filter-label", for: "filter-experiment" }, "Experiment"), select),
-      chipGroup("provider", seriesLabel, study.series.map((s) => ({ value: s.id, label: s.label })), state.series,
+      chipGroup(FILTERS.series, seriesLabel, study.series.map((s) => ({ value: s.id, label: s.label })), state.series,
                 (next) => { state.series = next; requestUpdate(); }),
-      chipGroup("mix", "Mix", study.mixes.map((m) => ({ value: m.id, label: m.label })), state.mixes,
+      chipGroup(FILTERS.mix, "Mix", study.mixes.map((m) => ({ value: m.id, label: m.label })), state.mixes,
                 (next) => { state.mixes = next; requestUpdate(); }),
-      chipGroup("tables", "Tables", study.tables.map((t) => ({ value: String(t), label: String(t) })), state.tables,
+      chipGroup(FILTERS.tables, "Tables", study.tables.map((t) => ({ value: String(t), label: String(t) })), state.tables,
                 (next) => { state.tables = next; requestUpdate(); }));
   }
 
@@ -205,7 +209,7 @@
       notices.push(el("div", { class: "notice empty", id: "empty-store" },
         el("strong", {}, "This store holds no results yet. "),
         `Nothing was found under ${DATA.store.uri}. Run a sweep into it, e.g. `,
-        el("code", {}, `python sweeps/exp4c.py --store ${DATA.store.uri}`),
+        el("code", {}, `python sweeps/${DATA.example_experiment}.py --store ${DATA.store.uri}`),
         ", then rebuild (python -m dashboards build) or reload (python -m dashboards serve rebuilds by itself)."));
     }
     for (const problem of state.queryProblems) {
@@ -330,6 +334,7 @@
   }
 
   window.Dash = {
+    views: {},  // view kind -> function (view, study) that draws it; each view-<kind>.js adds its own
     DATA, FILTERS, state, indexCache, el, replace, fmt, sig, pct, currentStudy, index, selected,
     selectedSeries, selectedMixes, selectedTables, seriesColour, metricValue, spreadText, tablesText,
     readQuery, writeQuery, chipGroup, renderFilters, choice, renderHeader, renderNotices, figure, noData, svgBlob,

@@ -1,4 +1,5 @@
-/* The results dashboard page: helpers of the views that set experiments side by side (8 to 11). page.js says how the scripts fit together. */
+/* The results dashboard page: helpers of the views that set experiments side by side (the knee search and the study
+ * views, each drawing the experiments its view entry in DATA.views names). page.js says how the scripts fit together. */
 "use strict";
 
 (() => {
@@ -7,14 +8,14 @@
     noneAbove
   } = window.Dash;
 
-  // -- shared by views 8 to 11 (they set experiments side by side) --------------------------------------------
+  // -- shared by the views that set experiments side by side --------------------------------------------------------
 
   const studyById = (id) => DATA.studies.find((s) => s.id === id) || null;
   const percentChange = (ratio) => (ratio === null || ratio === undefined ? "–"
     : `${ratio > 0 ? "+" : ratio < 0 ? "−" : "±"}${Math.abs(ratio * 100).toFixed(Math.abs(ratio) < 0.1 ? 1 : 0)}%`);
   const command = (text) => el("code", {}, `${text} --store ${DATA.store.uri}`);
 
-  // Views 9 to 11 show their own experiments whatever the current one is; the
+  // Study views show their own experiments whatever the current one is; the
   // filters apply to them by value (provider name, mix, table count).
   function selectedProviders() {
     const study = currentStudy();
@@ -148,15 +149,25 @@
     return true;
   }
 
-  function studyEntries(experiment, bodyId, expected) {
+  function studyEntries(view) {
     // A study view's curves that the filters keep, with its notes; null once the body says what is missing.
+    // The view draws the first experiment its entry names (the study's grid declares the view).
+    const experiment = view.experiments[0], bodyId = `${view.id}-body`;
     const comparison = DATA.comparisons[experiment];
     if (!comparisonPreamble(comparison, bodyId, experiment)) return null;
     const entries = comparison.curves.filter(keepEntry);
-    const notes = variantsNote(comparison, expected);
+    const notes = variantsNote(comparison, view.expects);
     if (!entries.length) { replace(bodyId, notes, filteredAway(comparison.experiment)); return null; }
     return { comparison, entries, notes };
   }
+
+  // The note under a study view's charts, as its grid words it; {baseline} is the first (baseline) variant's label.
+  const legendNote = (view, comparison) => el("p", { class: "legend-note" },
+    view.legend.split("{baseline}").join(comparison.variants[0].label));
+
+  // A variant's short label where the study declares one (for legends and column heads), else its label.
+  const shortLabel = (view, variant) => (Object.prototype.hasOwnProperty.call(view.short_labels, variant.id)
+    ? view.short_labels[variant.id] : variant.label);
 
   function variantsNote(comparison, expected) {
     const notes = [];
@@ -199,6 +210,7 @@
   Object.assign(window.Dash, {
     studyEntries, studyById, percentChange, command, selectedProviders, keepEntry, filterText, filteredAway,
     variantCurve, mixLabel, mixHasVo, shortMix, yScaleControl, isLowerBound, kneeText, usableMark, usableCell,
-    changeCell, secondsCell, variantFrontiers, comparisonPreamble, variantsNote, kneeSearchFor, searchedMark
+    changeCell, secondsCell, variantFrontiers, comparisonPreamble, variantsNote, kneeSearchFor, searchedMark,
+    legendNote, shortLabel
   });
 })();

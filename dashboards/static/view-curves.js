@@ -45,5 +45,5 @@
         `Hollow dots: success at or below ${DATA.threshold * 100}%, past the knee.`));
   }
 
-  Object.assign(window.Dash, { renderCurves });
+  Object.assign(window.Dash.views, { curves: (view, study) => renderCurves(study) });
 })();

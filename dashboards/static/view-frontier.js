@@ -79,5 +79,5 @@
         (search ? " Dashed (searched knees shown): the knee search's knee, bars spanning its bracket; see 8. Knee search." : "")));
   }
 
-  Object.assign(window.Dash, { renderFrontier });
+  Object.assign(window.Dash.views, { frontier: (view, study) => renderFrontier(study) });
 })();

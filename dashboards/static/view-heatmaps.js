@@ -96,5 +96,5 @@
         "hover or open the table for the seed spread."));
   }
 
-  Object.assign(window.Dash, { renderHeatmaps });
+  Object.assign(window.Dash.views, { heatmaps: (view, study) => renderHeatmaps(study) });
 })();

@@ -78,7 +78,12 @@
       el("tbody", {}, rows)));
   }
 
-  function renderKnee(study) {
+  // What to suggest searching: this experiment where the knee search offers it, else the first it offers (the knee
+  // view's entry lists them: every grid that declares a knee_quick).
+  const suggestedSearch = (view, study) => (view.experiments.includes(study.experiment) ? study.experiment
+    : view.experiments[0] || "NAME");
+
+  function renderKnee(study, view) {
     const search = kneeSearchFor(study);
     if (!search) {
       const others = DATA.knee_searches;
@@ -88,7 +93,7 @@
               state.study = k.source_study || k.study; state.series = state.mixes = state.tables = null; requestUpdate(); } },
             `${k.experiment} (of ${k.source})`)]), `; none of ${study.experiment}.`)
         : el("p", { class: "no-data" }, "No knee search in this store yet. Run ",
-             command(`python sweeps/knee.py --experiment ${study.searched ? study.experiment.replace(/_knee$/, "") : "exp4c"}`),
+             command(`python sweeps/knee.py --experiment ${study.searched ? study.experiment.replace(/_knee$/, "") : suggestedSearch(view, study)}`),
              " (add --quick for a small version), then rebuild or reload."));
       return;
     }
@@ -125,7 +130,7 @@
       return;
     }
     replace("knee-body", summary, notes.map((n) => el("p", { class: "notice" }, n)),
-      yScaleControl("knee-yscale", "knee", () => renderKnee(study)),
+      yScaleControl("knee-yscale", "knee", () => renderKnee(study, view)),
       el("div", { class: "grid" }, kneeCharts(search, entries, knee)),
       kneeTable(search, entries, knee),
       el("p", { class: "legend-note" }, "Solid: the grid knee (usable throughput read off the grid; hollow = a lower bound). " +
@@ -136,5 +141,5 @@
         `${sig(search.span_x.low_ms)}–${sig(search.span_x.high_ms)} ms would need per curve, at the search's seeds per point.`));
   }
 
-  Object.assign(window.Dash, { renderKnee });
+  Object.assign(window.Dash.views, { knee: (view, study) => renderKnee(study, view) });
 })();

@@ -43,5 +43,5 @@
       el("p", { class: "legend-note" }, `Built by dashboards ${DATA.dashboards_version} from ${DATA.store.uri} at ${DATA.generated_at}.`));
   }
 
-  Object.assign(window.Dash, { renderProvenance });
+  Object.assign(window.Dash.views, { provenance: (view, study) => renderProvenance(study) });
 })();

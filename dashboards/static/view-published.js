@@ -79,5 +79,5 @@
         "Ranges: the knee's (or the point's) values over seeds."));
   }
 
-  Object.assign(window.Dash, { renderPublished });
+  Object.assign(window.Dash.views, { published: (view, study) => renderPublished(study) });
 })();

@@ -31,5 +31,5 @@
         el("tbody", {}, rows)) : noData("One seed per point: no spread to show."));
   }
 
-  Object.assign(window.Dash, { renderSeedSpread });
+  Object.assign(window.Dash.views, { spread: (view, study) => renderSeedSpread(study) });
 })();

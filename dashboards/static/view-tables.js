@@ -39,5 +39,5 @@
         "≥ marks a lower bound. Latencies: mean commit latency of FA and VO transactions at the knee. Hover for seeds."));
   }
 
-  Object.assign(window.Dash, { renderProviderTables });
+  Object.assign(window.Dash.views, { tables: (view, study) => renderProviderTables(study) });
 })();

@@ -57,5 +57,5 @@
     replace("zipf-body", controls, el("p", {}, where), el("div", { class: "grid" }, figure(success), figure(conflicts), figure(share)));
   }
 
-  Object.assign(window.Dash, { renderZipf });
+  Object.assign(window.Dash.views, { zipf: (view, study) => renderZipf(study) });
 })();

@@ -1,20 +1,21 @@
-/* The results dashboard page: view 9. GCS write throttle. page.js says how the scripts fit together. */
+/* The results dashboard page, study view kind "treatment-frontier": each variant's usable-throughput frontier against
+ * table count (the baseline solid, the others dashed), and a table of usable throughput, its change, VO p99 and CAS
+ * refused by a throttle at the knee. The study it draws, and its texts, come from its view entry (DATA.views; the
+ * study's grid declares them). page.js says how the scripts fit together. */
 "use strict";
 
 (() => {
   const {
     el, replace, sig, tablesText, variantCurve, mixLabel, usableCell, changeCell, secondsCell,
-    variantFrontiers, studyEntries
+    variantFrontiers, studyEntries, legendNote
   } = window.Dash;
 
-  // -- 9. GCS write throttle ----------------------------------------------------------------------------------------
-
-  function renderThrottle() {
-    const found = studyEntries("gcs_throttle", "throttle-body", "unthrottled and throttled runs");
+  function renderTreatmentFrontier(view) {
+    const found = studyEntries(view);
     if (!found) return;
     const { comparison, entries, notes } = found;
     const colours = ["#2ca02c", "#7b3294", "#e66101"];
-    const charts = variantFrontiers(comparison, entries, "throttle-chart", (provider, pi, variant, vi) => ({
+    const charts = variantFrontiers(comparison, entries, `${view.id}-chart`, (provider, pi, variant, vi) => ({
       label: `${provider} ${variant.label}`, colour: colours[vi % colours.length], dashed: vi > 0 }));
     const studyIds = comparison.variants.map((v) => v.study);
     const others = comparison.variants.filter((v) => v.id !== comparison.baseline);
@@ -29,12 +30,10 @@
       others.map((v) => changeCell(base && e.d[v.id] ? e.d[v.id].usable_ratio : null, true)),
       comparison.variants.map((v) => secondsCell(variantCurve(v, e) && variantCurve(v, e).vo_p99_s)),
       others.map((v) => el("td", {}, e.throttled && e.throttled[v.id] !== undefined ? sig(e.throttled[v.id]) : "–"))));
-    replace("throttle-body", notes, el("div", { class: "grid" }, charts),
-      el("div", { class: "scroll" }, el("table", { class: "data throttle-table" }, el("thead", {}, head), el("tbody", {}, rows))),
-      el("p", { class: "legend-note" }, "Solid: unthrottled (as seed 001). Dashed: with the per-object CAS limit " +
-        "(a token bucket on the catalog object; a CAS that finds no token is refused like a 429). Hollow: a lower bound; " +
-        "cross: no point above the threshold. Change: usable throughput relative to unthrottled."));
+    replace(`${view.id}-body`, notes, el("div", { class: "grid" }, charts),
+      el("div", { class: "scroll" }, el("table", { class: `data ${view.id}-table` }, el("thead", {}, head), el("tbody", {}, rows))),
+      legendNote(view, comparison));
   }
 
-  Object.assign(window.Dash, { renderThrottle });
+  Object.assign(window.Dash.views, { "treatment-frontier": renderTreatmentFrontier });
 })();

@@ -1,4 +1,5 @@
-/* The results dashboard page, view 13. Writer workloads: max writers against commit interval.
+/* The results dashboard page, study view kind "max-writers": max usable writers against commit interval, per setup.
+ * It draws every writer setup of the payload (DATA.writers); the experiments it names come from its view entry.
  * Part of the page's scripts (loaded in order by index.html): page.js holds the
  * data, state, filters and helpers, each view-*.js draws one view, main.js
  * draws them all. The payload they read is dashboards/static/payload.schema.json.
@@ -8,21 +9,20 @@
 (() => {
   const { DATA, el, replace, tablesText, keepEntry, filteredAway, command } = window.Dash;
 
-  // -- 13. Writer workloads ---------------------------------------------------------------------------------------
-
   function writerSetupLabel(w) {
     return `${w.s} ${w.client}` + (w.maintenance_jobs ? ` + ${w.maintenance_jobs} compactions` : "");
   }
 
-  function renderWriters() {
+  function renderWriters(view) {
     const setups = DATA.writers || [];
+    const body = `${view.id}-body`, experiment = view.experiments[0];
     if (!setups.length) {
-      replace("writers-body", el("p", { class: "no-data" }, "No writer-workload runs in this store yet. Run ",
-        command("commit-sweeps sweep writers"), " (add --quick for a small version), then rebuild or reload."));
+      replace(body, el("p", { class: "no-data" }, "No writer-workload runs in this store yet. Run ",
+        command(`commit-sweeps sweep ${experiment}`), " (add --quick for a small version), then rebuild or reload."));
       return;
     }
     const kept = setups.filter((w) => keepEntry({ p: w.s, t: w.t, m: w.m }));
-    if (!kept.length) { replace("writers-body", filteredAway("writers")); return; }
+    if (!kept.length) { replace(body, filteredAway(experiment)); return; }
     const colours = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666"];
     const groups = [...new Set(kept.map((w) => `${w.t}|${w.m}`))];
     const charts = groups.map((group) => {
@@ -41,7 +41,7 @@
       const chart = Charts.lineChart({ title: `${tablesText(Number(t))}, FA share ${m}: max writers`, series,
         xLabel: "commit interval (s)", yLabel: "max usable writers", xScale: "log", yScale: "log", xTicks: intervals,
         xTickLabel: String, width: 470, height: 330 });
-      chart.classList.add("writers-chart");
+      chart.classList.add(`${view.id}-chart`);
       return el("figure", {}, chart);
     });
     const head = el("tr", {}, ["Setup", "Tables", "Mix", "Interval (s)", "Max writers", "Fails at", "Writers' p99 lag at max (s)"]
@@ -53,12 +53,12 @@
         el("td", {}, w.failing_writers === null ? "–" : String(w.failing_writers)),
         el("td", {}, atMax && atMax[3] !== null ? String(atMax[3]) : "–"));
     });
-    replace("writers-body", el("div", { class: "grid" }, charts),
-      el("div", { class: "scroll" }, el("table", { class: "data writers-table" }, el("thead", {}, head), el("tbody", {}, rows))),
+    replace(body, el("div", { class: "grid" }, charts),
+      el("div", { class: "scroll" }, el("table", { class: `data ${view.id}-table` }, el("thead", {}, head), el("tbody", {}, rows))),
       el("p", { class: "legend-note" }, "Each writer commits every interval (the next commit is due one interval after the " +
         "previous one was due, or at once if it ended late). Max writers: the most whose success rate stays above the " +
         "threshold. Dashed: with compaction jobs on the same tables. Cross: no number of writers passes."));
   }
 
-  Object.assign(window.Dash, { renderWriters });
+  Object.assign(window.Dash.views, { "max-writers": renderWriters });
 })();

@@ -1,15 +1,16 @@
-/* The results dashboard page: view 10. retry policies. page.js says how the scripts fit together. */
+/* The results dashboard page, study view kind "treatment-change": per table count, bars of each variant's change from
+ * the baseline in usable throughput and in VO p99 at its knee, a table of both, and VO p99 along one load curve per
+ * variant. The study it draws, and its texts, come from its view entry (DATA.views; the study's grid declares them).
+ * page.js says how the scripts fit together. */
 "use strict";
 
 (() => {
   const {
     state, el, replace, index, tablesText, choice, figure, noData, curveLine, studyById, percentChange,
-    variantCurve, mixLabel, mixHasVo, shortMix, usableCell, changeCell, secondsCell, studyEntries
+    variantCurve, mixLabel, mixHasVo, shortMix, usableCell, changeCell, secondsCell, studyEntries, legendNote
   } = window.Dash;
 
-  // -- 10. retry policies --------------------------------------------------------------------------------------------
-
-  function retryBars(comparison, entries, t, column, title, yLabel, moreIsBetter) {
+  function changeBars(view, comparison, entries, t, column, title, yLabel, moreIsBetter) {
     const studyIds = comparison.variants.map((v) => v.study);
     const others = comparison.variants.filter((v) => v.id !== comparison.baseline);
     const here = entries.filter((e) => e.t === t && others.some((v) => e.d[v.id] && e.d[v.id][column] !== null));
@@ -29,30 +30,31 @@
             `${percentChange(d[column])} (${better ? "better" : "worse"} than ${comparison.variants[0].label})` };
         }) })),
     });
-    chart.classList.add("retry-chart");
+    chart.classList.add(`${view.id}-chart`);
     chart.setAttribute("data-tables", t);
     return figure(chart);
   }
 
-  function retryCurve(comparison, entries) {
+  function loadCurve(view, comparison, entries) {
     const studyIds = comparison.variants.map((v) => v.study);
     const withVo = entries.filter((e) => mixHasVo(studyIds, e.m));
     if (!withVo.length) return [noData("No mix with VO transactions in the selection: no VO p99 to follow along the curve.")];
+    const picked = state.curvePick[view.id] || {};
     const pick = (key, preferred) => {
       const values = [...new Set(withVo.map((e) => e[key]))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-      if (values.includes(state.retry[key])) return state.retry[key];
+      if (values.includes(picked[key])) return picked[key];
       return values.includes(preferred) ? preferred : values[0];
     };
     const wanted = { p: pick("p", "s3"), m: pick("m", "0.9"), t: pick("t", 10) };
     const entry = withVo.find((e) => e.p === wanted.p && e.m === wanted.m && e.t === wanted.t)
-      || withVo.find((e) => e.p === state.retry.p) || withVo[0];
-    state.retry = { p: entry.p, m: entry.m, t: entry.t };
-    const set = (key, parse) => (v) => { state.retry[key] = parse(v); renderRetry(); };
+      || withVo.find((e) => e.p === picked.p) || withVo[0];
+    state.curvePick[view.id] = { p: entry.p, m: entry.m, t: entry.t };
+    const set = (key, parse) => (v) => { state.curvePick[view.id][key] = parse(v); renderTreatmentChange(view); };
     const options = (key) => [...new Set(withVo.map((e) => e[key]))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const controls = [
-      choice("retry-provider", "provider:", options("p").map((v) => [v, v]), entry.p, set("p", String)),
-      choice("retry-mix", "mix:", options("m").map((v) => [v, mixLabel(studyIds, v)]), entry.m, set("m", String)),
-      choice("retry-tables", "tables:", options("t").map((v) => [String(v), String(v)]), String(entry.t), set("t", Number)),
+      choice(`${view.id}-provider`, "provider:", options("p").map((v) => [v, v]), entry.p, set("p", String)),
+      choice(`${view.id}-mix`, "mix:", options("m").map((v) => [v, mixLabel(studyIds, v)]), entry.m, set("m", String)),
+      choice(`${view.id}-tables`, "tables:", options("t").map((v) => [String(v), String(v)]), String(entry.t), set("t", Number)),
     ];
     const colours = ["#1f77b4", "#ff7f0e", "#9467bd", "#17becf"];
     const lines = comparison.variants.map((v, i) => {
@@ -66,12 +68,12 @@
     const chart = Charts.lineChart({ title: `${entry.p} · ${tablesText(entry.t)} · ${mixLabel(studyIds, entry.m)}: VO p99 along the load curve`,
       series: lines, xLabel: "throughput (c/s)", yLabel: "VO p99 commit latency (ms)", yScale: "log", sortX: false,
       width: 560, height: 330 });
-    chart.classList.add("retry-curve-chart");
+    chart.classList.add(`${view.id}-curve-chart`);
     return [controls, figure(chart)];
   }
 
-  function renderRetry() {
-    const found = studyEntries("retry_policies", "retry-body", "immediate, backoff and split");
+  function renderTreatmentChange(view) {
+    const found = studyEntries(view);
     if (!found) return;
     const { comparison, entries, notes } = found;
     const studyIds = comparison.variants.map((v) => v.study);
@@ -79,9 +81,9 @@
     const tableCounts = [...new Set(entries.map((e) => e.t))].sort((a, b) => a - b);
     const charts = [];
     for (const t of tableCounts) {
-      charts.push(retryBars(comparison, entries, t, "usable_ratio", `Usable throughput, ${tablesText(t)}: change vs ${comparison.variants[0].label}`,
+      charts.push(changeBars(view, comparison, entries, t, "usable_ratio", `Usable throughput, ${tablesText(t)}: change vs ${comparison.variants[0].label}`,
         "change in usable throughput", true));
-      charts.push(retryBars(comparison, entries, t, "vo_p99_ratio", `VO p99 at the knee, ${tablesText(t)}: change vs ${comparison.variants[0].label}`,
+      charts.push(changeBars(view, comparison, entries, t, "vo_p99_ratio", `VO p99 at the knee, ${tablesText(t)}: change vs ${comparison.variants[0].label}`,
         "change in VO p99 latency", false));
     }
     const head1 = el("tr", {}, el("th", { rowspan: 2 }, "Curve"),
@@ -95,16 +97,13 @@
       others.map((v) => changeCell(e.d[v.id] ? e.d[v.id].usable_ratio : null, true)),
       comparison.variants.map((v) => secondsCell(variantCurve(v, e) && variantCurve(v, e).vo_p99_s)),
       others.map((v) => changeCell(e.d[v.id] ? e.d[v.id].vo_p99_ratio : null, false))));
-    replace("retry-body", notes,
+    replace(`${view.id}-body`, notes,
       el("div", { class: "grid" }, charts.filter(Boolean).length ? charts.filter(Boolean)
         : noData("No curve has both the baseline and another policy yet: no differences to draw.")),
-      el("div", { class: "scroll" }, el("table", { class: "data retry-table" }, el("thead", {}, head1, head2), el("tbody", {}, rows))),
-      el("div", { class: "retry-curve" }, retryCurve(comparison, entries)),
-      el("p", { class: "legend-note" }, "Bars: each policy's usable throughput (and VO p99 latency at its own knee) relative " +
-        `to ${comparison.variants[0].label} retry on the same curve; up is more throughput, down is lower latency. ` +
-        "Green: better, red: worse. The curve chart follows VO p99 as load rises, one line per policy; hollow dots are past " +
-        "the knee."));
+      el("div", { class: "scroll" }, el("table", { class: `data ${view.id}-table` }, el("thead", {}, head1, head2), el("tbody", {}, rows))),
+      el("div", { class: `${view.id}-curve` }, loadCurve(view, comparison, entries)),
+      legendNote(view, comparison));
   }
 
-  Object.assign(window.Dash, { renderRetry });
+  Object.assign(window.Dash.views, { "treatment-change": renderTreatmentChange });
 })();
