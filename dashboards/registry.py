@@ -204,7 +204,8 @@ SCRIPTS = CORE_SCRIPTS + tuple(kind.script for kind in KINDS) + (LAST_SCRIPT,)
 # The page of this checkout: its own views and those of every study sweeps.catalog finds.
 VIEWS = page_views(list(EXPERIMENTS.values()), list(KNEE_GRIDS))
 if EXAMPLE_EXPERIMENT not in EXPERIMENTS:
-    raise RegistryError(f"EXAMPLE_EXPERIMENT: {EXAMPLE_EXPERIMENT!r} is not allowed; expected one of {', '.join(EXPERIMENTS)}")
+    raise RegistryError(f"EXAMPLE_EXPERIMENT: {EXAMPLE_EXPERIMENT!r} is not allowed; expected one of "
+                        f"{', '.join(EXPERIMENTS)}")
 
 
 def page_json() -> dict:

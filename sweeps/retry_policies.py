@@ -35,9 +35,10 @@ GRID = Grid(
                    "catalog-only conflicts, backoff on same-table ones), at 1 and 10 tables: the change in usable "
                    "throughput and in VO p99 commit latency at each policy's knee, and VO p99 along the load curve.",
               expects="immediate, backoff and split",
-              legend="Bars: each policy's usable throughput (and VO p99 latency at its own knee) relative to {baseline} "
-                     "retry on the same curve; up is more throughput, down is lower latency. Green: better, red: worse. "
-                     "The curve chart follows VO p99 as load rises, one line per policy; hollow dots are past the knee."),
+              legend="Bars: each policy's usable throughput (and VO p99 latency at its own knee) relative to "
+                     "{baseline} retry on the same curve; up is more throughput, down is lower latency. Green: better, "
+                     "red: worse. The curve chart follows VO p99 as load rises, one line per policy; hollow dots are "
+                     "past the knee."),
 )
 
 if __name__ == "__main__":
