@@ -20,7 +20,7 @@ from typing import Optional, Sequence
 from simcore.flags import EXIT_BAD_INPUT, add_store_flag, default_store_uri
 from dashboards.site import build_site
 from dashboards.snapshot import StoreError, read_store
-from dashboards.studies import SEARCHED_SUFFIX
+from ray_jobs.knee_curves import knee_experiment_name
 
 
 DASHBOARD_HELP = "build, serve or compare the results dashboard of a results store"
@@ -130,7 +130,7 @@ def _compare(args) -> int:
     blocks = []
     for comparison in comparisons:
         blocks.append(format_comparison(comparison) + "\n  " + summary_line(comparison))
-        summary = snapshot_summaries.get(comparison.spec.experiment + SEARCHED_SUFFIX)
+        summary = snapshot_summaries.get(knee_experiment_name(comparison.spec.experiment))
         if summary is not None and summary.content is not None:
             blocks.append(format_searched(comparison, searched_knees(comparison, summary.content)))
     print("\n\n".join(blocks))

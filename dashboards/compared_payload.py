@@ -19,16 +19,17 @@ from typing import Callable, Optional
 
 from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND, success_metric
 from dashboards.knee import (SEARCH_RESOLUTION, fine_grid_simulations,
-                             matching_source_study, parse_summary, searched_knee, source_experiment,
+                             matching_source_study, parse_summary, searched_knee,
                              within_resolution)
 from dashboards.rounding import rounded, spread_json
 from dashboards.snapshot import StoreSnapshot
 from dashboards.studies import Study
 from dashboards.variants import Comparison, compare_variants, comparison_specs, knee_mean
+from ray_jobs.knee_curves import source_experiment
 
 
 def _summary_for(snapshot: StoreSnapshot, study: Study) -> tuple:
-    """(path or None, {curve key: SummaryEntry}, problems) of the knee summary of ``study``'s experiment,
+    """(path or None, {curve key: ray_jobs.knee_summary.SummaryCurve}, problems) of the knee summary of ``study``'s experiment,
     limited to the curves of its variant."""
     for summary in snapshot.knee_summaries:
         if summary.experiment != study.experiment:
@@ -97,8 +98,8 @@ def _knee_search_json(knee_study: Study, studies: list, frontier_of: Callable, b
             "sims": searched.n_simulations, "scales": searched.n_scales, "seeds": list(searched.seeds),
             "status": searched.status,
             "file_status": entry.status if entry else None,
-            "file_sims": entry.n_simulations if entry else None,
-            "file_knee": rounded(entry.knee_cps) if entry else None,
+            "file_sims": entry.simulations if entry else None,
+            "file_knee": rounded(entry.knee_rate_cps) if entry else None,
             "fine_grid_sims": fine,
             "grid": grid, "delta": delta,
         })

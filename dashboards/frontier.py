@@ -6,8 +6,10 @@ usable, which success rate counts and how ties break is ``simcore.usable``'s
 rule; this module applies it to the store's seed-aggregated points.
 
 With several seeds, the headline value is taken from seed means (mean
-success above the threshold, highest mean throughput), which is what a
-chart of averaged curves shows. The spread reported with it is the range of
+success above the threshold, highest mean throughput; a seed without a
+value is left out, ``ray_jobs.knee_curves.seed_mean``), which is what a
+chart of averaged curves shows. On a knee search's curve only the points
+with every seed count (``ray_jobs.knee_curves.full_seed_points``). The spread reported with it is the range of
 the knee's throughput over its seeds, and, separately, the usable throughput
 each seed alone would give (the selection itself can move from seed to
 seed). Pure functions; no I/O.
@@ -19,17 +21,13 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 from dashboards.points import Point, Spread
+from ray_jobs.knee_curves import full_seed_points, measured_point
 from simcore.usable import MeasuredPoint, find_knee as find_usable_knee, success_metric, usable_throughput
-
-NAN = float("nan")
 
 
 def measured(point: Point) -> MeasuredPoint:
-    """A store point as the usable rule reads it: seed means of the success that counts and of throughput."""
-    success = point.mean(success_metric(point.config))
-    throughput = point.mean("throughput_cps")
-    return MeasuredPoint(point.scale_ms, NAN if success is None else success,
-                         NAN if throughput is None else throughput)
+    """A store point as the usable rule reads it: ``ray_jobs.knee_curves.measured_point`` of its rows."""
+    return measured_point(point.scale_ms, point.config, point.rows)
 
 
 @dataclass(frozen=True)
@@ -76,8 +74,13 @@ def usable_by_seed(points: Sequence[Point]) -> tuple:
 
 def curve_frontiers(studies) -> dict:
     """(study id, (series, tables, mix)) -> CurveFrontier, for every curve of ``studies``."""
-    return {(study.id, (curve.series, curve.num_tables, curve.mix)): curve_frontier(curve.points)
+    return {(study.id, (curve.series, curve.num_tables, curve.mix)): curve_frontier(_counted(study, curve.points))
             for study in studies for curve in study.curves}
+
+
+def _counted(study, points: Sequence[Point]) -> Sequence[Point]:
+    """A searched curve's points that count: those with every seed (not the search's screening points)."""
+    return full_seed_points(points, lambda point: point.seeds) if study.is_searched else points
 
 
 def curve_frontier(points: Sequence[Point]) -> CurveFrontier:

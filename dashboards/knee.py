@@ -10,12 +10,13 @@ scale and the seed):
 - the **searched knee**: the highest seed-mean throughput among points whose
   seed-mean success (VO success where the mix has VO) is above 95%, with the
   frontier's own rule (``frontier.find_knee``), so grid and search agree on
-  what a knee is;
+  what a knee is; only points measured with every seed count (the search's
+  one-seed screening points do not, ``ray_jobs.knee_curves.full_seed_points``);
 - its **bracket**: the knee's throughput and the seed-mean throughput of the
   nearest failing point at a smaller inter-arrival scale (heavier load), and
   the two scales; the true knee lies between them;
 - the **seed spread** at the knee and the **simulations spent** (distinct
-  scales x seeds);
+  scales x seeds, screening included);
 - a **status**: ``found`` (bracketed), ``above_search_range`` (no failing
   point at a heavier load: the knee is a lower bound) or
   ``below_search_range`` (no point passes), ``simcore.usable``'s names.
@@ -25,8 +26,8 @@ the simulations that grid spent, and how many a grid as fine as the search's
 target (2% steps over the source grid's span of scales) would need.
 
 If the search also wrote ``<store>/_knee/<experiment>.json``, its per-curve
-``status`` and ``n_simulations`` are shown and compared with the rows'; the
-numbers on the page come from the rows. Pure functions; no I/O.
+``status``, ``simulations`` and knee are shown and compared with the rows';
+the numbers on the page come from the rows. Pure functions; no I/O.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ from dashboards.frontier import find_knee, measured
 from dashboards.points import Point, Spread, is_number
 from simcore.bisection import SearchRange, geometric_grid_points
 from simcore.usable import FINAL_STATUSES, curve_status, failing_neighbour
-from dashboards.studies import FIXED_FIELDS, SEARCHED_SUFFIX, Study, mix_id, series_id
+from dashboards.studies import FIXED_FIELDS, Study, mix_id, series_id
+from ray_jobs.knee_curves import full_seed_points, source_experiment
+from ray_jobs.knee_summary import summary_curves
 
 # The precision the search aims for by default: the knee's rate to within 2%.
 SEARCH_RESOLUTION = SearchRange().tolerance
@@ -85,11 +88,17 @@ class SearchedKnee:
 
 
 def searched_knee(points: Sequence[Point]) -> SearchedKnee:
-    """Knee, bracket, spread and cost of one searched curve's points (any scales, any order)."""
+    """Knee, bracket, spread and cost of one searched curve's points (any scales, any order).
+
+    The knee and its bracket come from the points measured with every seed
+    (``ray_jobs.knee_curves.full_seed_points``, as the search reads them); the
+    cost counts every point, the search's one-seed screening points too.
+    """
     if not points:
         raise ValueError("points: an empty curve has no knee; expected at least one point")
-    knee = find_knee(points)
-    failing = failing_neighbour(points, knee, measured) if knee is not None else None
+    counted = full_seed_points(points, lambda point: point.seeds)
+    knee = find_knee(counted)
+    failing = failing_neighbour(counted, knee, measured) if knee is not None else None
     bracket_cps = bracket_scale = width = offered_width = None
     if knee is not None and failing is not None:
         knee_tp, failing_tp = knee.mean("throughput_cps"), failing.mean("throughput_cps")
@@ -145,14 +154,6 @@ def fine_grid_simulations(low_scale_ms: float, high_scale_ms: float, seeds_per_p
     return geometric_grid_points(low_scale_ms, high_scale_ms, resolution) * seeds_per_point
 
 
-def source_experiment(knee_experiment: str) -> str:
-    """``exp4c`` for ``exp4c_knee``."""
-    if not knee_experiment.endswith(SEARCHED_SUFFIX):
-        raise ValueError(f"knee_experiment: {knee_experiment!r} is not allowed; expected a name ending in "
-                         f"{SEARCHED_SUFFIX!r}")
-    return knee_experiment[:-len(SEARCHED_SUFFIX)]
-
-
 def matching_source_study(knee_study: Study, studies: Sequence[Study]) -> tuple:
     """(the source experiment's study to compare with, fixed fields that differ from the search's).
 
@@ -178,45 +179,6 @@ def matching_source_study(knee_study: Study, studies: Sequence[Study]) -> tuple:
 _CURVE_KEY_FIELDS = ("provider", "catalog_latency_ms", "num_tables", "fast_append_ratio", "merge_append_ratio")
 
 
-@dataclass(frozen=True)
-class SummaryEntry:
-    """What the search's summary says of one curve (fields it lacks are None).
-
-    ``status`` is one of ``simcore.usable``'s names (``above_search_range``); a
-    search still running says ``searching``, a failed one ``error``.
-    """
-
-    status: Optional[str]
-    n_simulations: Optional[int]
-    knee_cps: Optional[float]
-    search_range: Optional[tuple] = None  # (min scale ms, max scale ms, tolerance) the search used
-
-
-def _summary_curves(content) -> list:
-    if isinstance(content, list):
-        return content
-    if isinstance(content, Mapping):
-        for name in ("curves", "results"):
-            if isinstance(content.get(name), list):
-                return content[name]
-    return []
-
-
-def _entry_fields(entry: Mapping) -> Mapping:
-    for name in ("fixed", "config", "curve"):
-        if isinstance(entry.get(name), Mapping):
-            return {**entry, **entry[name]}
-    return entry
-
-
-def _first_number(entry: Mapping, names: Sequence[str]) -> Optional[float]:
-    for name in names:
-        value = entry.get(name)
-        if is_number(value):
-            return float(value)
-    return None
-
-
 def _same_setting(a, b) -> bool:
     """Equal config values, a null and a NaN alike, 10 and 10.0 alike."""
     a, b = (None if isinstance(v, float) and math.isnan(v) else v for v in (a, b))
@@ -226,34 +188,25 @@ def _same_setting(a, b) -> bool:
 
 
 def parse_summary(content, fixed: Optional[Mapping] = None) -> tuple:
-    """(curve key -> SummaryEntry, problems) from a knee summary's JSON content.
+    """(curve key -> ``SummaryCurve``, problems) from a knee summary's JSON content.
+
+    The file is read by its one reader, ``ray_jobs.knee_summary.summary_curves``
+    (exact keys); this keys its curves as the page does, (series, tables,
+    mix), from each curve's ``fixed`` fields.
 
     ``fixed``: a study's fixed settings. A search over a grid with variants
     (``retry_policies``: one curve key per policy) lists a curve key once per
     variant; only the entries that agree with ``fixed`` on the settings both
-    name are kept, so each variant's study gets its own curves.
-
-    The summary (``ray_jobs/knee_summary.py`` writes it) lists curves, as a
-    JSON list or under ``curves``; each names its fixed config fields (under
-    ``fixed``, or ``config``, or inline) and may give ``status`` (found /
-    above_search_range / below_search_range / searching / error),
-    ``simulations`` (or ``n_simulations``), the knee rate (``knee_rate_cps``,
-    or ``knee_cps``) and ``search_range`` (``min_scale_ms``,
-    ``max_scale_ms``, ``tolerance``). Entries that name no curve are
-    reported, not fatal.
+    name are kept, so each variant's study gets its own curves. Entries that
+    name no curve are reported, not fatal.
     """
-    entries, problems = {}, []
-    curves = _summary_curves(content)
-    if not curves:
-        problems.append("lists no curves (expected a JSON list, or an object with a 'curves' list)")
-    for position, raw in enumerate(curves):
-        if not isinstance(raw, Mapping):
-            problems.append(f"curve {position}: not an object")
-            continue
-        fields = _entry_fields(raw)
+    curves, problems = summary_curves(content)
+    entries = {}
+    for curve in curves:
+        fields = curve.fixed
         if fields.get("provider") is None or fields.get("num_tables") is None \
                 or fields.get("fast_append_ratio") is None:
-            problems.append(f"curve {position}: does not name provider, num_tables and fast_append_ratio")
+            problems.append(f"curve {curve.position}: does not name provider, num_tables and fast_append_ratio")
             continue
         if fixed and any(name in fields and not _same_setting(fields[name], value) for name, value in fixed.items()):
             continue  # another variant's curve
@@ -261,19 +214,7 @@ def parse_summary(content, fixed: Optional[Mapping] = None) -> tuple:
         try:
             key = (series_id(key_fields), int(fields["num_tables"]), mix_id(key_fields))
         except (TypeError, ValueError) as error:
-            problems.append(f"curve {position}: {error}")
+            problems.append(f"curve {curve.position}: {error}")
             continue
-        status = raw.get("status")
-        n_simulations = _first_number(raw, ("simulations", "n_simulations"))
-        search_range = raw.get("search_range")
-        bounds = None
-        if isinstance(search_range, Mapping):
-            values = [search_range.get(name) for name in ("min_scale_ms", "max_scale_ms", "tolerance")]
-            if all(is_number(value) for value in values) and 0 < values[0] <= values[1] and values[2] > 0:
-                bounds = tuple(float(value) for value in values)
-        entries[key] = SummaryEntry(
-            status=status if isinstance(status, str) else None,
-            n_simulations=int(n_simulations) if n_simulations is not None else None,
-            knee_cps=_first_number(raw, ("knee_rate_cps", "knee_cps", "knee_throughput_cps", "usable_cps")),
-            search_range=bounds)
+        entries[key] = curve
     return entries, problems

@@ -34,6 +34,7 @@ from dashboards.rounding import rounded, spread_json
 from dashboards.snapshot import TABLE_METRIC_COLUMNS, StoreSnapshot
 from dashboards.studies import Study, group_studies, mix_id, number_key, series_id
 from dashboards.writers import writer_frontiers
+from ray_jobs.knee_curves import source_experiment
 
 # 3: named keys throughout (spreads, brackets, differences), a written schema;
 # 4: the page's registry (views, filters, example_experiment: dashboards.registry)
@@ -198,6 +199,8 @@ def _study_json(study: Study, frontiers: dict) -> dict:
     return {
         "id": study.id, "experiment": study.experiment, "label": study.label, "catalog": study.catalog,
         "zipf": study.is_zipf, "searched": study.is_searched,
+        # The experiment a searched study's curves come from, so the page never parses the naming.
+        "searched_from": source_experiment(study.experiment) if study.is_searched else None,
         "series": [{"id": s.id, "label": s.label, "provider": s.provider,
                     "catalog_latency_ms": rounded(s.catalog_latency_ms)} for s in study.series],
         "mixes": [{"id": mix, "label": label, "fast_append_ratio": rounded(fast), "success_metric": metric,

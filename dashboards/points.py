@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
 
 from dashboards.snapshot import CONFIG_COLUMNS, SCALAR_METRIC_COLUMNS
+from ray_jobs.knee_curves import seed_mean, seed_values
 
 
 def is_number(value) -> bool:
@@ -23,7 +24,7 @@ def is_number(value) -> bool:
 
 @dataclass(frozen=True)
 class Spread:
-    """A metric over the seeds that had a value for it (NaN and missing skipped)."""
+    """A metric over the seeds that had a value for it (NaN and missing skipped, as ``seed_mean`` says)."""
 
     mean: float
     std: Optional[float]  # sample standard deviation; None with a single seed
@@ -33,12 +34,12 @@ class Spread:
 
     @classmethod
     def of(cls, values: Iterable) -> Optional["Spread"]:
-        # ``v == v`` is False only for NaN; this runs ~40,000 times per full build.
-        numbers = [float(value) for value in values if value is not None and value == value]
+        # The seeds that count and their mean: the one rule (ray_jobs.knee_curves.seed_mean).
+        numbers = seed_values(values)
         if not numbers:
             return None
         count = len(numbers)
-        mean = sum(numbers) / count
+        mean = seed_mean(numbers)
         std = None
         if count > 1:
             std = math.sqrt(sum((value - mean) ** 2 for value in numbers) / (count - 1))

@@ -18,10 +18,11 @@ from typing import Optional, Sequence
 from dashboards.frontier import curve_frontiers
 from dashboards.points import group_points
 from dashboards.snapshot import StoreSnapshot
-from dashboards.studies import SEARCHED_SUFFIX, group_studies
+from dashboards.studies import group_studies
 from dashboards.knee import parse_summary
 from simcore.usable import FOUND
 from dashboards.variants import Comparison, Variant, compare_variants, comparison_specs
+from ray_jobs.knee_curves import knee_experiment_name
 
 
 def comparisons_of(snapshot: StoreSnapshot, experiments: Optional[Sequence[str]] = None) -> list:
@@ -110,7 +111,7 @@ def searched_knees(comparison: Comparison, summary_content) -> dict:
     for variant in comparison.variants:
         entries, _problems = parse_summary(summary_content, {comparison.spec.field: variant.value})
         for key, entry in entries.items():
-            knees.setdefault(key, {})[variant.id] = entry.knee_cps if entry.status == FOUND else None
+            knees.setdefault(key, {})[variant.id] = entry.knee_rate_cps if entry.status == FOUND else None
     return knees
 
 
@@ -129,6 +130,6 @@ def format_searched(comparison: Comparison, knees: dict) -> str:
             change = rate / base - 1.0 if variant is not baseline and rate is not None and base else None
             row.append(_cps(rate) + _percent(change))
         rows.append(row)
-    return "\n".join(_table(f"{spec.experiment}: searched knees ({spec.experiment}{SEARCHED_SUFFIX}): highest rate "
+    return "\n".join(_table(f"{spec.experiment}: searched knees ({knee_experiment_name(spec.experiment)}): highest rate "
                             f"with success above the threshold, to within the search's tolerance; '-' where the "
                             f"search found none", header, rows))

@@ -25,14 +25,13 @@ from typing import Mapping, Optional
 from simcore.usable import success_metric
 from dashboards.points import Point
 from dashboards.snapshot import CONFIG_COLUMNS
+from ray_jobs.knee_curves import is_knee_experiment
 
 SWEPT_AXES = ("provider", "catalog_latency_ms", "num_tables", "fast_append_ratio", "merge_append_ratio",
               "inter_arrival_scale_ms")
 # ``provider_profile`` (a profile's content) follows from the provider and the latency model:
 # it must not split a study into one per provider.
 FIXED_FIELDS = tuple(name for name in CONFIG_COLUMNS if name not in SWEPT_AXES and name != "provider_profile")
-# Experiments written by the knee search (sweeps/knee.py): scales are searched, not a grid.
-SEARCHED_SUFFIX = "_knee"
 # How a null reads in a study label, where "none" would mislead.
 _NULL_TEXT = {"retry_policy": "immediate", "cas_throttle_per_s": "unthrottled", "latency_model": "reference",
               "client": "reference"}
@@ -127,11 +126,7 @@ class Study:
     @property
     def is_searched(self) -> bool:
         """Written by the knee search: its scales are chosen per curve, there is no grid."""
-        return is_searched_experiment(self.experiment)
-
-
-def is_searched_experiment(experiment: str) -> bool:
-    return experiment.endswith(SEARCHED_SUFFIX) and len(experiment) > len(SEARCHED_SUFFIX)
+        return is_knee_experiment(self.experiment)
 
 
 def _series_label(provider: str, latency: Optional[float], providers: set, latencies: set) -> str:
@@ -172,7 +167,7 @@ def _make_study(study_id: str, experiment: str, label: str, fixed: Mapping, poin
                    for key, curve_points in sorted(by_curve.items(), key=lambda item: item[0]))
     present = {(series_id(point.config), point.config["num_tables"], mix_id(point.config), point.scale_ms)
                for point in points}
-    missing = () if is_searched_experiment(experiment) else tuple(
+    missing = () if is_knee_experiment(experiment) else tuple(
         (s.id, table_count, mix[0], scale)
         for s in series for table_count in tables for mix in mixes for scale in scales
         if (s.id, table_count, mix[0], scale) not in present)

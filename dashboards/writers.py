@@ -18,6 +18,7 @@ from typing import Iterable, Optional
 from dashboards.points import Point
 from dashboards.rounding import rounded
 from dashboards.studies import mix_id, series_id
+from ray_jobs.knee_curves import measured_point
 from simcore.usable import MeasuredPoint, curve_status, failing_neighbour, find_knee, success_metric
 
 # Fields that tell one writers setup from another (besides writers itself and the seed-level metrics).
@@ -29,12 +30,9 @@ def is_writer_point(point: Point) -> bool:
 
 
 def _measured(point: Point) -> MeasuredPoint:
+    """A writers point on its setup's curve: at the writers' mean gap between commits (interval / writers)."""
     config = point.config
-    success = point.mean(success_metric(config))
-    throughput = point.mean("throughput_cps")
-    return MeasuredPoint(config["commit_interval_s"] * 1000.0 / config["writers"],
-                         float("nan") if success is None else success,
-                         float("nan") if throughput is None else throughput)
+    return measured_point(config["commit_interval_s"] * 1000.0 / config["writers"], config, point.rows)
 
 
 def writer_frontiers(points: Iterable[Point]) -> list[dict]:

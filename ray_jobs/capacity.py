@@ -4,9 +4,11 @@ Answers the storage engineer's question for one setup (store, catalog,
 tables, mix, client): the usable throughput (the highest throughput whose
 success rate, the one ``simcore.usable`` says counts, stays above 95%) or,
 with ``--writers-at-interval-s S``, the largest number of writers committing
-every S seconds that the catalog still serves usably. It runs the knee
-search's bracket-and-bisect (``simcore.bisection.next_step``) over the offered
-load, several probes at once, each probe the seed mean over ``--seeds``:
+every S seconds that the catalog still serves usably. It is a front end of
+the one search executor (``ray_jobs.search``, the knee search's too): the
+bracket-and-bisect of ``simcore.bisection.next_step`` over the offered load,
+in rounds of probes that fill the workers, each probe the seed mean over
+``--seeds``, after a one-seed screening pass when there are several seeds:
 
 - open-loop arrivals: the probe is the inter-arrival scale itself;
 - writers: the probe scale is the interval divided by the number of writers
@@ -31,18 +33,15 @@ import argparse
 import contextlib
 import json
 import math
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
-import numpy as np
-
-from simcore import ConfigError, SimConfig, simulate
-from simcore.bisection import SearchRange, SearchRangeError, SearchStep, next_step
+from simcore import ConfigError, SimConfig, bounds
+from simcore.bisection import SearchRange, SearchRangeError, SearchStep
 from simcore.builder import config_from_flags
 from simcore.clients import REFERENCE
 from simcore.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag,
@@ -50,41 +49,21 @@ from simcore.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags
                            add_retry_flags, add_search_range_flags, add_seeds_flag, bad_input, integer, number,
                            search_range_of)
 from simcore.metrics import REQUEST_KINDS
-from simcore.usable import FOUND, MeasuredPoint, success_metric
+from simcore.usable import ERROR, success_metric
+from ray_jobs.search import CurveSpec, Events, Probe, fill_slots, process_pool, ray_tasks, search_curves
 
 DEFAULT_MAX_WRITERS = 20_000
-# The screening pass brackets the knee to this width with one seed before the
-# full seed set measures inside that bracket (see ``capacity_search``).
-SCREENING_TOLERANCE = 0.10
-MAX_PROBES = 200  # a guard: a search that has not ended by then never will
 
 
-# -- the search (pure but for the ``measure`` callbacks) --------------------------------------------
-
-@dataclass(frozen=True)
-class Probe:
-    """One measured load: its scale, the config simulated and one summary row per seed."""
-
-    scale_ms: float
-    config: SimConfig
-    rows: tuple
-
-    def mean(self, metric: str) -> float:
-        values = [r[metric] for r in self.rows if r.get(metric) is not None]
-        return float(np.mean(values)) if values and not all(math.isnan(v) for v in values) else math.nan
-
-    def point(self) -> MeasuredPoint:
-        return MeasuredPoint(self.scale_ms, self.mean(success_metric(self.config)), self.mean("throughput_cps"))
-
+# -- the question as a search (the executor is ``ray_jobs.search``) ---------------------------------
 
 @dataclass
 class Search:
-    """The load-to-config mapping of one capacity question, and every probe measured so far."""
+    """The load-to-config mapping of one capacity question, and the points of its final pass."""
 
     base: SimConfig
     interval_s: Optional[float]  # writers mode when set
-    search_range: SearchRange
-    probes: dict = field(default_factory=dict)  # scale_ms -> Probe
+    probes: dict = field(default_factory=dict)  # scale_ms -> ray_jobs.search.Probe
 
     def config_at(self, scale_ms: float) -> SimConfig:
         if self.interval_s is None:
@@ -94,100 +73,38 @@ class Search:
     def writers_at(self, scale_ms: float) -> int:
         return max(1, round(self.interval_s * 1000.0 / scale_ms))
 
-    def step(self, pending: Sequence[float] = ()) -> SearchStep:
-        return next_step([p.point() for p in self.probes.values()], self.search_range, pending)
-
-
-def run_search(search: Search, submit: Callable[[SimConfig, int], Future], seeds: Sequence[int], slots: int,
-               progress: Callable[[str], None] = lambda line: None) -> SearchStep:
-    """Measure probes until ``next_step`` says the knee is known.
-
-    The search goes in rounds: each round picks probes (``next_step`` with
-    the round's earlier probes pending) until it holds ``slots`` simulations,
-    runs them all, then decides again. Rounds make the answer depend only on
-    the results, never on which simulation happened to finish first.
-    ``submit(config, seed)`` starts one simulation and returns a future of its
-    summary row. A probe whose config was measured already (writers mode: two
-    scales, one whole number of writers) reuses those rows.
-    """
-    by_config: dict[str, tuple] = {p.config.config_hash: p.rows for p in search.probes.values()}
-    for _ in range(MAX_PROBES):
-        chosen: dict[float, SimConfig] = {}
-        while len(chosen) * len(seeds) < slots or not chosen:
-            step = search.step(pending=list(chosen))
-            if step.done or step.next_scale_ms is None:
-                break
-            scale = step.next_scale_ms
-            config = search.config_at(scale)
-            if config.config_hash in by_config:
-                search.probes[scale] = Probe(scale, config, by_config[config.config_hash])
-                continue
-            if any(c.config_hash == config.config_hash for c in chosen.values()):
-                break  # these writers are in this round already
-            chosen[scale] = config
-        if not chosen:
-            step = search.step()
-            if step.done:
-                return step
-            continue
-        futures = {scale: [submit(config, seed) for seed in seeds] for scale, config in chosen.items()}
-        for scale in sorted(futures):
-            rows = tuple(sorted((f.result() for f in futures[scale]), key=lambda r: r["seed"]))
-            search.probes[scale] = probe = Probe(scale, chosen[scale], rows)
-            by_config[chosen[scale].config_hash] = rows
-            point = probe.point()
-            load = (f"{search.writers_at(scale)} writers" if search.interval_s is not None
-                    else f"scale {scale:g} ms")
-            progress(f"  {load}: success {point.success:.2%}, {point.throughput_cps:.3f} c/s"
-                     f" ({'passes' if point.passes else 'fails'})")
-    raise RuntimeError(f"the search did not end within {MAX_PROBES} rounds")
+    def describe(self, probe: Probe) -> str:
+        """A progress line for one measured probe."""
+        point = probe.point()
+        load = f"{self.writers_at(probe.scale_ms)} writers" if self.interval_s is not None else \
+            f"scale {probe.scale_ms:g} ms"
+        return (f"  {load}: success {point.success:.2%}, {point.throughput_cps:.3f} c/s"
+                f" ({'passes' if point.passes else 'fails'})")
 
 
 def capacity_search(base: SimConfig, interval_s: Optional[float], search_range: SearchRange,
                     submit: Callable[[SimConfig, int], Future], seeds: Sequence[int], slots: int,
                     progress: Callable[[str], None] = lambda line: None) -> tuple[Search, SearchStep]:
-    """Screen with one seed to a 10% bracket, then search inside it with every seed.
+    """Search one setup's knee with ``ray_jobs.search``: one curve, rounds that fill ``slots``.
 
-    Most probes of a search from the whole range are far from the knee, where
-    one seed decides as well as three; only the last few, inside the screened
-    bracket (widened by its own width on each side, for seed noise), need the
-    seed mean. Should the knee still fall outside it, the search goes on over
-    the whole range with every point kept.
+    With several seeds the search screens with one seed first (``ray_jobs.search``
+    says why). ``submit(config, seed)`` starts one simulation and returns a
+    future of its ``ray_jobs.search.SeedRun``; each (config, seed) is
+    simulated once. Raises ``SearchFailed`` when a simulation failed.
     """
-    tolerance = search_range.tolerance
-    submit = _memoized(submit)
-    if len(seeds) > 1 and tolerance < SCREENING_TOLERANCE:
-        screen = Search(base, interval_s, SearchRange(search_range.min_scale_ms, search_range.max_scale_ms,
-                                                      SCREENING_TOLERANCE))
-        progress(f"screening with seed {seeds[0]} to a {SCREENING_TOLERANCE:.0%} bracket")
-        first = run_search(screen, submit, seeds[:1], slots, progress)
-        if first.status == FOUND:
-            widen = 1.0 + SCREENING_TOLERANCE
-            low = max(search_range.min_scale_ms, first.failing.scale_ms / widen)
-            high = min(search_range.max_scale_ms, first.knee.scale_ms * widen)
-            narrow = Search(base, interval_s, SearchRange(low, high, tolerance))
-            progress(f"searching {low:.4g}-{high:.4g} ms with seeds {','.join(map(str, seeds))}")
-            step = run_search(narrow, submit, seeds, slots, progress)
-            if step.status == FOUND:
-                return narrow, step
-            progress("the knee left the screened bracket: searching the whole range")
-            search = Search(base, interval_s, search_range, probes=dict(narrow.probes))
-            return search, run_search(search, submit, seeds, slots, progress)
-    search = Search(base, interval_s, search_range)
-    return search, run_search(search, submit, seeds, slots, progress)
+    search = Search(base, interval_s)
+    events = Events(on_pass=lambda key, line: progress(line),
+                    on_probe=lambda key, probe: progress(search.describe(probe)))
+    (result,) = search_curves([CurveSpec("capacity", search.config_at)], seeds, search_range, submit, slots,
+                              fill_slots(slots), events)
+    if result.status == ERROR:
+        raise SearchFailed(result.error)
+    search.probes = result.probes
+    return search, result.step
 
 
-def _memoized(submit: Callable[[SimConfig, int], Future]) -> Callable[[SimConfig, int], Future]:
-    """Each (config, seed) is simulated once across the search's passes."""
-    cache: dict[tuple[str, int], Future] = {}
-
-    def once(config: SimConfig, seed: int) -> Future:
-        key = (config.config_hash, seed)
-        if key not in cache:
-            cache[key] = submit(config, seed)
-        return cache[key]
-
-    return once
+class SearchFailed(RuntimeError):
+    """A simulation of the search raised (or its worker died beyond retries)."""
 
 
 def answer(search: Search, step: SearchStep, simulations: int, wall_s: float) -> dict:
@@ -240,38 +157,27 @@ def _finite(value):
 
 # -- executors ------------------------------------------------------------------------------------------
 
-def _simulate_one(config: SimConfig, seed: int) -> dict:
-    row, = simulate(config, [seed])
-    return row
-
-
 @contextlib.contextmanager
 def _executor(address: Optional[str], workers: Optional[int], progress: Callable[[str], None]):
     """(submit, slots) on the named Ray cluster, else on local processes; torn down on the way out."""
     if address:
-        import ray
-
         from ray_jobs.connect import ray_session
 
         previous = os.environ.get("RAY_ADDRESS")
         os.environ["RAY_ADDRESS"] = address  # ray_session connects to $RAY_ADDRESS
         try:
-            with ray_session(log=progress):
-                remote = ray.remote(num_cpus=1)(_simulate_one)
-                slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
+            with ray_session(log=progress), ray_tasks() as (submit, slots):
                 progress(f"capacity search on Ray ({slots} CPUs)")
-                yield (lambda config, seed: remote.remote(config, seed).future()), slots
+                yield submit, slots
         finally:
             if previous is None:
                 os.environ.pop("RAY_ADDRESS", None)
             else:
                 os.environ["RAY_ADDRESS"] = previous
         return
-    slots = workers or os.cpu_count() or 1
-    # fork: workers inherit the imported simulator (and Numba's cache), so they start at once.
-    with ProcessPoolExecutor(slots, mp_context=multiprocessing.get_context("fork")) as pool:
+    with process_pool(workers) as (submit, slots):
         progress(f"capacity search in {slots} local processes")
-        yield (lambda config, seed: pool.submit(_simulate_one, config, seed)), slots
+        yield submit, slots
 
 
 # -- command line -------------------------------------------------------------------------------------------
@@ -323,6 +229,11 @@ def run(args: argparse.Namespace) -> int:
         seeds = args.seeds
         base = _base_config(args)
         search_range = _search_range(args)
+        if args.workers is not None and args.workers < 1:
+            raise ConfigError("workers", args.workers, "an integer >= 1 (leave it out for one per core)")
+        # The heaviest probe the search may ask for, checked here before any worker starts: a worker's
+        # refusal would reach the user only after the pool and the first probes had started.
+        bounds.check(Search(base, args.writers_at_interval_s).config_at(search_range.min_scale_ms))
     except (ConfigError, SearchRangeError) as error:
         return bad_input(error)
     progress = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr, flush=True))

@@ -112,11 +112,6 @@ def raise_keyboard_interrupt(signum, frame) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def forward_as_sigint(signum, frame) -> None:
-    """Turn SIGTERM into SIGINT, which Ray Tune handles by stopping its trials cleanly."""
-    os.kill(os.getpid(), signal.SIGINT)
-
-
 @contextlib.contextmanager
 def ray_session(max_parallel: Optional[int] = None, *, connect: bool = True,
                 on_sigterm: Callable = raise_keyboard_interrupt,

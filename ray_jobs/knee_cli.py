@@ -6,8 +6,8 @@
 
 Order of work, as in ``ray_jobs.cli``: parse and validate every flag and
 every curve (bad input exits 2 before Ray starts or the store is touched),
-read what the store already holds, search what is left on Ray Tune, write
-the JSON summary, print the outcome. Exit status: 0 when every curve's
+read what the store already holds, search what is left on Ray
+(``ray_jobs.knee_search``), write the JSON summary, print the outcome. Exit status: 0 when every curve's
 search ended, 1 when some curve failed, 2 for bad input, 130 when
 interrupted (rerun to resume).
 """
@@ -45,7 +45,7 @@ def configure(parser: argparse.ArgumentParser, grids: Mapping[str, Grid]) -> Non
     parser.description = ("Find each curve's knee (the highest commit rate whose success rate stays above "
                           f"{USABLE_SUCCESS_THRESHOLD:.0%}, VO "
                           "success where the mix has VO) to within a tolerance, by bracketing and bisecting the "
-                          f"inter-arrival scale on Ray Tune.\nExperiments: {sizes}.")
+                          f"inter-arrival scale on Ray.\nExperiments: {sizes}.")
     parser.epilog = ("Rows go to the experiment <name>_knee of the store (one per point and seed), a summary to\n"
                      "<store>/_knee/<name>.json. Runs on the Ray cluster in RAY_ADDRESS when set, else on a local\n"
                      "Ray. Points already in the store are not run again: a finished curve costs nothing and an\n"
@@ -104,9 +104,9 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
           f"in rate, {len(seeds)} seeds per point, {args.duration_s:g} simulated s per run; rows to "
           f"{knee_experiment} in {store.location()}", flush=True)
 
-    # Ray (and Tune, which brings pandas) load only once the input is known to be good.
-    from ray_jobs.connect import forward_as_sigint, ray_session
-    from ray_jobs.knee_search import KneeSearcher, run_knee_search
+    # Ray loads only once the input is known to be good.
+    from ray_jobs.connect import ray_session
+    from ray_jobs.knee_search import curves_done, run_knee_search
     from ray_jobs.knee_summary import read_summary, run_summary, write_summary
 
     options = {} if flush_interval_s is None else {"flush_interval_s": flush_interval_s}
@@ -115,11 +115,11 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
         for bad in scan.unreadable:
             print("warning: " + bad.describe(), file=sys.stderr)
         evidence = evidence_from_rows(scan.table, curves)
-        left = KneeSearcher(curves, seeds, search_range, evidence).curves_left()
+        left = curves_done(curves, seeds, search_range, evidence).count(False)
         print(f"{left} curves to search, {len(curves) - left} already done", flush=True)
         # A finished search needs no cluster. `ray job stop` sends SIGTERM: stop as
-        # Tune stops on Ctrl-C, keeping the points finished so far.
-        with ray_session(args.max_parallel, connect=bool(left), on_sigterm=forward_as_sigint) as session:
+        # on Ctrl-C, keeping the points finished so far.
+        with ray_session(args.max_parallel, connect=bool(left)) as session:
             run = run_knee_search(curves, seeds, search_range, store, evidence, max_parallel=args.max_parallel,
                                   probes_per_curve=args.probes_per_curve, log=lambda line: print(line, flush=True),
                                   **options)

@@ -1,21 +1,47 @@
-"""Curves of an experiment, and what the store already knows about them.
+"""Curves: what a curve is, what one of its points measures, and where a knee search keeps them.
 
+The one home of three things every part of the product reads the same way:
+
+- **A measured point** (``measured_point``): the success rate that counts
+  (``simcore.usable``) and the throughput at one scale, each the mean over
+  the point's seeds. The rule for a missing value: a seed whose value is
+  missing (None) or NaN is left out of that metric's mean, and the mean is
+  NaN only when no seed has a value (``seed_mean``). A NaN here is what
+  ``simcore.metrics`` writes when a run had nothing to measure (no
+  ValidatedOverwrite transaction at all for the VO success rate, fewer than
+  two commits for a throughput): that seed says nothing about the rate, so
+  it is not counted as a failure, which would make a lightly loaded point
+  fail for lack of data and hide the knee. So seeds [0.99, NaN, 0.98] mean
+  0.985 and pass; [NaN, NaN] is NaN and fails (``simcore.usable.passes``).
+  The knee search, ``commit-sweeps capacity`` and the dashboard (its seed
+  spreads, ``dashboards.points.Spread``, its frontier and its writers view)
+  all take their means here. The sum is Python's, left to right, then
+  divided: the dashboard's numbers stay what they were, and for fewer than
+  8 seeds it is exactly ``numpy.mean``, which capacity used.
+- **Which points count** on a searched curve (``full_seed_points``): those
+  measured with every seed of the search. A knee search first screens with
+  one seed (``ray_jobs.search``); those one-seed points are stored too (the
+  record of every simulation, and what a rerun resumes from) but are not
+  read as points of the curve, by the search or by the dashboard.
+- **The knee search's names**: its rows go to ``<experiment>_knee``
+  (``knee_experiment_name``, ``source_experiment``, ``is_knee_experiment``)
+  and its summary to ``<store>/_knee/<experiment>.json``
+  (``KNEE_SUMMARY_FOLDER``; the summary's keys are ``ray_jobs.knee_summary``'s).
+
+And the knee search's side of curves: a grid folded into its curves
+(``curves_from_grid``), stored rows folded back into per-curve, per-scale,
+per-seed evidence (``evidence_from_rows``: what lets a rerun resume without
+repeating a point) and where a curve's search stands (``CurveOutcome``).
 A curve is every config of a grid that differs only in
 ``inter_arrival_scale_ms`` (provider or catalog latency, tables, mix, ...).
-The knee search runs per curve, so a grid is folded into its curves here,
-and stored rows are folded back into per-curve, per-scale, per-seed
-outcomes: the search's evidence, and what lets a rerun resume without
-repeating a point. ``CurveOutcome`` is where a curve's search stands, as the
-summary and the command line report it.
 
-The success rate that counts is ``simcore.usable``'s, as everywhere.
+Imports without Ray (the dashboard reads it).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Collection, Iterable, Mapping, Optional, Sequence, TypeVar
 
 import pyarrow as pa
 
@@ -27,15 +53,99 @@ from ray_jobs.schema import CONFIG_COLUMNS
 
 SCALE_FIELD = "inter_arrival_scale_ms"
 KNEE_SUFFIX = "_knee"
+KNEE_SUMMARY_FOLDER = "_knee"  # <store>/_knee/<experiment>.json; a leading _ keeps store readers out
 # A curve is named by the hash of its config at this scale: any fixed scale
 # would do; this one is a valid value of every grid.
 CURVE_KEY_SCALE_MS = 1000.0
+NAN = float("nan")
 
+T = TypeVar("T")
+
+
+# -- names ------------------------------------------------------------------------------------------
 
 def knee_experiment_name(experiment: str) -> str:
     """Where a search over ``experiment``'s curves stores its rows: ``exp4c`` -> ``exp4c_knee``."""
     return experiment + KNEE_SUFFIX
 
+
+def is_knee_experiment(experiment: str) -> bool:
+    """Whether ``experiment`` holds a knee search's rows (``exp4c_knee``): its scales are searched, not a grid."""
+    return experiment.endswith(KNEE_SUFFIX) and len(experiment) > len(KNEE_SUFFIX)
+
+
+def source_experiment(knee_experiment: str) -> str:
+    """``exp4c`` for ``exp4c_knee``: the experiment whose curves were searched."""
+    if not is_knee_experiment(knee_experiment):
+        raise ValueError(f"knee_experiment: {knee_experiment!r} is not allowed; expected a name ending in "
+                         f"{KNEE_SUFFIX!r}")
+    return knee_experiment[:-len(KNEE_SUFFIX)]
+
+
+# -- a measured point -------------------------------------------------------------------------------
+
+def seed_values(values: Iterable[Any]) -> list[float]:
+    """The seeds' values of one metric that count: missing (None) and NaN left out (see the module)."""
+    # ``v == v`` is False only for NaN; the dashboard runs this ~40,000 times per full build.
+    return [float(value) for value in values if value is not None and value == value]
+
+
+def seed_mean(values: Iterable[Any]) -> float:
+    """Mean of one metric over the seeds that have a value; NaN when none has.
+
+    >>> seed_mean([0.99, float("nan"), 0.98]), seed_mean([None, float("nan")])
+    (0.985, nan)
+    """
+    numbers = seed_values(values)
+    return sum(numbers) / len(numbers) if numbers else NAN
+
+
+def measured_point(scale_ms: float, config: Any, rows: Iterable[Mapping[str, Any]]) -> MeasuredPoint:
+    """One point as the usable rule reads it: seed means of the success that counts and of the throughput.
+
+    Args:
+        scale_ms: where the point lies on its curve (an inter-arrival scale,
+            or a writers setup's mean gap between commits).
+        config: the point's config (a ``SimConfig`` or a row's fields): says
+            which success rate counts.
+        rows: one summary row per seed (``simulate`` rows, store rows).
+
+    >>> rows = [{"success_rate": 0.99, "throughput_cps": 2.0}, {"success_rate": float("nan"), "throughput_cps": 2.2},
+    ...         {"success_rate": 0.98, "throughput_cps": 2.4}]
+    >>> point = measured_point(100.0, {"fast_append_ratio": 1.0}, rows)
+    >>> point.passes, round(point.success, 3), round(point.throughput_cps, 3)
+    (True, 0.985, 2.2)
+    """
+    metric = success_metric(config)
+    rows = list(rows)
+    return MeasuredPoint(scale_ms, seed_mean(row.get(metric) for row in rows),
+                         seed_mean(row.get("throughput_cps") for row in rows))
+
+
+def full_seed_points(points: Iterable[T], seeds_of: Callable[[T], Collection[int]],
+                     seeds: Optional[Collection[int]] = None) -> list[T]:
+    """The points of one curve that count: those measured with every seed of the search.
+
+    Args:
+        points: the curve's points, any type.
+        seeds_of: a point's seeds.
+        seeds: the search's seeds. None (the dashboard, which has only the
+            rows): the seeds of the curve's best-measured point, that is the
+            points with fewer seeds than the most any point has are left out
+            (a knee search's one-seed screening points).
+
+    A point with more seeds than asked counts, with all of them (as the
+    dashboard, which reads every stored row, takes it).
+    """
+    points = list(points)
+    if seeds is None:
+        most = max((len(set(seeds_of(point))) for point in points), default=0)
+        return [point for point in points if len(set(seeds_of(point))) == most]
+    wanted = set(seeds)
+    return [point for point in points if wanted <= set(seeds_of(point))]
+
+
+# -- curves -----------------------------------------------------------------------------------------
 
 def curve_id_of(config: SimConfig) -> str:
     """The id of the curve a config lies on: the config hash at the key scale."""
@@ -95,59 +205,38 @@ def curves_from_grid(grid: Grid, quick: bool = False, **overrides: Any) -> tuple
                  for config in configs)
 
 
-@dataclass(frozen=True)
-class SeedOutcome:
-    """What the search reads from one simulated seed."""
-
-    success: float
-    throughput_cps: float
+# Per curve id: scale (ms) -> seed -> that seed's row (at least the success rates and the throughput).
+Evidence = dict[str, dict[float, dict[int, Mapping[str, Any]]]]
 
 
-def seed_outcome(config: SimConfig, metrics: Mapping[str, Any]) -> SeedOutcome:
-    """The success that counts and the throughput, from one ``simulate`` row (or stored row)."""
-    return SeedOutcome(success=_as_float(metrics.get(success_metric(config))),
-                       throughput_cps=_as_float(metrics.get("throughput_cps")))
+def complete_points(curve: Curve, by_scale: Mapping[float, Mapping[int, Mapping[str, Any]]],
+                    seeds: Sequence[int]) -> list[MeasuredPoint]:
+    """The curve's points that have every requested seed (``full_seed_points``), ascending in scale.
 
-
-def measured_point(scale_ms: float, outcomes: Iterable[SeedOutcome]) -> MeasuredPoint:
-    """Seed means, as the dashboard takes them (a NaN seed makes the mean NaN: the point fails)."""
-    outcomes = list(outcomes)
-    if not outcomes:
-        raise ValueError(f"outcomes: none for scale {scale_ms} ms; expected at least one seed")
-    return MeasuredPoint(scale_ms=scale_ms,
-                         success=math.fsum(o.success for o in outcomes) / len(outcomes),
-                         throughput_cps=math.fsum(o.throughput_cps for o in outcomes) / len(outcomes))
-
-
-# Per curve id: scale (ms) -> seed -> outcome.
-Evidence = dict[str, dict[float, dict[int, SeedOutcome]]]
-
-
-def complete_points(by_scale: Mapping[float, Mapping[int, SeedOutcome]], seeds: Sequence[int]) -> list[MeasuredPoint]:
-    """The points that have every requested seed, each the mean over all its stored seeds.
-
-    A point stored with fewer seeds than requested is not used until its
-    missing seeds are run; one stored with more uses them all (as the
-    dashboard, which reads every stored row, does).
+    A point stored with fewer seeds than requested (a screening point, or
+    one whose missing seeds a rerun is about to run) is not one of them.
     """
-    wanted = set(seeds)
-    return [measured_point(scale, outcomes.values()) for scale, outcomes in sorted(by_scale.items())
-            if wanted <= set(outcomes)]
+    return [measured_point(scale, curve.config_at(scale), [by_seed[seed] for seed in sorted(by_seed)])
+            for scale, by_seed in full_seed_points(sorted(by_scale.items()), lambda item: item[1], seeds)]
+
+
+_EVIDENCE_COLUMNS = ("config_hash", "seed", "success_rate", "vo_success_rate", "throughput_cps")
 
 
 def evidence_from_rows(rows: pa.Table, curves: Sequence[Curve]) -> Evidence:
     """Fold stored rows (one experiment's, ``RESULTS_SCHEMA``) into evidence for ``curves``.
 
     Rows of other curves (another duration, a grid that changed) are ignored,
-    as are rows whose config no longer validates.
+    as are rows whose config no longer validates. Each seed's entry keeps
+    the columns the search reads (``seed``, both success rates,
+    ``throughput_cps``).
     """
     by_id = {curve.curve_id: curve for curve in curves}
     evidence: Evidence = {curve_id: {} for curve_id in by_id}
     if rows.num_rows == 0:
         return evidence
     config_names = [name for name in CONFIG_COLUMNS if name in rows.column_names]
-    read = ("config_hash", "seed", "success_rate", "vo_success_rate", "throughput_cps")
-    columns = {name: rows.column(name).to_pylist() for name in read}
+    columns = {name: rows.column(name).to_pylist() for name in _EVIDENCE_COLUMNS}
     curve_of: dict[str, Any] = {}  # config hash -> (config, curve), or None when not one of these curves
     for index, config_hash in enumerate(columns["config_hash"]):
         if config_hash not in curve_of:
@@ -155,9 +244,8 @@ def evidence_from_rows(rows: pa.Table, curves: Sequence[Curve]) -> Evidence:
         if curve_of[config_hash] is None:
             continue
         config, curve = curve_of[config_hash]
-        metrics = {name: columns[name][index] for name in read}
-        by_scale = evidence[curve.curve_id].setdefault(config.inter_arrival_scale_ms, {})
-        by_scale[metrics["seed"]] = seed_outcome(config, metrics)
+        row = {name: columns[name][index] for name in _EVIDENCE_COLUMNS if name != "config_hash"}
+        evidence[curve.curve_id].setdefault(config.inter_arrival_scale_ms, {})[row["seed"]] = row
     return evidence
 
 
@@ -184,7 +272,7 @@ class CurveOutcome:
         points: the points measured with every requested seed (seed means).
         seeds: the requested seeds.
         simulations_stored: (scale, seed) simulations the store holds for the
-            curve, this run's included.
+            curve, this run's and the screening's included.
         simulations_run: simulations run by this run.
         knee_seed_throughputs_cps: per-seed throughput at the knee point (its spread).
         error: what failed, for ``error``.
@@ -199,7 +287,3 @@ class CurveOutcome:
     simulations_run: int
     knee_seed_throughputs_cps: tuple[float, ...] = ()
     error: Optional[str] = None
-
-
-def _as_float(value: Any) -> float:
-    return float("nan") if value is None else float(value)

@@ -1,4 +1,4 @@
-"""The knee search's JSON summary: ``<store>/_knee/<experiment>.json``.
+"""The knee search's JSON summary, ``<store>/_knee/<experiment>.json``: its one writer and its one reader.
 
 The rows under ``<experiment>_knee`` are the record; this file is a small
 digest of them for people and for the dashboard's "simulations used"
@@ -11,18 +11,25 @@ cost. The folder starts with ``_`` so store readers skip it.
 Runs merge into the file: a ``--quick`` run updates its curves and keeps
 the others a full run wrote. It is written whole and atomically (a
 temporary file renamed over it on a local disk, one PUT on an object store).
+
+The schema is this module's: ``curve_summary`` and ``run_summary`` write it,
+``summary_curves`` reads it back (the dashboard's reader), by the same
+keys. The product has written exactly these keys since the knee search
+was added (commit 2ae1527; ``git log -p ray_jobs/knee_summary.py``), so no
+other spelling is read: an entry without them is reported, not guessed at.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from simcore.usable import USABLE_SUCCESS_THRESHOLD
 from simcore.bisection import SearchRange, same_resolution_grid_points
 from ray_jobs.knee_curves import CurveOutcome, knee_experiment_name
 from ray_jobs.store import ResultsStore, StoreError
-
 
 
 def curve_summary(outcome: CurveOutcome, search_range: SearchRange) -> dict:
@@ -102,6 +109,65 @@ def read_summary(store_uri: str, experiment: str) -> Optional[dict]:
 def write_summary(store_uri: str, experiment: str, summary: dict) -> str:
     """Write the summary through the store (whole and atomically); returns its path."""
     return ResultsStore(store_uri).write_knee_summary(experiment, summary)
+
+
+@dataclass(frozen=True)
+class SummaryCurve:
+    """What a summary says of one curve: the fields its readers use, by the keys ``curve_summary`` writes.
+
+    Attributes:
+        fixed: ``fixed``, every config field of the curve but the scale.
+        status: ``status`` (None when absent or not a string).
+        simulations: ``simulations``, stored simulations of the curve (None when absent).
+        knee_rate_cps: ``knee_rate_cps`` (None: no knee, or absent).
+        search_range: ``search_range`` as (min scale ms, max scale ms,
+            tolerance); None when absent or not a valid range.
+        position: the entry's index in the file's ``curves`` (for messages).
+    """
+
+    fixed: Mapping[str, Any]
+    status: Optional[str]
+    simulations: Optional[int]
+    knee_rate_cps: Optional[float]
+    search_range: Optional[tuple] = None
+    position: int = 0
+
+
+def summary_curves(content: Any) -> tuple[list[SummaryCurve], list[str]]:
+    """(the curves of a summary's JSON content, problems for people): the one reader of the file.
+
+    ``content`` is what ``run_summary`` returned, read back: an object with a
+    ``curves`` list whose entries have a ``fixed`` object. Entries that do
+    not are reported in ``problems`` and skipped; so are values of the wrong
+    type, which read as absent.
+    """
+    curves = content.get("curves") if isinstance(content, Mapping) else None
+    if not isinstance(curves, list) or not curves:
+        return [], ["lists no curves (expected an object with a non-empty 'curves' list)"]
+    entries, problems = [], []
+    for position, raw in enumerate(curves):
+        if not isinstance(raw, Mapping):
+            problems.append(f"curve {position}: not an object")
+            continue
+        if not isinstance(raw.get("fixed"), Mapping):
+            problems.append(f"curve {position}: has no 'fixed' object (the curve's config fields)")
+            continue
+        status, simulations, knee = raw.get("status"), raw.get("simulations"), raw.get("knee_rate_cps")
+        bounds = None
+        search_range = raw.get("search_range")
+        if isinstance(search_range, Mapping):
+            values = [search_range.get(name) for name in ("min_scale_ms", "max_scale_ms", "tolerance")]
+            if all(_is_number(value) for value in values) and 0 < values[0] <= values[1] and values[2] > 0:
+                bounds = tuple(float(value) for value in values)
+        entries.append(SummaryCurve(
+            fixed=raw["fixed"], status=status if isinstance(status, str) else None,
+            simulations=int(simulations) if _is_number(simulations) else None,
+            knee_rate_cps=float(knee) if _is_number(knee) else None, search_range=bounds, position=position))
+    return entries, problems
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _number(value) -> Optional[float]:

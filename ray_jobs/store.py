@@ -82,10 +82,10 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from ray_jobs.knee_curves import KNEE_SUMMARY_FOLDER, is_knee_experiment, knee_experiment_name
 from ray_jobs.schema import KEY_COLUMNS, LATER_COLUMNS, RESULTS_SCHEMA
 
 PLAN_FILE = "_sweep.json"
-KNEE_SUMMARY_FOLDER = "_knee"
 QUARANTINE_FOLDER = "_quarantine"
 QUARANTINE_SUFFIX = ".quarantined"
 TEMPORARY_SUFFIX = ".partial"
@@ -318,7 +318,7 @@ class ResultsStore:
                     or is_internal_name(info.base_name):
                 continue
             stem = info.base_name[:-len(".json")]
-            experiment = stem if stem.endswith(KNEE_SUMMARY_SUFFIX) else stem + KNEE_SUMMARY_SUFFIX
+            experiment = stem if is_knee_experiment(stem) else knee_experiment_name(stem)
             try:
                 summaries.append(KneeSummaryFile(experiment, info.path, content=self._read_json(info.path)))
             except StoreError as error:
@@ -514,8 +514,6 @@ class ResultsStore:
     def _exists(self, path: str) -> bool:
         return self._fs.get_file_info(path).type != pafs.FileType.NotFound
 
-
-KNEE_SUMMARY_SUFFIX = "_knee"
 
 _WRITER_STEM = re.compile(r"^part-[0-9a-f]{20}$")  # part-<keys digest>, as write_rows names files
 

@@ -6,6 +6,7 @@ from concurrent.futures import Future
 import pytest
 
 from ray_jobs import capacity
+from ray_jobs.search import SeedRun
 from simcore import SimConfig
 from simcore.bisection import SearchRange
 from simcore.metrics import REQUEST_KINDS
@@ -21,7 +22,7 @@ def _synthetic_submit(knee_rate_cps: float, calls: list):
         row = {"seed": seed, "throughput_cps": offered, "success_rate": 1.0 if offered <= knee_rate_cps else 0.5,
                "vo_success_rate": float("nan")}
         future = Future()
-        future.set_result(row)
+        future.set_result(SeedRun(row))
         return future
 
     return submit

@@ -13,8 +13,7 @@ import math
 import pytest
 
 from simcore.usable import ABOVE_SEARCH_RANGE as STATUS_ABOVE, BELOW_SEARCH_RANGE as STATUS_BELOW, FOUND as STATUS_FOUND
-from dashboards.knee import (fine_grid_simulations, parse_summary,
-                             searched_knee, source_experiment, within_resolution)
+from dashboards.knee import fine_grid_simulations, parse_summary, searched_knee, within_resolution
 from dashboards.payload import build_payload
 from dashboards.points import group_points
 from dashboards.snapshot import read_store, store_signature
@@ -111,12 +110,6 @@ def test_a_grid_as_fine_as_the_search_target():
         fine_grid_simulations(20, 5000, 3, resolution=0)
 
 
-def test_source_experiment_names():
-    assert source_experiment("exp4c_knee") == "exp4c"
-    with pytest.raises(ValueError, match="knee_experiment"):
-        source_experiment("exp4c")
-
-
 def test_the_payload_sets_the_searched_knee_beside_the_grid_knee(tmp_path):
     write_store_file(str(tmp_path), "exp4c", grid_rows())
     write_store_file(str(tmp_path), "exp4c_knee", knee_rows())
@@ -204,14 +197,21 @@ def test_a_broken_summary_file_is_reported_and_the_rows_suffice(tmp_path):
     assert any("knee search summary" in warning for warning in payload["warnings"])
 
 
-def test_parse_summary_accepts_a_list_and_names_what_it_cannot_use():
-    entries, problems = parse_summary([{"provider": "gcp", "num_tables": 10, "fast_append_ratio": 1.0,
-                                        "status": "found", "n_simulations": 20}, {"status": "found"}, "junk"])
-    assert entries[("gcp", 10, "1")].n_simulations == 20
-    assert problems == ["curve 1: does not name provider, num_tables and fast_append_ratio",
-                        "curve 2: not an object"]
+def test_parse_summary_reads_the_keys_the_search_writes_and_names_what_it_cannot_use():
+    curve = {"provider": "gcp", "num_tables": 10, "fast_append_ratio": 1.0}
+    entries, problems = parse_summary({"curves": [
+        "junk", {"fixed": curve, "status": "found", "simulations": 20, "knee_rate_cps": 3.5},
+        {"fixed": {"provider": "gcp"}, "status": "found"}, {"status": "found"}]})
+    assert (entries[("gcp", 10, "1")].simulations, entries[("gcp", 10, "1")].knee_rate_cps) == (20, 3.5)
+    assert problems == ["curve 0: not an object", "curve 3: has no 'fixed' object (the curve's config fields)",
+                        "curve 2: does not name provider, num_tables and fast_append_ratio"]
+    # Only the written keys are read: other spellings (never written by the search) are not guessed at.
+    entries, problems = parse_summary({"curves": [{"fixed": curve, "n_simulations": 20, "knee_cps": 3.5}]})
+    assert (entries[("gcp", 10, "1")].simulations, entries[("gcp", 10, "1")].knee_rate_cps) == (None, None)
+    assert parse_summary([{"fixed": curve}])[1] == ["lists no curves (expected an object with a non-empty 'curves' "
+                                                    "list)"]
     assert parse_summary({"curves": "none"})[1] == [
-        "lists no curves (expected a JSON list, or an object with a 'curves' list)"]
+        "lists no curves (expected an object with a non-empty 'curves' list)"]
 
 
 def test_parse_summary_keeps_each_variant_apart_when_given_the_study_settings():
@@ -220,9 +220,9 @@ def test_parse_summary_keeps_each_variant_apart_when_given_the_study_settings():
     content = {"curves": [{"fixed": {**curve, "retry_policy": None}, "status": "found", "knee_rate_cps": 9.8},
                           {"fixed": {**curve, "retry_policy": "backoff"}, "status": "found", "knee_rate_cps": 7.6}]}
     key = ("s3", 10, "1")
-    assert parse_summary(content, {"retry_policy": None, "duration_s": 3600})[0][key].knee_cps == 9.8
+    assert parse_summary(content, {"retry_policy": None, "duration_s": 3600})[0][key].knee_rate_cps == 9.8
     assert parse_summary(content, {"retry_policy": "backoff", "duration_s": float("nan")})[0] == {}
-    assert parse_summary(content, {"retry_policy": "backoff"})[0][key].knee_cps == 7.6
+    assert parse_summary(content, {"retry_policy": "backoff"})[0][key].knee_rate_cps == 7.6
 
 
 def test_the_store_signature_notices_a_new_summary(tmp_path):

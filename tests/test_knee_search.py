@@ -1,51 +1,84 @@
-"""The knee search on Ray Tune: the searcher's protocol, a real run, the stored rows and the summary.
+"""The knee search: the executor's protocol on synthetic curves, a real run on Ray, the stored rows and the summary.
 
-The protocol tests drive ``KneeSearcher`` by hand, as Tune does (suggest,
-then on_trial_complete with the trial's report), on synthetic curves: no
-Ray. The end-to-end test runs ``sweeps/knee.py``'s entry point on a local
-Ray with a tiny experiment (short runs: runtime median 20 s, 1200 simulated
-s) whose curves end in each of the three statuses, then checks the store
-against the contract the dashboard reads.
+The protocol tests drive ``ray_jobs.search`` (the one executor, which the knee
+search and ``commit-sweeps capacity`` share) with synthetic futures: no Ray.
+The end-to-end test runs ``sweeps/knee.py``'s entry point on a local Ray with
+a tiny experiment (short runs: runtime median 20 s, 1200 simulated s) whose
+curves end in each of the three statuses, then checks the store against the
+contract the dashboard reads.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import random
 import subprocess
 import sys
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import ray
 
-from simcore import SimConfig, simulate
+from simcore import SimConfig
 from ray_jobs import Grid, ResultsStore
 from simcore.bisection import SearchRange, search_sequentially
-from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND
+from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, ERROR, FOUND, SEARCHING
 from ray_jobs.knee_cli import knee_main
-from ray_jobs.knee_curves import curves_from_grid, measured_point, seed_outcome
-from ray_jobs.knee_search import KneeSearcher, default_probes_per_curve
-from ray_jobs.knee_summary import read_summary, run_summary
-from ray_jobs.schema import CONFIG_COLUMNS, RESULTS_SCHEMA
+from ray_jobs.knee_curves import curves_from_grid, full_seed_points, measured_point
+from ray_jobs.knee_search import curves_done, default_probes_per_curve, outcome_of, run_knee_search
+from ray_jobs.knee_summary import read_summary, run_summary, summary_curves
+from ray_jobs.schema import CONFIG_COLUMNS, RESULTS_SCHEMA, unmeasured_metrics
+from ray_jobs.search import (SCREENING_TOLERANCE, CurveSpec, Events, Executor, SeedRun, run_seed, search_curves)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FAST = {"catalog": "storage", "runtime_median_ms": 20_000.0, "duration_s": 1200.0}
 RANGE = SearchRange(20.0, 5000.0, 0.02)
 
-# -- the searcher's protocol, without Ray -------------------------------------
+# -- the executor's protocol, without Ray -------------------------------------
 
 KNEES_MS = {1: 100.0, 5: 1000.0}  # synthetic: the curve with n tables fails at scales <= KNEES_MS[n]
 
 
-def synthetic_report(trial_config: dict) -> dict:
-    """What ``evaluate_point`` would report, for a step curve: passes above the knee."""
-    config = SimConfig.from_dict(trial_config["config"])
-    knee_ms = KNEES_MS[config.num_tables]
+def synthetic_row(config: SimConfig, seed: int) -> dict:
+    """A step curve: passes above the knee; seed 1 is 3% optimistic about where, so screening has noise to face."""
+    knee_ms = KNEES_MS[config.num_tables] * (0.97 if seed == 1 else 1.0)
     success = 1.0 if config.inter_arrival_scale_ms > knee_ms else 0.5
-    return {"per_seed": [{"metrics": {"seed": seed, "success_rate": success, "vo_success_rate": math.nan,
-                                      "throughput_cps": 1000.0 / config.inter_arrival_scale_ms * success + seed / 1e6}}
-                         for seed in trial_config["seeds"]], "error": None}
+    return {**unmeasured_metrics(), "seed": seed, "success_rate": success, "vo_success_rate": math.nan,
+            "throughput_cps": 1000.0 / config.inter_arrival_scale_ms * success + seed / 1e6}
+
+
+class Synthetic:
+    """A submit function over ``synthetic_row``: futures already done, or done by threads in a shuffled order."""
+
+    def __init__(self, threads: int = 0, seed: int = 0, fail=lambda config, seed: None):
+        self.calls: list = []
+        self.in_flight = self.most_in_flight = 0
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(threads) if threads else None
+        self._random = random.Random(seed)
+        self._fail = fail
+
+    def _run(self, config: SimConfig, seed: int, delay: float) -> SeedRun:
+        time.sleep(delay)
+        with self._lock:
+            self.in_flight -= 1
+        error = self._fail(config, seed)
+        return SeedRun(None, error=error) if error else SeedRun(synthetic_row(config, seed), 0.01, time.time())
+
+    def __call__(self, config: SimConfig, seed: int) -> Future:
+        with self._lock:
+            self.calls.append((config.num_tables, config.inter_arrival_scale_ms, seed))
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        if self._pool is None:
+            future = Future()
+            future.set_result(self._run(config, seed, 0.0))
+            return future
+        return self._pool.submit(self._run, config, seed, self._random.random() / 200)
 
 
 def two_curves():
@@ -54,126 +87,159 @@ def two_curves():
     return curves_from_grid(grid)
 
 
-def drive(searcher: KneeSearcher, report=synthetic_report, max_trials: int = 500) -> list[dict]:
-    """Run the searcher to the end as Tune does with two trials at a time; returns the trial configs in order."""
-    in_flight, issued = {}, []
-    for number in range(max_trials):
-        suggestion = searcher.suggest(f"t{number}")
-        if suggestion == KneeSearcher.FINISHED:
-            return issued
-        if suggestion is not None:
-            in_flight[f"t{number}"] = suggestion
-            issued.append(suggestion)
-        if suggestion is None or len(in_flight) == 2:
-            trial_id, trial_config = next(iter(in_flight.items()))
-            del in_flight[trial_id]
-            searcher.on_trial_complete(trial_id, report(trial_config))
-    raise AssertionError("the searcher did not finish")
+def specs(curves, known=None):
+    return [CurveSpec(c.curve_id, c.config_at, (known or {}).get(c.curve_id, {})) for c in curves]
 
 
-def test_the_searcher_alternates_curves_waits_while_they_are_busy_and_finishes():
+def search(curves, seeds=(1, 2), submit=None, slots=2, known=None, probes=1, events=Events()):
+    return search_curves(specs(curves, known), seeds, RANGE, submit or Synthetic(), slots, lambda n: probes, events)
+
+
+def test_many_curves_at_once_end_as_each_would_alone_whatever_the_completion_order():
     one, five = two_curves()
-    searcher = KneeSearcher([one, five], seeds=(1, 2), search_range=RANGE)
-    first, second = searcher.suggest("a"), searcher.suggest("b")
-    assert {first["curve_id"], second["curve_id"]} == {one.curve_id, five.curve_id}
-    assert searcher.suggest("c") is None  # one probe per curve, both in flight
-    assert first["seeds"] == [1, 2] and first["scale_ms"] == 316.228
-    assert SimConfig.from_dict(first["config"]) == one.config_at(316.228)
-    searcher.on_trial_complete("a", synthetic_report(first))
-    third = searcher.suggest("c")
-    assert third["curve_id"] == first["curve_id"] and third["scale_ms"] != first["scale_ms"]
+    together = search([one, five])
+    alone = [search([one])[0], search([five])[0]]
+    shuffled = search([one, five], submit=Synthetic(threads=4, seed=7), slots=4)
+    for results in (alone, shuffled):
+        for a, b in zip(together, results):
+            assert (a.status, a.step, sorted(a.rows)) == (b.status, b.step, sorted(b.rows))
+    for result, knee_ms in zip(together, KNEES_MS.values()):
+        assert result.status == FOUND and result.step.within_tolerance
+        assert result.step.failing.scale_ms <= knee_ms < result.step.knee.scale_ms
 
 
-def test_the_searcher_makes_the_same_decisions_as_the_sequential_search():
+def test_with_one_seed_there_is_no_screening_and_the_probes_are_the_sequential_searchs():
     one, five = two_curves()
-    searcher = KneeSearcher([one, five], seeds=(1, 2), search_range=RANGE)
-    issued = drive(searcher)
-    outcomes = {o.curve.template.num_tables: o for o in searcher.outcomes()}
-    for tables, knee_ms in KNEES_MS.items():
-        outcome = outcomes[tables]
-        assert outcome.status == FOUND and outcome.step.within_tolerance
-        assert outcome.step.failing.scale_ms <= knee_ms < outcome.step.knee.scale_ms
-        assert outcome.simulations_run == outcome.simulations_stored == 2 * len(outcome.points)
-        curve = outcome.curve
-
+    submit = Synthetic()
+    results = search([one, five], seeds=(1,), submit=submit)
+    for curve, result in zip((one, five), results):
         def measure(scale_ms):
-            report = synthetic_report({"config": curve.config_at(scale_ms).to_dict(), "seeds": [1, 2]})
-            return measured_point(scale_ms, [seed_outcome(curve.template, s["metrics"]) for s in report["per_seed"]])
+            config = curve.config_at(scale_ms)
+            return measured_point(scale_ms, config, [synthetic_row(config, 1)])
         step, points = search_sequentially(measure, RANGE)
-        assert [t["scale_ms"] for t in issued if t["curve_id"] == curve.curve_id] == [p.scale_ms for p in points]
-        assert step == outcome.step
-    assert [o.curve for o in searcher.take_newly_finished()] == [one, five]
-    assert searcher.take_newly_finished() == []  # each finished curve is announced once
+        assert result.step == step
+        assert [scale for tables, scale, _ in submit.calls if tables == curve.template.num_tables] == \
+            [p.scale_ms for p in points]
 
 
-def test_stored_evidence_resumes_the_search_where_it_stopped():
-    one, five = two_curves()
-    full = KneeSearcher([one], seeds=(1, 2), search_range=RANGE)
-    scales = [t["scale_ms"] for t in drive(full)]
-    # The store holds the first three points, and one seed of the fourth.
-    evidence = {one.curve_id: {}}
-    for scale in scales[:4]:
-        seeds = [1] if scale == scales[3] else [1, 2]
-        report = synthetic_report({"config": one.config_at(scale).to_dict(), "seeds": seeds})
-        evidence[one.curve_id][scale] = {s["metrics"]["seed"]: seed_outcome(one.template, s["metrics"])
-                                         for s in report["per_seed"]}
-    resumed = KneeSearcher([one], seeds=(1, 2), search_range=RANGE, evidence=evidence)
-    issued = drive(resumed)
-    assert issued[0]["scale_ms"] == scales[3] and issued[0]["seeds"] == [2]  # only the missing seed
-    assert [t["scale_ms"] for t in issued] == scales[3:]
-    (outcome,) = resumed.outcomes()
-    assert outcome.step == full.outcome(one.curve_id).step
-    assert outcome.simulations_run == 1 + 2 * len(scales[4:]) and outcome.simulations_stored == 2 * len(scales)
-    # a finished curve costs nothing
-    done = KneeSearcher([one], seeds=(1, 2), search_range=RANGE, evidence=resumed.evidence())
-    assert done.curves_left() == 0 and done.suggest("x") == KneeSearcher.FINISHED
-
-
-def test_a_trial_stopped_before_it_reported_is_proposed_again_and_a_failing_one_stops_its_curve():
-    one, five = two_curves()
-    searcher = KneeSearcher([one, five], seeds=(1,), search_range=RANGE)
-    first, second = searcher.suggest("a"), searcher.suggest("b")
-    searcher.on_trial_complete("a", None)  # interrupted: no report
-    again = searcher.suggest("c")
-    assert (again["curve_id"], again["scale_ms"]) == (first["curve_id"], first["scale_ms"])
-    searcher.on_trial_complete("b", {"per_seed": [], "error": "seed 1: MemoryError: too many tables"})
-    searcher.on_trial_complete("c", None, error=True)
-    outcomes = {o.curve.curve_id: o for o in searcher.outcomes()}
-    assert outcomes[second["curve_id"]].status == "error"
-    assert "MemoryError" in outcomes[second["curve_id"]].error
-    assert outcomes[first["curve_id"]].status == "error"  # failed beyond Tune's retries
-    assert searcher.suggest("d") == KneeSearcher.FINISHED
-
-
-def test_several_probes_of_one_curve_split_its_bracket():
+def test_screening_runs_one_seed_far_from_the_knee_and_every_seed_near_it():
     (one, _) = two_curves()
-    searcher = KneeSearcher([one], seeds=(1,), search_range=RANGE, probes_per_curve=3)
-    scales = sorted(searcher.suggest(t)["scale_ms"] for t in "abc")
+    submit = Synthetic()
+    (result,) = search([one], seeds=(1, 2, 3), submit=submit)
+    assert result.status == FOUND and result.step.within_tolerance
+    far = {scale for _, scale, _ in submit.calls if abs(math.log(scale / KNEES_MS[1])) > math.log(1.25)}
+    assert far and all(seed == 1 for _, scale, seed in submit.calls if scale in far)
+    # Seed 1 alone puts the knee 3% low; the seed mean's knee is found all the same.
+    assert result.step.failing.scale_ms <= KNEES_MS[1] < result.step.knee.scale_ms
+    # Each (scale, seed) ran once; the screening's one-seed points are not points of the curve.
+    assert len(set(submit.calls)) == len(submit.calls) == sum(len(by_seed) for by_seed in result.rows.values())
+    full = full_seed_points(result.rows.items(), lambda item: item[1], (1, 2, 3))
+    assert sorted(result.probes) == sorted(scale for scale, _ in full) and len(full) < len(result.rows)
+    without = search([one], seeds=(1, 2, 3), submit=Synthetic(), probes=1)  # the same, again: deterministic
+    assert without[0].step == result.step
+    assert SCREENING_TOLERANCE == 0.10
+
+
+def test_at_most_slots_simulations_run_at_once():
+    submit = Synthetic(threads=8, seed=3)
+    search(two_curves(), seeds=(1, 2, 3), submit=submit, slots=3, probes=3)
+    assert submit.most_in_flight <= 3 and len(submit.calls) > 20
+
+
+def test_stored_rows_resume_the_search_and_a_finished_curve_costs_nothing():
+    one, five = two_curves()
+    rows: list = []
+    events = Events(on_seed=lambda key, config, run: rows.append((key, config.inter_arrival_scale_ms, run.row)))
+    first = search([one, five], events=events)
+    # The store holds the first half of what was run: a rerun runs only the rest, and ends where the first did.
+    known: dict = {}
+    for key, scale, row in rows[:len(rows) // 2]:
+        known.setdefault(key, {}).setdefault(scale, {})[row["seed"]] = row
+    submit = Synthetic()
+    resumed = search([one, five], submit=submit, known=known)
+    assert [r.step for r in resumed] == [r.step for r in first]
+    assert len(submit.calls) == len(rows) - len(rows) // 2
+    assert sum(r.simulations_run for r in resumed) == len(submit.calls)
+    # Everything stored: nothing runs, and the knee search says so before it starts anything.
+    done: dict = {}
+    for key, scale, row in rows:
+        done.setdefault(key, {}).setdefault(scale, {})[row["seed"]] = row
+    submit = Synthetic()
+    assert [r.step for r in search([one, five], submit=submit, known=done)] == [r.step for r in first]
+    assert submit.calls == [] and curves_done([one, five], (1, 2), RANGE, done) == [True, True]
+    assert curves_done([one, five], (1, 2), RANGE, known).count(False) >= 1
+
+
+def test_a_simulation_that_raises_stops_its_curve_and_the_others_go_on():
+    one, five = two_curves()
+    fail = lambda config, seed: "seed 2: MemoryError: too many tables" if config.num_tables == 5 and seed == 2 else None
+    finished = []
+    results = search([one, five], submit=Synthetic(fail=fail), events=Events(on_curve=finished.append))
+    assert results[0].status == FOUND
+    assert results[1].status == ERROR and results[1].error.endswith("ms: seed 2: MemoryError: too many tables")
+    assert {r.key for r in finished} == {one.curve_id, five.curve_id}
+
+    def broken(config, seed):  # a future that raises: the worker died beyond its retries
+        future = Future()
+        future.set_exception(RuntimeError("worker lost\nmore lines"))
+        return future
+    (result,) = search([one], submit=broken)
+    assert result.status == ERROR and "failed beyond retries: RuntimeError: worker lost" in result.error
+
+
+def test_an_interrupted_search_says_where_each_curve_stands():
+    one, five = two_curves()
+    inner = Synthetic()
+
+    def submit(config, seed):
+        if len(inner.calls) == 6:
+            raise KeyboardInterrupt
+        return inner(config, seed)
+    executor = Executor(specs([one, five]), (1, 2), RANGE, submit, 2)
+    with pytest.raises(KeyboardInterrupt):
+        executor.run()
+    assert [r.status for r in executor.results()] == [SEARCHING, SEARCHING]
+
+
+def test_several_probes_of_one_curve_split_its_bracket_in_one_round():
+    (one, _) = two_curves()
+    submit = Synthetic()
+    search([one], seeds=(1,), submit=submit, slots=3, probes=3)
+    scales = sorted(scale for _, scale, _ in submit.calls[:3])
     assert scales[1] == 316.228 and scales[0] == pytest.approx(math.sqrt(20 * 316.228), rel=1e-5)
-    assert searcher.suggest("d") is None
     assert default_probes_per_curve(parallelism=2, curves=4) == 1
     assert default_probes_per_curve(parallelism=16, curves=4) == 3
     assert default_probes_per_curve(parallelism=1000, curves=1) == 7
 
 
-def test_the_summary_merges_runs_curve_by_curve():
+def test_the_summary_merges_runs_curve_by_curve_and_reads_back_by_its_own_keys(tmp_path):
     one, five = two_curves()
-    searcher = KneeSearcher([one, five], seeds=(1, 2), search_range=RANGE)
-    drive(searcher)
-    both = run_summary("synthetic", searcher.outcomes(), RANGE)
-    only_one = KneeSearcher([one], seeds=(1, 2, 3), search_range=RANGE)
-    merged = run_summary("synthetic", only_one.outcomes(), RANGE, previous=both)
+    store = ResultsStore(str(tmp_path))
+    run = run_knee_search([one, five], (1, 2), RANGE, store, submit=(Synthetic(), 2), log=lambda line: None)
+    both = run_summary("synthetic", run.outcomes, RANGE)
+    pending = outcome_of(one, Executor(specs([one]), (1, 2, 3), RANGE, None, 1).results()[0], (1, 2, 3))
+    merged = run_summary("synthetic", [pending], RANGE, previous=both)
     by_id = {c["curve_id"]: c for c in merged["curves"]}
     assert by_id[one.curve_id]["status"] == "searching" and by_id[one.curve_id]["seeds"] == [1, 2, 3]
     assert by_id[five.curve_id] == {c["curve_id"]: c for c in both["curves"]}[five.curve_id]
     assert merged["totals"]["curves"] == 2 and merged["knee_experiment"] == "synthetic_knee"
     entry = {c["curve_id"]: c for c in both["curves"]}[five.curve_id]
     assert entry["grid_points_same_resolution"] == 280 and entry["grid_simulations_same_resolution"] == 560
-    assert entry["simulations"] == 2 * entry["points"] and entry["bracket"]["rate_width"] <= 0.02
+    assert entry["simulations"] > 2 * entry["points"]  # the screening's one-seed points are counted too
+    assert entry["bracket"]["rate_width"] <= 0.02
     json.dumps(merged, allow_nan=False)
+    # The one reader reads what the one writer wrote.
+    curves, problems = summary_curves(json.loads(json.dumps(both)))
+    assert problems == [] and [(c.fixed, c.status, c.simulations, c.knee_rate_cps) for c in curves] == \
+        [(e["fixed"], e["status"], e["simulations"], e["knee_rate_cps"]) for e in both["curves"]]
+    assert curves[0].search_range == (20.0, 5000.0, 0.02)
+    # The rows went to the store under <experiment>_knee, one per simulation.
+    assert store.experiments() == ["synthetic_knee"]
+    assert store.scan(["synthetic_knee"]).table.num_rows == run.simulations_run == entry["simulations"] + \
+        {c["curve_id"]: c for c in both["curves"]}[one.curve_id]["simulations"]
 
 
-# -- a real run on Ray Tune ---------------------------------------------------
+# -- a real run on Ray ---------------------------------------------------
 
 TINY = Grid("knee_test", swept={"provider": ("s3x", "gcp"), "num_tables": (1, 5), "inter_arrival_scale_ms": (100,)},
             fixed=FAST)
@@ -195,7 +261,7 @@ def seed_means(rows: list[dict]) -> dict:
             for curve, by_scale in groups.items()}
 
 
-def test_knee_main_searches_on_ray_tune_and_stores_what_the_dashboard_reads(tmp_path, capsys):
+def test_knee_main_searches_on_ray_and_stores_what_the_dashboard_reads(tmp_path, capsys):
     store_uri = str(tmp_path / "store")
     assert knee_main({"knee_test": TINY}, TINY_ARGS + ["--store", store_uri]) == 0
     assert not ray.is_initialized()
@@ -228,10 +294,13 @@ def test_knee_main_searches_on_ray_tune_and_stores_what_the_dashboard_reads(tmp_
     means = seed_means(rows)
     assert len(means) == 4
     for entry in summary["curves"]:
-        (by_scale,) = [v for k, v in means.items() if dict(k)["provider"] == entry["fixed"]["provider"]
-                       and dict(k)["num_tables"] == entry["fixed"]["num_tables"]]
-        assert all(seeds == [1, 2] for _, _, seeds in by_scale.values())
-        assert entry["simulations"] == 2 * len(by_scale) == sum(len(v[2]) for v in by_scale.values())
+        (every_scale,) = [v for k, v in means.items() if dict(k)["provider"] == entry["fixed"]["provider"]
+                          and dict(k)["num_tables"] == entry["fixed"]["num_tables"]]
+        assert entry["simulations"] == sum(len(v[2]) for v in every_scale.values())
+        # The screening's one-seed points are stored but are not points of the curve.
+        assert all(seeds in ([1], [1, 2]) for _, _, seeds in every_scale.values())
+        by_scale = {scale: v for scale, v in every_scale.items() if v[2] == [1, 2]}
+        assert entry["points"] == len(by_scale)
         passing = {scale: v for scale, v in by_scale.items() if v[0] > 0.95}
         if entry["status"] == BELOW_SEARCH_RANGE:
             assert not passing and max(by_scale) == TINY_RANGE.max_scale_ms
@@ -246,16 +315,19 @@ def test_knee_main_searches_on_ray_tune_and_stores_what_the_dashboard_reads(tmp_
         assert entry["bracket"]["failing_scale_ms"] == failing and knee_scale / failing <= 1.05
         assert by_scale[failing][1] <= passing[knee_scale][1] * 1.05
 
-    # Tune's run made the same decisions as the search run point by point in this process.
-    (s3x_one,) = [c for c in curves_from_grid(TINY, duration_s=1200.0)
-                  if (c.template.provider, c.template.num_tables) == ("s3x", 1)]
-
-    def measure(scale_ms):
-        config = s3x_one.config_at(scale_ms)
-        return measured_point(scale_ms, [seed_outcome(config, r) for r in simulate(config, seeds=[1, 2])])
-    step, points = search_sequentially(measure, TINY_RANGE)
-    (entry,) = [c for c in summary["curves"] if c["curve_id"] == s3x_one.curve_id]
-    assert entry["knee_scale_ms"] == step.knee.scale_ms and entry["points"] == len(points)
+    # The run on Ray made the same decisions as the same search run here, one simulation at a time.
+    def inline(config, seed):
+        future = Future()
+        future.set_result(run_seed(config, seed))
+        return future
+    curves = curves_from_grid(TINY, duration_s=1200.0)
+    here = search_curves([CurveSpec(c.curve_id, c.config_at) for c in curves], (1, 2), TINY_RANGE, inline, 1)
+    by_id = {c["curve_id"]: c for c in summary["curves"]}
+    for curve, result in zip(curves, here):
+        entry = by_id[curve.curve_id]
+        assert (entry["status"], entry["knee_scale_ms"], entry["points"], entry["simulations"]) == (
+            result.status, result.step.knee.scale_ms if result.step.knee else None, len(result.probes),
+            sum(len(by_seed) for by_seed in result.rows.values()))
 
     # A rerun finds every curve done: no Ray, no new file.
     files = store.data_files("knee_test_knee")

@@ -114,7 +114,7 @@ def test_every_consumer_reads_the_same_knee_of_a_fast_append_and_merge_append_mi
     (search_curve,) = curves_from_grid(grid)
     assert search_curve.success_metric == "success_rate"
     evidence = evidence_from_rows(ResultsStore(str(tmp_path)).scan(["mix"]).table, [search_curve])
-    points = complete_points(evidence[search_curve.curve_id], seeds=(1, 2))
+    points = complete_points(search_curve, evidence[search_curve.curve_id], seeds=(1, 2))
     step = next_step(points, SearchRange(50, 200, 0.5))
     assert step.knee.scale_ms == 100 and step.knee.throughput_cps == 6.0
     assert step.failing.scale_ms == 50
