@@ -13,6 +13,7 @@ builds a page that says so.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from typing import Optional, Sequence
@@ -89,10 +90,14 @@ def _build(args) -> int:
 
 
 def _serve(args) -> int:
-    from dashboards.server import make_server  # only serving needs http.server
+    from dashboards.server import listen_error, make_server  # only serving needs the server
 
     if not 0 <= args.port <= 65535:
         print(f"error: --port: {args.port} is not allowed; expected 0..65535", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not (math.isfinite(args.refresh_s) and (args.refresh_s >= 0 or args.refresh_s == -1)):
+        print(f"error: --refresh-s: {args.refresh_s} is not allowed; expected a number of seconds >= 0 "
+              f"(0: look at the store on every page request), or -1 for never", file=sys.stderr)
         return EXIT_BAD_INPUT
     store = args.store or default_store_uri()
     try:
@@ -100,7 +105,7 @@ def _serve(args) -> int:
                              log=lambda message: print(message, file=sys.stderr, flush=True),
                              allowed_hosts=args.allow_host)
     except OSError as error:
-        print(f"error: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
+        print(f"error: {listen_error(args.host, args.port, error)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     host, port = server.server_address[:2]
     shown_host = f"[{host}]" if ":" in host else host

@@ -12,30 +12,44 @@ At most every ``refresh_s`` seconds, a request for the page checks the
 store's file listing; if it changed, the site is rebuilt (a failed rebuild
 keeps the last good site and is logged).
 
-Hostile or careless clients cannot wear the server down: a connection idle
-for ``IDLE_TIMEOUT_S`` is closed, and so is one whose request (headers and
-answer) takes longer than ``REQUEST_TIMEOUT_S`` (a client trickling bytes);
-at most ``MAX_WORKERS`` connections are served at once, ``MAX_QUEUED`` more
-wait for a worker, and the next ones get a 503 at once rather than a
-thread each; the listen backlog is
-``LISTEN_BACKLOG``; request lines are logged with control characters
-escaped; a client that hangs up mid-answer is not a traceback. Bound to a
-loopback address (the default), the server answers only requests whose
-``Host`` names a loopback address (or a name given with ``allowed_hosts``),
-so a web page cannot reach it by DNS rebinding.
+Hostile or careless clients cannot wear the server down. Connections are
+coroutines on one asyncio event loop, not threads, so a socket that sends
+nothing (or half a request) costs no worker and a normal request is
+answered at once beside hundreds of them. A connection idle for
+``IDLE_TIMEOUT_S`` is closed (before its first request or between
+requests), and so is one whose headers take longer than that from their
+first byte, or whose request (headers and answer) takes longer than
+``REQUEST_TIMEOUT_S`` (a client trickling bytes); at most
+``MAX_CONNECTIONS`` are open at once and the next ones get a 503 at once;
+a request's line and headers together are at most ``MAX_HEAD_BYTES``
+(longer: 414 or 431); answers are written in slices, so a client that does
+not read holds one slice; the listen backlog is ``LISTEN_BACKLOG``; request
+lines are logged with control characters escaped; a client that hangs up
+mid-answer is not a traceback. Bound to a loopback address (the default),
+the server answers only requests whose ``Host`` names a loopback address
+(or a name given with ``allowed_hosts``), so a web page cannot reach it by
+DNS rebinding.
+
+Why our own loop rather than a kept ASGI server (measured, docs/dashboard.md): uvicorn 0.54
+never closed a connection that sent nothing or half a request (0 of 200 in 21 s; a client
+trickling a byte a second was still open after 45 s); hypercorn 0.18 closed both but has no cap on
+open connections (no 503) and answered 50 concurrent clients slower (p50 20 ms, p99 67 to 118 ms,
+against 9 to 12 ms and 14 to 30 ms here). The protections above are this module's own either way.
 """
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import ipaddress
 import socket
-import socketserver
 import sys
 import threading
 import time
+import traceback
 from concurrent.futures import ThreadPoolExecutor
+from email.utils import formatdate
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Callable, Iterable, Optional
 from urllib.parse import parse_qsl, urlsplit
 
@@ -47,9 +61,13 @@ MAX_QUERY_CHARS = 2000
 
 IDLE_TIMEOUT_S = 15.0  # a kept-alive or silent connection is closed after this long without a byte
 REQUEST_TIMEOUT_S = 30.0  # the most one request may take, from its first byte to the end of the answer
-MAX_WORKERS = 32  # connections served at once ...
-MAX_QUEUED = 256  # ... and waiting for a worker; more get a 503 straight away
+MAX_CONNECTIONS = 288  # connections open at once; more get a 503 straight away
+MAX_WORKERS = 4  # threads for what may block the event loop: looking at the store, rebuilding the site
+MAX_HEAD_BYTES = 65536  # a request's line and headers together (the stdlib's limit for one line)
+MAX_HEADERS = 100  # header lines in one request (the stdlib's limit)
+WRITE_SLICE_BYTES = 65536  # an answer is written this much at a time, each waiting for the client to read
 LISTEN_BACKLOG = 256  # connections the kernel queues before accept (the stdlib's 5 made p99 1 s at 50)
+SERVER_NAME = "commit-sweeps-dashboard"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 # Bytes below 0x20 and DEL, as \xNN: a client's request line must not write terminal escapes to the log.
@@ -145,6 +163,10 @@ class DashboardState:
     def site(self) -> Site:
         return self._site
 
+    def refresh_due(self) -> bool:
+        """Whether the next request for the page should look at the store (cheap; no I/O)."""
+        return self.refresh_s >= 0 and time.monotonic() - self._checked_at >= self.refresh_s
+
     def refresh_if_changed(self) -> Site:
         """The site, rebuilt first if the store's files changed since the last look."""
         if self.refresh_s < 0 or time.monotonic() - self._checked_at < self.refresh_s:
@@ -168,192 +190,328 @@ class DashboardState:
         return self._site
 
 
-def make_handler(state: DashboardState, quiet: bool = False, allowed_hosts: Optional[frozenset] = None):
-    """The request handler class bound to ``state``.
+def answer(site: Site, method: str, target: str, host_header: Optional[str],
+           allowed_hosts: Optional[frozenset]) -> tuple:
+    """What the dashboard answers to one request: (status, extra headers, body, content type).
 
-    ``allowed_hosts``: Host header names answered (None: any).
+    Pure apart from reading ``site``: routing, the Host check, the query check and the read-only
+    rule live here, the sockets in :class:`BoundedHTTPServer`.
+    """
+    if method not in ("GET", "HEAD"):
+        return _error(HTTPStatus.METHOD_NOT_ALLOWED, "the dashboard is read-only", {"Allow": "GET, HEAD"})
+    if allowed_hosts is not None and host_name(host_header) not in allowed_hosts:
+        return _error(HTTPStatus.MISDIRECTED_REQUEST,
+                      "this dashboard answers only requests addressed to " + ", ".join(sorted(allowed_hosts)))
+    try:
+        parts = urlsplit(target)
+    except ValueError:
+        return _error(HTTPStatus.BAD_REQUEST, "malformed request target")
+    path = parts.path
+    if path == "/healthz":
+        return 200, {}, b"ok\n", "text/plain; charset=utf-8"
+    name = "index.html" if path in ("/", "") else path[1:] if path.startswith("/") else None
+    if name is None or name not in site.files:
+        return _error(HTTPStatus.NOT_FOUND, "no such file in the dashboard")
+    try:
+        check_query(parts.query, site.filters)
+    except QueryError as error:
+        return _error(HTTPStatus.BAD_REQUEST, str(error))
+    suffix = name[name.rfind("."):]
+    return 200, {}, site.files[name], CONTENT_TYPES.get(suffix, "application/octet-stream")
+
+
+def page_name(target: str) -> Optional[str]:
+    """The site file a request target names when it may need a fresh site (the page, its data)."""
+    path = target.split("?", 1)[0]
+    name = "index.html" if path in ("/", "") else path[1:]
+    return name if name in ("index.html", "data.js") else None
+
+
+def _error(status: HTTPStatus, message: str, extra: Optional[dict] = None) -> tuple:
+    body = f"{status.value} {status.phrase}: {message}\n".encode("utf-8", "replace")
+    return status.value, extra or {}, body, "text/plain; charset=utf-8"
+
+
+class BadRequest(Exception):
+    """A request the server cannot parse; answered with ``status`` and the connection closed."""
+
+    def __init__(self, status: HTTPStatus, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def parse_head(lines: list) -> tuple:
+    """(method, target, version, headers) of a request's line and header lines (bytes, CRLF kept).
+
+    Headers come back lower-cased by name; a repeated name keeps its last value.
+
+    Raises:
+        BadRequest: not ``METHOD TARGET HTTP/1.x`` (400, 505 for other versions), or a header line
+            without a colon (400).
+    """
+    request_line = lines[0].decode("latin-1").rstrip("\r\n")
+    words = request_line.split()
+    if len(words) != 3 or not words[2].startswith("HTTP/"):
+        raise BadRequest(HTTPStatus.BAD_REQUEST, f"bad request line {request_line!r}")
+    method, target, version = words
+    if version not in ("HTTP/1.0", "HTTP/1.1"):
+        status = HTTPStatus.HTTP_VERSION_NOT_SUPPORTED if version[5:6].isdigit() and version[5:6] != "0" \
+            else HTTPStatus.BAD_REQUEST
+        raise BadRequest(status, f"{version!r}: this server speaks HTTP/1.0 and HTTP/1.1")
+    headers = {}
+    for raw_line in lines[1:]:
+        line = raw_line.decode("latin-1").rstrip("\r\n")
+        name, colon, value = line.partition(":")
+        if not colon or not name or name != name.strip():
+            raise BadRequest(HTTPStatus.BAD_REQUEST, f"bad header line {line[:80]!r}")
+        headers[name.lower()] = value.strip()
+    return method, target, version, headers
+
+
+def _response_head(status: int, content_type: str, length: int, extra: dict, close: bool) -> bytes:
+    lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", f"Server: {SERVER_NAME}",
+             f"Date: {formatdate(usegmt=True)}", f"Content-Type: {content_type}", f"Content-Length: {length}",
+             *(f"{name}: {value}" for name, value in {**SECURITY_HEADERS, **extra}.items())]
+    if close:
+        lines.append("Connection: close")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+_BUSY_BODY = b"503 Service Unavailable: the dashboard is serving as many connections as it allows; retry\n"
+BUSY_ANSWER = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
+               b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n\r\n%s" % (len(_BUSY_BODY), _BUSY_BODY))
+
+
+class _ClientGone(Exception):
+    """The client hung up, went silent past a timeout, or took too long: close without an answer."""
+
+
+class _Alarm:
+    """Cancels a connection's task when its current time limit passes.
+
+    One timer per connection, moved as the request goes on (idle, headers, answer): cheaper than a
+    ``wait_for`` (a new task each) around every read and write.
     """
 
-    class DashboardHandler(BaseHTTPRequestHandler):
-        server_version = "commit-sweeps-dashboard"
-        sys_version = ""
-        protocol_version = "HTTP/1.1"  # keep-alive, bounded by the idle timeout
-        timeout = IDLE_TIMEOUT_S  # every socket read and write
+    def __init__(self, task: asyncio.Task):
+        self._task = task
+        self._loop = asyncio.get_running_loop()
+        self._handle: Optional[asyncio.TimerHandle] = None
 
-        def log_message(self, format, *args):  # noqa: A002 (the base class's name)
-            if not quiet:
-                sys.stderr.write(escape_for_log(f"{self.address_string()} - {format % args}") + "\n")
+    def set(self, seconds: float) -> None:
+        self.clear()
+        self._handle = self._loop.call_later(max(0.0, seconds), self._task.cancel)
 
-        def handle_one_request(self):
-            # The socket timeout bounds each read; the server's watchdog bounds the whole
-            # request, so a client sending a byte every few seconds cannot hold a worker forever.
-            watchdog = getattr(self.server, "watchdog", None)
-            if watchdog is not None:
-                watchdog.arm(self.connection, REQUEST_TIMEOUT_S)
-            try:
-                super().handle_one_request()
-            except (ConnectionError, TimeoutError, socket.timeout, OSError):
-                self.close_connection = True  # the client left or was too slow: nothing to answer
-            finally:
-                if watchdog is not None:
-                    watchdog.disarm(self.connection)
-
-        def _host_allowed(self, head_only: bool) -> bool:
-            if allowed_hosts is None or host_name(self.headers.get("Host")) in allowed_hosts:
-                return True
-            self._error(HTTPStatus.MISDIRECTED_REQUEST,
-                        "this dashboard answers only requests addressed to " + ", ".join(sorted(allowed_hosts)),
-                        head_only)
-            return False
-
-        def _send(self, status: int, body: bytes, content_type: str, head_only: bool,
-                  extra: Optional[dict] = None) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            for name, value in {**SECURITY_HEADERS, **(extra or {})}.items():
-                self.send_header(name, value)
-            self.end_headers()
-            if not head_only:
-                self.wfile.write(body)
-
-        def _error(self, status: HTTPStatus, message: str, head_only: bool, extra: Optional[dict] = None):
-            body = f"{status.value} {status.phrase}: {message}\n".encode("utf-8", "replace")
-            self._send(status.value, body, "text/plain; charset=utf-8", head_only, extra)
-
-        def _serve(self, head_only: bool) -> None:
-            if not self._host_allowed(head_only):
-                return
-            try:
-                parts = urlsplit(self.path)
-            except ValueError:
-                self._error(HTTPStatus.BAD_REQUEST, "malformed request target", head_only)
-                return
-            path = parts.path
-            if path == "/healthz":
-                self._send(200, b"ok\n", "text/plain; charset=utf-8", head_only)
-                return
-            name = "index.html" if path in ("/", "") else path[1:] if path.startswith("/") else None
-            site = state.refresh_if_changed() if name in ("index.html", "data.js") else state.site
-            if name is None or name not in site.files:
-                self._error(HTTPStatus.NOT_FOUND, "no such file in the dashboard", head_only)
-                return
-            try:
-                check_query(parts.query, site.filters)
-            except QueryError as error:
-                self._error(HTTPStatus.BAD_REQUEST, str(error), head_only)
-                return
-            suffix = name[name.rfind("."):]
-            self._send(200, site.files[name], CONTENT_TYPES.get(suffix, "application/octet-stream"), head_only)
-
-        def do_GET(self):  # noqa: N802 (the base class's naming)
-            self._serve(head_only=False)
-
-        def do_HEAD(self):  # noqa: N802
-            self._serve(head_only=True)
-
-        def _read_only(self):
-            self._error(HTTPStatus.METHOD_NOT_ALLOWED, "the dashboard is read-only", False,
-                        {"Allow": "GET, HEAD"})
-
-        do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _read_only
-
-    return DashboardHandler
+    def clear(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
 
 
-class Watchdog:
-    """One thread that hangs up connections whose request outlived its deadline."""
+class BoundedHTTPServer:
+    """The dashboard's HTTP/1.1 server: one asyncio event loop, bounded in every dimension.
 
-    def __init__(self, tick_s: float = 0.25):
-        self._deadlines: dict = {}
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._tick_s = tick_s
-        self._thread = threading.Thread(target=self._run, name="dashboard-watchdog", daemon=True)
-        self._thread.start()
-
-    def arm(self, connection, timeout_s: float) -> None:
-        with self._lock:
-            self._deadlines[connection] = time.monotonic() + timeout_s
-
-    def disarm(self, connection) -> None:
-        with self._lock:
-            self._deadlines.pop(connection, None)
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._tick_s):
-            now = time.monotonic()
-            with self._lock:
-                late = [c for c, deadline in self._deadlines.items() if deadline <= now]
-                for connection in late:
-                    del self._deadlines[connection]
-            for connection in late:
-                try:
-                    connection.shutdown(socket.SHUT_RDWR)  # the worker's next read or write fails
-                except OSError:
-                    pass
-
-
-class BoundedHTTPServer(HTTPServer):
-    """An HTTP server whose connections are served by a fixed pool of threads.
-
-    The stdlib's ThreadingHTTPServer starts a thread per connection, without
-    limit (1,500 idle sockets held 1,500 threads). Here connections wait
-    for one of ``max_workers`` threads, ``max_queued`` at most; one beyond
-    that is answered 503 by the accepting thread and closed. The pool's
-    threads and one watchdog are the only threads ever started.
+    A connection costs a coroutine and a socket, not a thread, so idle or half-sent connections
+    cannot starve the ones that ask for the page: with the stdlib's thread-per-connection model
+    (even with a fixed pool) 33 idle sockets made a GET wait 15 s and 200 made it time out; here
+    a GET stays fast while ``max_connections`` are held open (benchmarks/idle_connections.py).
+    Only work that may block (looking at the store and rebuilding the site) goes to a pool of
+    ``max_workers`` threads. The interface is socketserver's: ``serve_forever``, ``shutdown``,
+    ``server_close``, ``server_address``.
     """
 
     request_queue_size = LISTEN_BACKLOG
-    allow_reuse_address = True
 
-    def __init__(self, address, handler, max_workers: int = MAX_WORKERS, max_queued: int = MAX_QUEUED):
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, handler)
-        self._slots = threading.BoundedSemaphore(max_workers + max_queued)
+    def __init__(self, listener: socket.socket, state: DashboardState, quiet: bool = False,
+                 allowed_hosts: Optional[frozenset] = None, max_connections: int = MAX_CONNECTIONS,
+                 max_workers: int = MAX_WORKERS):
+        self.socket = listener
+        self.server_address = listener.getsockname()
+        self.dashboard_state = state
+        self._quiet = quiet
+        self._allowed_hosts = allowed_hosts
+        self._max_connections = max_connections
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="dashboard")
-        self.watchdog = Watchdog()
+        self._open = 0
+        self._tasks: set = set()
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._stop: Optional[asyncio.Event] = None
+        self._stopped = threading.Event()
 
-    def process_request(self, request, client_address):
-        if not self._slots.acquire(blocking=False):
-            self._refuse_busy(request)
-            return
-        self._pool.submit(self._work, request, client_address)
+    # -- socketserver's interface ------------------------------------------------------------
 
-    def _work(self, request, client_address):
+    def serve_forever(self, poll_interval: float = 0.5) -> None:  # noqa: ARG002 (kept for socketserver's callers)
+        """Serve until :meth:`shutdown` (from another thread) or Ctrl-C."""
+        self._stopped.clear()
         try:
-            self.finish_request(request, client_address)
-        except Exception:
-            self.handle_error(request, client_address)
+            asyncio.run(self._serve())
         finally:
-            self.shutdown_request(request)
-            self._slots.release()
+            self._stopped.set()
 
-    def _refuse_busy(self, request):
-        body = b"503 Service Unavailable: the dashboard is serving as many connections as it allows; retry\n"
-        try:
-            request.settimeout(1.0)
-            request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
-                            b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: "
-                            + str(len(body)).encode() + b"\r\n\r\n" + body)
-        except OSError:
-            pass
-        self.shutdown_request(request)
-
-    def handle_error(self, request, client_address):
-        # A client that hangs up (broken pipe, reset) is routine, not a traceback.
-        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError, socket.timeout)):
+    def shutdown(self) -> None:
+        """Stop serve_forever and wait for it (call from another thread)."""
+        loop, stop = self._loop, self._stop
+        if loop is None or stop is None or self._stopped.is_set():
             return
-        super().handle_error(request, client_address)
+        try:
+            loop.call_soon_threadsafe(stop.set)
+        except RuntimeError:  # the loop already closed
+            return
+        self._stopped.wait(timeout=10)
 
-    def server_close(self):
-        super().server_close()
-        self.watchdog.stop()
+    def server_close(self) -> None:
+        self.socket.close()
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # -- the event loop ----------------------------------------------------------------------
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        server = await asyncio.start_server(self._accept, sock=self.socket, limit=MAX_HEAD_BYTES,
+                                            backlog=LISTEN_BACKLOG)  # start_server listens again: 100 by default
+        try:
+            await self._stop.wait()
+        finally:
+            server.close()
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._tasks.add(task)
+        alarm = _Alarm(task)
+        try:
+            if self._open >= self._max_connections:
+                await self._refuse_busy(reader, writer, alarm)
+                return
+            self._open += 1
+            try:
+                await self._converse(reader, writer, alarm)
+            finally:
+                self._open -= 1
+        except (_ClientGone, ConnectionError, TimeoutError, asyncio.IncompleteReadError, OSError):
+            pass  # the client left or misbehaved: nothing to answer
+        except asyncio.CancelledError:
+            pass  # its time ran out (the alarm) or the server is stopping; ending quietly also keeps
+            # asyncio's stream callback from logging the cancellation as a traceback
+        except Exception:  # noqa: BLE001 (a bug: say so, and keep serving the others)
+            traceback.print_exc(file=sys.stderr)
+        finally:
+            alarm.clear()
+            writer.transport.abort()  # no lingering: the socket is gone now, whatever the client does
+            self._tasks.discard(task)
+
+    @staticmethod
+    async def _refuse_busy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, alarm: "_Alarm") -> None:
+        alarm.set(1.5)
+        writer.write(BUSY_ANSWER)
+        await writer.drain()
+        if writer.can_write_eof():
+            writer.write_eof()
+        # Let the client read the 503 before the socket closes (closing on unread input resets it).
+        await reader.read(MAX_HEAD_BYTES)
+
+    async def _converse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, alarm: "_Alarm") -> None:
+        """Answer requests on one connection until it closes, goes idle, runs out of time or misbehaves."""
+        peer = writer.get_extra_info("peername") or ("-",)
+        while True:
+            alarm.set(IDLE_TIMEOUT_S)  # idle before a request: the alarm ends the connection
+            first = await reader.read(1)
+            if not first:
+                return
+            deadline = time.monotonic() + REQUEST_TIMEOUT_S  # from the first byte to the end of the answer
+            alarm.set(min(IDLE_TIMEOUT_S, REQUEST_TIMEOUT_S))  # the headers, from their first byte
+            lines: list = []
+            try:
+                lines = await self._head_lines(reader, first)
+                method, target, version, headers = parse_head(lines)
+            except BadRequest as error:
+                alarm.set(deadline - time.monotonic())
+                status, extra, body, content_type = _error(error.status, str(error))
+                await self._write(writer, _response_head(status, content_type, len(body), extra, True) + body)
+                self._log_request(peer, lines[0] if lines else b"", status, len(body))
+                return
+            alarm.set(deadline - time.monotonic())  # the rest of the request: its body, the answer
+            close = self._wants_close(version, headers)
+            if not await self._discard_body(reader, headers):
+                close = True
+            site = self.dashboard_state.site
+            if method in ("GET", "HEAD") and page_name(target) and self.dashboard_state.refresh_due():
+                site = await asyncio.get_running_loop().run_in_executor(self._pool,
+                                                                        self.dashboard_state.refresh_if_changed)
+            status, extra, body, content_type = answer(site, method, target, headers.get("host"),
+                                                       self._allowed_hosts)
+            head = _response_head(status, content_type, len(body), extra, close)
+            await self._write(writer, head if method == "HEAD" else head + body)
+            self._log_request(peer, lines[0], status, len(body))
+            if close:
+                return
+
+    @staticmethod
+    async def _head_lines(reader: asyncio.StreamReader, first: bytes) -> list:
+        """Lines up to the blank one, bounded in size (``MAX_HEAD_BYTES``) and count (``MAX_HEADERS``)."""
+        lines: list = []
+        size = 0
+        pending = first
+        while True:
+            try:
+                line = pending + await reader.readuntil(b"\n")
+            except asyncio.LimitOverrunError:
+                line = None
+            except asyncio.IncompleteReadError as error:
+                raise _ClientGone("hung up mid-request") from error
+            pending = b""
+            if line is None or size + len(line) > MAX_HEAD_BYTES:
+                if not lines:
+                    raise BadRequest(HTTPStatus.REQUEST_URI_TOO_LONG,
+                                     f"the request line is longer than {MAX_HEAD_BYTES} bytes")
+                raise BadRequest(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
+                                 f"the request's headers are longer than {MAX_HEAD_BYTES} bytes")
+            size += len(line)
+            if line in (b"\r\n", b"\n"):
+                if not lines:
+                    continue  # a stray blank line before a request (RFC 9112 lets servers skip it)
+                return lines
+            lines.append(line)
+            if len(lines) > MAX_HEADERS + 1:
+                raise BadRequest(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, f"more than {MAX_HEADERS} headers")
+
+    @staticmethod
+    def _wants_close(version: str, headers: dict) -> bool:
+        connection = headers.get("connection", "").lower()
+        if version == "HTTP/1.0":
+            return connection != "keep-alive"
+        return connection == "close"
+
+    @staticmethod
+    async def _discard_body(reader: asyncio.StreamReader, headers: dict) -> bool:
+        """Read and drop a small request body (no request here takes one); False: close after answering."""
+        if "transfer-encoding" in headers:
+            return False
+        length = headers.get("content-length", "0")
+        if not length.isdigit() or int(length) > MAX_HEAD_BYTES:
+            return False
+        if int(length):
+            await reader.readexactly(int(length))
+        return True
+
+    @staticmethod
+    async def _write(writer: asyncio.StreamWriter, data: bytes) -> None:
+        """Write in slices, so a client that does not read holds at most one slice in memory."""
+        view = memoryview(data)
+        for start in range(0, len(view), WRITE_SLICE_BYTES):
+            if writer.transport.is_closing():
+                raise _ClientGone("hung up mid-answer")
+            writer.write(view[start:start + WRITE_SLICE_BYTES])
+            if writer.transport.get_write_buffer_size():
+                await writer.drain()  # the client reads slowly: wait for it (the alarm bounds the wait)
+
+    def _log_request(self, peer: tuple, request_line: bytes, status: int, size: int) -> None:
+        if not self._quiet:
+            line = request_line.decode("latin-1").rstrip("\r\n")
+            sys.stderr.write(escape_for_log(f'{peer[0]} - "{line}" {status} {size}') + "\n")
 
 
 def default_allowed_hosts(host: str, extra: Iterable[str] = ()) -> Optional[frozenset]:
@@ -364,24 +522,46 @@ def default_allowed_hosts(host: str, extra: Iterable[str] = ()) -> Optional[froz
     return frozenset(names | {host_name(name) for name in extra})
 
 
+def listen_error(host: str, port: int, error: OSError) -> str:
+    """One line saying why ``host:port`` cannot be listened on, naming the flag to change."""
+    # socket.create_server re-raises as a plain OSError with the address appended; the original
+    # (a gaierror for a name that does not resolve) is its context.
+    if isinstance(error.__context__, OSError):
+        error = error.__context__
+    if isinstance(error, socket.gaierror):
+        return (f"--host: {host!r} does not resolve to an address ({error.strerror}); "
+                f"give an address of this machine such as 127.0.0.1 or 0.0.0.0")
+    if error.errno == errno.EADDRINUSE:
+        return f"--port: {port} on {host} is in use; pick another with --port (0 picks a free one)"
+    if error.errno == errno.EADDRNOTAVAIL:
+        return f"--host: {host!r} is not an address of this machine; give one such as 127.0.0.1 or 0.0.0.0"
+    if error.errno == errno.EACCES:
+        return f"--port: {port} on {host} needs privileges this process lacks; pick one above 1023"
+    return f"cannot listen on {host}:{port}: {error.strerror or error}"
+
+
 def make_server(store_uri: str, host: str = "127.0.0.1", port: int = 8080, refresh_s: float = 5.0,
                 quiet: bool = False, log: Callable[[str], None] = print, allowed_hosts: Iterable[str] = (),
-                max_workers: int = MAX_WORKERS, max_queued: int = MAX_QUEUED) -> BoundedHTTPServer:
+                max_connections: int = MAX_CONNECTIONS, max_workers: int = MAX_WORKERS) -> BoundedHTTPServer:
     """A ready (not yet serving) HTTP server for the store's dashboard; port 0 picks a free port.
 
     Args:
         allowed_hosts: more Host names to answer (a loopback server answers loopback names only;
             one bound elsewhere answers any Host unless names are given here).
-        max_workers: connections served at once.
-        max_queued: connections waiting for a worker; more are answered 503.
+        max_connections: connections open at once; more are answered 503.
+        max_workers: threads that look at the store and rebuild the site.
 
     Raises:
         StoreError: the store cannot be read.
         OSError: the address cannot be bound.
     """
-    state = DashboardState(store_uri, refresh_s=refresh_s, log=log)
-    hosts = default_allowed_hosts(host, allowed_hosts)
-    server = BoundedHTTPServer((host, port), make_handler(state, quiet=quiet, allowed_hosts=hosts),
-                               max_workers=max_workers, max_queued=max_queued)
-    server.dashboard_state = state
-    return server
+    # Bound first: a busy port or a bad host fails at once, before the store is read.
+    listener = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
+                                    backlog=LISTEN_BACKLOG)
+    try:
+        state = DashboardState(store_uri, refresh_s=refresh_s, log=log)
+    except BaseException:
+        listener.close()
+        raise
+    return BoundedHTTPServer(listener, state, quiet=quiet, allowed_hosts=default_allowed_hosts(host, allowed_hosts),
+                             max_connections=max_connections, max_workers=max_workers)

@@ -54,7 +54,10 @@ Every file is verified before any is removed: a verified file superseded by
 a newer verified file of the same keys (a writer killed between writing the
 new file and deleting the old) is deleted; a file that fails verification
 never counts as the newer copy, so a damaged or empty file under a good
-file's name stem is quarantined and the good file kept. A file that cannot be read for a passing reason (a network error)
+file's name stem is quarantined and the good file kept. Likewise a
+verified file every row of which a verified file of other keys holds,
+identical (the small files a merge replaced, ``merge_files``, when its
+writer died before deleting them), is deleted. A file that cannot be read for a passing reason (a network error)
 is reported and left alone; so is everything when the reader cannot write
 (a read-only mount). Temporary files are named ``.tmp-*.partial``, so no
 ``*.parquet`` glob sees one either; those older than a day are removed.
@@ -75,7 +78,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -241,6 +244,33 @@ class ResultsStore:
             written.append(path)
         return written
 
+    def merge_files(self, paths: Sequence[str]) -> list[str]:
+        """Replace data files by one per experiment holding all their rows; safe to kill at any point.
+
+        A sweep flushes small files every few seconds (``ray_jobs.fanout.RowCollector``) and merges
+        them here. The merged file is written whole before any of the files it replaces is deleted;
+        a writer killed in between leaves both, every row of the old files an identical copy of a
+        row of the merged one, and the next reader that verifies the merged file deletes the copies
+        (``scan``). A file that fails verification is neither merged nor deleted: readers
+        quarantine it as usual.
+
+        Returns:
+            The paths of the files now holding the verified rows (one per experiment; the input
+            path itself when only one file verified).
+        """
+        verified = [(path, table) for path, (table, reason, _) in zip(paths, map(self._read_verified, paths))
+                    if reason is None]
+        if len(verified) < 2:
+            return [path for path, _ in verified]
+        written = self.write_rows(pa.concat_tables([table for _, table in verified]))
+        for path, _ in verified:  # only now: each row is in a complete merged file
+            if path not in written:
+                try:
+                    self._fs.delete_file(path)
+                except FileNotFoundError:  # a healing reader deleted it first
+                    pass
+        return written
+
     def write_plan(self, experiment: str, plan: dict) -> None:
         """Record the sweep about to run (its configs and seeds), for ``status``."""
         self._put(f"{self._experiment_dir(experiment)}/{PLAN_FILE}",
@@ -375,6 +405,8 @@ class ResultsStore:
         results = dict(zip(paths, _map_threads(self._read_verified, paths)))
         superseded = _superseded({path: results[path][1] is None for path in paths},
                                  self._fs.get_file_info(paths) if paths else [])
+        superseded |= _copies({path: results[path][0] for path in paths
+                               if results[path][1] is None and path not in superseded})
         tables, unreadable, seen = [], [], set()
         for path in paths:
             table, reason, present = results[path]
@@ -538,6 +570,46 @@ def _superseded(verified: dict[str, bool], infos: list) -> set[str]:
             newest = max(group, key=lambda info: (info.mtime_ns or 0, info.path))
             superseded.update(info.path for info in group if info is not newest)
     return superseded
+
+
+def _copies(tables: dict[str, pa.Table]) -> set[str]:
+    """Verified files every row of which another verified file holds too, identical.
+
+    These are the files a merge (``ResultsStore.merge_files``) replaced, left behind by a writer
+    killed after writing the merged file and before deleting them. Deleting one changes nothing
+    any reader returns. Smaller files are judged first, so of two files only the smaller can be
+    the copy; a row that differs in any value (another writer's, a forged one) keeps its file.
+    """
+    keys_of = {path: list(zip(*(table.column(name).to_pylist() for name in KEY_COLUMNS)))
+               for path, table in tables.items()}
+    holders: dict[tuple, list[str]] = {}
+    for path, keys in keys_of.items():
+        for key in keys:
+            holders.setdefault(key, []).append(path)
+    shared = {key for key, paths in holders.items() if len(paths) > 1}
+    if not shared:
+        return set()  # the usual case: no key in two files, nothing more to read
+    shared_rows: dict[str, dict] = {}
+
+    def rows_of(path: str) -> dict:
+        """key -> the row as comparable text, for ``path``'s rows whose keys are shared."""
+        if path not in shared_rows:
+            picked = tables[path].filter(pa.array([key in shared for key in keys_of[path]])).to_pylist()
+            shared_rows[path] = {tuple(row[name] for name in KEY_COLUMNS): repr(sorted(row.items()))
+                                 for row in picked}
+        return shared_rows[path]
+
+    copies: set[str] = set()
+    candidates = sorted({path for key in shared for path in holders[key]}, key=lambda p: (tables[p].num_rows, p))
+    for path in candidates:
+        keys = keys_of[path]
+        if len(set(keys)) != len(keys) or any(key not in shared for key in keys):
+            continue  # some row is only here
+        mine = rows_of(path)
+        if all(any(rows_of(other)[key] == row for other in holders[key] if other != path and other not in copies)
+               for key, row in mine.items()):
+            copies.add(path)
+    return copies
 
 
 def _same_kind(actual: pa.DataType, expected: pa.DataType) -> bool:

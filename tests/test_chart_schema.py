@@ -41,6 +41,7 @@ def test_unknown_keys_are_refused_naming_where_and_what(setting, location, key):
     ([], ["head.objectStoreMemory=0Mi"], "/head/objectStoreMemory", "does not match pattern"),
     (["ports.gcs=70000"], [], "/ports/gcs", "maximum: got 70,000, want 65,535"),
     ([], ["jobApi.exposeOutsideCluster=yes"], "/jobApi/exposeOutsideCluster", "want boolean"),
+    ([], ["jobApi.allowUnauthenticatedExposure=yes"], "/jobApi/allowUnauthenticatedExposure", "want boolean"),
     (["jobApi.serviceType=External"], [], "/jobApi/serviceType", "'ClusterIP', 'NodePort', 'LoadBalancer'"),
     (["dashboard.service.nodePort=8080"], [], "/dashboard/service/nodePort", "minimum: got 8,080, want 30,000"),
     ([], ["image.tag=latest"], "/image/tag", "not"),

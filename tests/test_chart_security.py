@@ -10,7 +10,8 @@ import base64
 
 import pytest
 
-from test_chart_support import CI_VALUES_DIR, all_containers, by_kind, named, pod_templates, render, render_notes
+from test_chart_support import (CI_VALUES_DIR, all_containers, by_kind, named, pod_templates, render, render_error,
+                                render_notes)
 
 RAY_CONTAINERS = ("ray-head", "ray-worker")
 
@@ -135,4 +136,28 @@ def test_notes_show_how_ray_job_submit_passes_the_token():
 def test_a_published_job_api_warning_names_the_auth_mode():
     published = [CI_VALUES_DIR / "nodeport-values.yaml"]
     assert "holds the Ray token" in render_notes(published)
-    assert "has no authentication" in render_notes(published, ["auth.mode=disabled"])
+    assert "has no authentication" in render_notes(published, ["auth.mode=disabled",
+                                                                "jobApi.allowUnauthenticatedExposure=true"])
+
+
+UNAUTHENTICATED_EXPOSURE = ["auth.mode=disabled", "jobApi.serviceType=LoadBalancer", "jobApi.exposeOutsideCluster=true"]
+
+
+@pytest.mark.parametrize("service_type", ["LoadBalancer", "NodePort"])
+def test_an_unauthenticated_published_job_api_fails_to_render_with_one_line(service_type):
+    message = render_error(set_values=["auth.mode=disabled", f"jobApi.serviceType={service_type}",
+                                       "jobApi.exposeOutsideCluster=true"])
+    # One line from the chart; helm itself may add its "Use --debug flag" hint below it.
+    lines = [line for line in message.strip().splitlines() if line and not line.startswith("Use --debug")]
+    assert len(lines) == 1, message
+    assert "auth.mode" in message and "disabled" in message and service_type in message
+    assert "jobApi.allowUnauthenticatedExposure=true" in message and "any code" in message
+
+
+def test_an_unauthenticated_published_job_api_renders_only_when_confirmed_by_name():
+    objects = render(set_values=UNAUTHENTICATED_EXPOSURE + ["jobApi.allowUnauthenticatedExposure=true"])
+    assert named(objects, "Service", "sweeps-head-jobs")["spec"]["type"] == "LoadBalancer"
+    # The confirmation changes nothing else: token auth with a published API, or auth off inside the
+    # cluster, render as before without it.
+    assert named(render(set_values=UNAUTHENTICATED_EXPOSURE[1:]), "Service", "sweeps-head-jobs")
+    assert by_kind(render(set_values=["auth.mode=disabled"]), "Secret") == []

@@ -228,8 +228,8 @@ def tight_server(store, monkeypatch):
     monkeypatch.setattr(server_module, "IDLE_TIMEOUT_S", 0.5)
     monkeypatch.setattr(server_module, "REQUEST_TIMEOUT_S", 1.5)
     messages = []
-    server = make_server(str(store), port=0, refresh_s=0, quiet=True, log=messages.append, max_workers=4,
-                         max_queued=4)
+    server = make_server(str(store), port=0, refresh_s=0, quiet=True, log=messages.append, max_connections=8,
+                         max_workers=4)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield server
@@ -303,3 +303,99 @@ def test_request_lines_are_logged_with_control_characters_escaped(store):
         _, err = process.communicate(timeout=10)
     assert "\\x1b[31mred\\x07" in err and "\x1b" not in err and "\x07" not in err
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_idle_and_half_sent_connections_do_not_hold_up_a_request(server):
+    # More than the old thread pool's 32 workers, each holding a socket that never finishes a request:
+    # the page is still answered (the server's idle timeout, 15 s, is far beyond the client's 5 s).
+    openings = (b"", b"GET / HT", b"GET / HTTP/1.1\r\nHost: localhost\r\n")
+    idle = [_socket.create_connection(("127.0.0.1", server.server_address[1])) for _ in range(45)]
+    try:
+        for number, connection in enumerate(idle):
+            if openings[number % 3]:
+                connection.sendall(openings[number % 3])
+        time.sleep(0.2)
+        answer = raw(server, b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", timeout=5)
+        assert answer.startswith(b"HTTP/1.1 200")
+    finally:
+        for connection in idle:
+            connection.close()
+
+
+@pytest.mark.parametrize("request_bytes, status", [
+    (b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n", b"414"),
+    (b"GET / HTTP/1.1\r\nX-Big: " + b"a" * 70000 + b"\r\n\r\n", b"431"),
+    (b"GET / HTTP/1.1\r\n" + b"".join(b"X-%d: 1\r\n" % n for n in range(150)) + b"\r\n", b"431"),
+    (b"GET /\r\n\r\n", b"400"),
+    (b"GET / HTTP/2.0\r\n\r\n", b"505"),
+    (b"GET / HTTP/1.1\r\nno colon here\r\n\r\n", b"400"),
+])
+def test_malformed_or_oversized_requests_are_refused_and_closed(server, request_bytes, status):
+    answer = raw(server, request_bytes)
+    assert answer.startswith(b"HTTP/1.1 " + status), answer[:80]
+    assert b"Connection: close" in answer.split(b"\r\n\r\n")[0]
+    assert request(server, "GET", "/")[0].status == 200
+
+
+def test_keep_alive_answers_pipelined_requests_and_http_1_0_closes(server):
+    two = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\nGET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
+    with _socket.create_connection(("127.0.0.1", server.server_address[1]), timeout=5) as s:
+        s.sendall(two)
+        received = b""
+        while received.count(b"ok\n") < 2:
+            received += s.recv(65536)
+    assert received.count(b"HTTP/1.1 200") == 2
+    # HTTP/1.0 without keep-alive: one answer, then the server closes (raw() reads to the end).
+    answer = raw(server, b"GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"ok\n")
+    # HEAD: the GET's headers (its length too), no body.
+    answer = raw(server, b"HEAD /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    assert b"Content-Length: 3" in answer and answer.endswith(b"\r\n\r\n")
+
+
+# -- the serve command's own mistakes: one line, exit 2, before the store is read --------------------
+
+from dashboards import cli as dashboard_cli
+
+
+def test_serve_on_a_busy_port_says_so_in_one_line(store):
+    with _socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "commit_sweeps", "dashboard", "serve", "--store", str(store),
+                                 "--port", str(port)], cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT},
+                                capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr == f"error: --port: {port} on 127.0.0.1 is in use; pick another with --port " \
+                            f"(0 picks a free one)\n"
+
+
+@pytest.mark.parametrize("host, message", [
+    ("nohost.invalid", "--host: 'nohost.invalid' does not resolve to an address"),
+    ("192.0.2.1", "--host: '192.0.2.1' is not an address of this machine"),  # TEST-NET-1: never local
+])
+def test_serve_on_a_host_it_cannot_listen_on_says_so_in_one_line(store, capsys, host, message):
+    assert dashboard_cli.main(["serve", "--store", str(store), "--host", host, "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: " + message) and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-2", "-0.5"])
+def test_serve_refuses_a_refresh_interval_that_is_not_seconds(tmp_path, capsys, value):
+    # The store does not exist: the flag is refused before anything is read.
+    assert dashboard_cli.main(["serve", "--store", str(tmp_path / "missing"), "--port", "0",
+                               f"--refresh-s={value}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --refresh-s: {float(value)} is not allowed; expected a number of seconds >= 0")
+    assert "-1 for never" in err and err.count("\n") == 1
+
+
+def test_an_unreadable_store_leaves_the_port_free(tmp_path):
+    with _socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(StoreError):
+        make_server(str(tmp_path / "missing"), port=port)
+    # The port was bound before the store was read, and is closed again: it can be bound once more.
+    make_server(str(tmp_path), port=port, quiet=True, log=lambda message: None).server_close()

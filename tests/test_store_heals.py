@@ -236,3 +236,81 @@ def test_a_castable_wrong_type_is_not_read_as_the_schemas(tmp_path):
     assert scan.keys() == {("exp", CONFIGS[0].config_hash, 1)}
     (bad,) = scan.unreadable
     assert "column seed has type string, expected int64" in bad.reason and "-schema-" in bad.quarantined_to
+
+
+# -- frequent flushes, merged as the sweep goes (issue 21, item 11) ---------------------------------------
+
+from ray_jobs import fanout  # noqa: E402
+from ray_jobs.fanout import RowCollector  # noqa: E402
+from store_fixtures import contract_row  # noqa: E402
+
+
+def one_row(seed, experiment="exp", **metrics):
+    config = {"provider": "s3", "num_tables": 1, "fast_append_ratio": 0.9, "inter_arrival_scale_ms": 100.0}
+    return rows_to_table([contract_row(experiment, config, seed, {"throughput_cps": 2.0, **metrics})])
+
+
+def test_a_collector_writes_each_flush_and_keeps_its_small_files_bounded(tmp_path, monkeypatch):
+    monkeypatch.setattr(fanout, "MERGE_FILES", 3)  # tiers of 1, 3, 9 and 27 rows in 30 flushes
+    store = ResultsStore(str(tmp_path))
+    collector = RowCollector(store, flush_interval_s=0.0)
+    most = 0
+    for seed in range(1, 31):
+        collector.add(one_row(seed))
+        collector.flush_if_due()
+        files = store.data_files("exp")
+        most = max(most, len(files))
+        assert collector.files_written == len(files)
+        if seed % 10 == 0:
+            assert len(store.scan(heal=False).keys()) == seed  # every finished run is in the store at once
+    # A counter in base 3: at most 2 files per tier; 30 = 1*27 + 1*3.
+    assert most <= 2 * 4 and len(files) == 2
+    collector.flush(final=True)
+    (merged,) = store.data_files("exp")
+    scan = store.scan()
+    assert scan.table.num_rows == 30 and scan.duplicates_dropped == 0 and scan.unreadable == ()
+
+
+def test_the_collectors_default_flush_is_seconds_not_half_a_minute():
+    assert RowCollector(ResultsStore("unused")).flush_interval_s <= 5.0
+
+
+def test_a_merge_killed_before_deleting_its_parts_loses_and_duplicates_nothing(tmp_path):
+    store = ResultsStore(str(tmp_path))
+    parts = [path for seed in (1, 2, 3) for path in store.write_rows(one_row(seed))]
+    # Killed after writing the merged file, before deleting the parts it replaces:
+    (merged,) = store.write_rows(pa.concat_tables([one_row(seed) for seed in (1, 2, 3)]))
+    scan = store.scan()
+    assert scan.table.num_rows == 3 and scan.rows_read == 3 and scan.duplicates_dropped == 0
+    assert store.data_files("exp") == [merged] and not any(os.path.exists(path) for path in parts)
+    assert store.quarantined() == []
+
+
+def test_a_damaged_merged_file_is_quarantined_and_its_parts_kept(tmp_path):
+    store = ResultsStore(str(tmp_path))
+    parts = [path for seed in (1, 2, 3) for path in store.write_rows(one_row(seed))]
+    (merged,) = store.write_rows(pa.concat_tables([one_row(seed) for seed in (1, 2, 3)]))
+    flip_footer_bit(Path(merged))
+    scan = store.scan()
+    assert scan.table.num_rows == 3 and len(scan.unreadable) == 1 and "-digest-" in scan.unreadable[0].quarantined_to
+    assert sorted(store.data_files("exp")) == sorted(parts)
+
+
+def test_a_file_whose_rows_differ_is_never_deleted_as_a_copy(tmp_path):
+    store = ResultsStore(str(tmp_path))
+    (small,) = store.write_rows(pa.concat_tables([one_row(1), one_row(2)]))
+    other = pa.concat_tables([one_row(1, throughput_cps=3.0), one_row(2), one_row(3)])
+    (big,) = store.write_rows(other)
+    scan = store.scan()
+    assert sorted(store.data_files("exp")) == sorted([small, big])  # seed 1 differs: both kept
+    assert scan.table.num_rows == 3 and scan.duplicates_dropped == 2
+
+
+def test_merge_files_merges_verified_files_and_leaves_a_damaged_one_to_the_readers(tmp_path):
+    store = ResultsStore(str(tmp_path))
+    parts = [path for seed in (1, 2, 3) for path in store.write_rows(one_row(seed))]
+    flip_footer_bit(Path(parts[2]))
+    (merged,) = store.merge_files(parts)
+    assert sorted(store.data_files("exp")) == sorted([merged, parts[2]])
+    scan = store.scan()
+    assert len(scan.keys()) == 2 and len(scan.unreadable) == 1  # seed 3 counts as missing: rerun

@@ -308,6 +308,9 @@ it was and what is allowed.
 {{- if and (ne $v.jobApi.serviceType "ClusterIP") (not $v.jobApi.exposeOutsideCluster) -}}
 {{- fail (printf "jobApi.serviceType: %q would publish the Ray job API (port %d) outside the cluster, and that API runs any code it is sent. Allowed: ClusterIP (reach it with kubectl port-forward), or set jobApi.exposeOutsideCluster=true to confirm the exposure." $v.jobApi.serviceType (int $v.ports.dashboard)) -}}
 {{- end -}}
+{{- if and (ne $v.jobApi.serviceType "ClusterIP") (ne $v.auth.mode "token") (not $v.jobApi.allowUnauthenticatedExposure) -}}
+{{- fail (printf "auth.mode: %q with jobApi.serviceType %q would publish the Ray job API (port %d) without authentication: anyone who reaches it runs any code in the cluster. Allowed: auth.mode token, jobApi.serviceType ClusterIP, or set jobApi.allowUnauthenticatedExposure=true to confirm." $v.auth.mode $v.jobApi.serviceType (int $v.ports.dashboard)) -}}
+{{- end -}}
 {{- range $component := list "head" "worker" -}}
 {{- $values := index $v $component -}}
 {{- $memoryMi := include "sweep-cluster.mebibytes" $values.memory | atoi -}}
