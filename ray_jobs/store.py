@@ -441,7 +441,7 @@ class ResultsStore:
         if expected_digest is None:
             return None, "not written by the results store (no content digest in its name)", frozenset()
         if not _WRITER_STEM.match(_name_parts(path)[0]):
-            return None, (f"not written by the results store (its name is not part-<keys>-<content>.parquet)"), \
+            return None, ("not written by the results store (its name is not part-<keys>-<content>.parquet)"), \
                 frozenset()
         if _content_digest(data) != expected_digest:
             return None, (f"content does not match the digest in its name ({len(data)} bytes): "
