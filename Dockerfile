@@ -36,7 +36,7 @@ RUN python -m venv /opt/venv
 # The heavy dependencies in their own layer, from wheels only, so that a code change does not
 # reinstall Ray.
 RUN pip install --only-binary=:all: \
-        "ray[default,tune]==${RAY_VERSION}" \
+        "ray[default]==${RAY_VERSION}" \
         "numpy==${NUMPY_VERSION}" \
         "numba==${NUMBA_VERSION}" \
         "pyarrow==${PYARROW_VERSION}"

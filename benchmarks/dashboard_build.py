@@ -18,7 +18,8 @@ the same shape and size as a sweep's output, so the build does the same work.
 Issue 6's experiments (``--issue6-seeds``, default 3; 0 leaves them out) take
 their grids from sweeps/gcs_throttle.py, retry_policies.py and
 append_catalog.py, and ``exp4c_knee`` is a bisection of each exp4c curve's
-synthetic success curve down to 2% (with its ``_knee/exp4c_knee.json``).
+synthetic success curve down to 2% (with its summary, ``_knee/exp4c.json``,
+in the keys ``ray_jobs/knee_summary.py`` writes).
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from dashboards.site import DATA_FILE, render_site, write_site
 from dashboards.snapshot import read_store
-from simcore.usable import passes, success_metric
+from ray_jobs.knee_curves import knee_experiment_name
+from ray_jobs.store import ResultsStore
+from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND, passes, success_metric
 
 SCALES_MS = (20, 50, 100, 200, 300, 400, 500, 1000, 2000, 5000)
 TABLES = (1, 2, 5, 10, 20, 50)
@@ -135,11 +138,11 @@ def knee_search_rows(seeds: int) -> tuple:
 
         tried = []
         heavy, light = 20.0, 5000.0  # the exp4c grid's span
-        status = "found"
+        status = FOUND
         if _passes(config_at(heavy), seeds):
-            tried, status, light = [heavy], "above search range", heavy
+            tried, status, light = [heavy], ABOVE_SEARCH_RANGE, heavy
         elif not _passes(config_at(light), seeds):
-            tried, status = [heavy, light], "below search range"
+            tried, status = [heavy, light], BELOW_SEARCH_RANGE
         else:
             tried = [heavy, light]
             while light / heavy - 1 > 0.02:
@@ -151,11 +154,11 @@ def knee_search_rows(seeds: int) -> tuple:
                     heavy = middle
         for scale in tried:
             config = config_at(scale)
-            rows += [contract_row("exp4c_knee", config, seed, synthetic_metrics(config, seed))
+            rows += [contract_row(knee_experiment_name("exp4c"), config, seed, synthetic_metrics(config, seed))
                      for seed in range(1, seeds + 1)]
         summary.append({"fixed": {k: v for k, v in fields.items() if k != "inter_arrival_scale_ms"},
-                        "status": status, "n_simulations": len(tried) * seeds, "seeds": list(range(1, seeds + 1))})
-    return rows, {"experiment": "exp4c_knee", "source": "exp4c", "curves": summary}
+                        "status": status, "simulations": len(tried) * seeds, "seeds": list(range(1, seeds + 1))})
+    return rows, {"experiment": "exp4c", "knee_experiment": knee_experiment_name("exp4c"), "curves": summary}
 
 
 def issue6_configs() -> dict:
@@ -170,8 +173,6 @@ def issue6_configs() -> dict:
 def make_store(path: str, source: str, seeds: int, rows_per_file: int, duration_s: float,
                issue6_seeds: int = 0) -> int:
     """Write a full-size store at ``path``; returns the number of rows."""
-    import json
-
     from simcore import SimConfig
 
     from tests.store_fixtures import contract_row, simulated_rows, write_store_file
@@ -191,19 +192,17 @@ def make_store(path: str, source: str, seeds: int, rows_per_file: int, duration_
             rows = [contract_row(experiment, config, seed, synthetic_metrics(config, seed))
                     for config in configs for seed in range(1, seeds + 1)]
         for start in range(0, len(rows), rows_per_file):
-            write_store_file(path, experiment, rows[start:start + rows_per_file], name=f"part-{start:06d}")
+            write_store_file(path, experiment, rows[start:start + rows_per_file])
         total += len(rows)
         print(f"  wrote {experiment}: {len(rows)} rows ({source}, {time.perf_counter() - started:.1f} s)",
               flush=True)
     if issue6_seeds and source == "synthetic":
         rows, summary = knee_search_rows(issue6_seeds)
         for start in range(0, len(rows), rows_per_file * 3):
-            write_store_file(path, "exp4c_knee", rows[start:start + rows_per_file * 3], name=f"part-{start:06d}")
-        os.makedirs(os.path.join(path, "_knee"), exist_ok=True)
-        with open(os.path.join(path, "_knee", "exp4c_knee.json"), "w") as stream:
-            json.dump(summary, stream)
+            write_store_file(path, knee_experiment_name("exp4c"), rows[start:start + rows_per_file * 3])
+        ResultsStore(path).write_knee_summary("exp4c", summary)
         total += len(rows)
-        print(f"  wrote exp4c_knee: {len(rows)} rows (synthetic bisection to 2%)", flush=True)
+        print(f"  wrote {knee_experiment_name('exp4c')}: {len(rows)} rows (synthetic bisection to 2%)", flush=True)
     return total
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 SWEEP_HELP = "run experiments' grids into the results store (resumes; skips what is stored)"
-KNEE_HELP = "search each curve's knee to a tolerance by bisection (Ray Tune)"
+KNEE_HELP = "search each curve's knee to a tolerance by bisection (on Ray)"
 
 
 def configure_sweep(parser: argparse.ArgumentParser) -> None:
