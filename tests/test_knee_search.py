@@ -239,8 +239,10 @@ def test_the_summary_merges_runs_curve_by_curve_and_reads_back_by_its_own_keys(t
     assert curves[0].search_range == (20.0, 5000.0, 0.02)
     # The rows went to the store under <experiment>_knee, one per simulation.
     assert store.experiments() == ["synthetic_knee"]
-    assert store.scan(["synthetic_knee"]).table.num_rows == run.simulations_run == entry["simulations"] + \
+    table = store.scan(["synthetic_knee"]).table
+    assert table.num_rows == run.simulations_run == entry["simulations"] + \
         {c["curve_id"]: c for c in both["curves"]}[one.curve_id]["simulations"]
+    assert run.trials == len(set(table.column("config_hash").to_pylist()))  # points measured, screening's too
 
 
 # -- a real run on Ray ---------------------------------------------------
