@@ -18,7 +18,8 @@ the same shape and size as a sweep's output, so the build does the same work.
 Issue 6's experiments (``--issue6-seeds``, default 3; 0 leaves them out) take
 their grids from sweeps/gcs_throttle.py, retry_policies.py and
 append_catalog.py, and ``exp4c_knee`` is a bisection of each exp4c curve's
-synthetic success curve down to 2% (with its ``_knee/exp4c_knee.json``).
+synthetic success curve down to 2% (with its summary, ``_knee/exp4c.json``,
+in the keys ``ray_jobs/knee_summary.py`` writes).
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from dashboards.site import DATA_FILE, render_site, write_site
 from dashboards.snapshot import read_store
-from simcore.flags import add_seeds_flag, add_store_flag
-from simcore.usable import passes, success_metric
+from ray_jobs.knee_curves import knee_experiment_name
+from ray_jobs.store import ResultsStore
+from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND, passes, success_metric
 
 SCALES_MS = (20, 50, 100, 200, 300, 400, 500, 1000, 2000, 5000)
 TABLES = (1, 2, 5, 10, 20, 50)
@@ -136,11 +138,11 @@ def knee_search_rows(seeds: int) -> tuple:
 
         tried = []
         heavy, light = 20.0, 5000.0  # the exp4c grid's span
-        status = "found"
+        status = FOUND
         if _passes(config_at(heavy), seeds):
-            tried, status, light = [heavy], "above search range", heavy
+            tried, status, light = [heavy], ABOVE_SEARCH_RANGE, heavy
         elif not _passes(config_at(light), seeds):
-            tried, status = [heavy, light], "below search range"
+            tried, status = [heavy, light], BELOW_SEARCH_RANGE
         else:
             tried = [heavy, light]
             while light / heavy - 1 > 0.02:
@@ -152,11 +154,11 @@ def knee_search_rows(seeds: int) -> tuple:
                     heavy = middle
         for scale in tried:
             config = config_at(scale)
-            rows += [contract_row("exp4c_knee", config, seed, synthetic_metrics(config, seed))
+            rows += [contract_row(knee_experiment_name("exp4c"), config, seed, synthetic_metrics(config, seed))
                      for seed in range(1, seeds + 1)]
         summary.append({"fixed": {k: v for k, v in fields.items() if k != "inter_arrival_scale_ms"},
-                        "status": status, "n_simulations": len(tried) * seeds, "seeds": list(range(1, seeds + 1))})
-    return rows, {"experiment": "exp4c_knee", "source": "exp4c", "curves": summary}
+                        "status": status, "simulations": len(tried) * seeds, "seeds": list(range(1, seeds + 1))})
+    return rows, {"experiment": "exp4c", "knee_experiment": knee_experiment_name("exp4c"), "curves": summary}
 
 
 def issue6_configs() -> dict:
@@ -168,11 +170,9 @@ def issue6_configs() -> dict:
     return {grid.experiment: list(grid.configs()) for grid in (THROTTLE_GRID, RETRY_GRID, APPEND_GRID)}
 
 
-def make_store(path: str, source: str, seeds: tuple[int, ...], rows_per_file: int, duration_s: float,
+def make_store(path: str, source: str, seeds: int, rows_per_file: int, duration_s: float,
                issue6_seeds: int = 0) -> int:
     """Write a full-size store at ``path``; returns the number of rows."""
-    import json
-
     from simcore import SimConfig
 
     from tests.store_fixtures import contract_row, simulated_rows, write_store_file
@@ -182,30 +182,27 @@ def make_store(path: str, source: str, seeds: tuple[int, ...], rows_per_file: in
     experiments = [(experiment, [SimConfig.from_dict(dict(f, **short)) for f in fields], seeds)
                    for experiment, fields in exp4_grid().items()]
     if issue6_seeds:
-        issue6 = tuple(range(1, issue6_seeds + 1))
-        experiments += [(experiment, [config.replace(**short) for config in configs], issue6)
+        experiments += [(experiment, [config.replace(**short) for config in configs], issue6_seeds)
                         for experiment, configs in issue6_configs().items()]
     for experiment, configs, seeds in experiments:
         started = time.perf_counter()
         if source == "simulate":
-            rows = simulated_rows(experiment, configs, seeds=seeds)
+            rows = simulated_rows(experiment, configs, seeds=range(1, seeds + 1))
         else:
             rows = [contract_row(experiment, config, seed, synthetic_metrics(config, seed))
-                    for config in configs for seed in seeds]
+                    for config in configs for seed in range(1, seeds + 1)]
         for start in range(0, len(rows), rows_per_file):
-            write_store_file(path, experiment, rows[start:start + rows_per_file], name=f"part-{start:06d}")
+            write_store_file(path, experiment, rows[start:start + rows_per_file])
         total += len(rows)
         print(f"  wrote {experiment}: {len(rows)} rows ({source}, {time.perf_counter() - started:.1f} s)",
               flush=True)
     if issue6_seeds and source == "synthetic":
         rows, summary = knee_search_rows(issue6_seeds)
         for start in range(0, len(rows), rows_per_file * 3):
-            write_store_file(path, "exp4c_knee", rows[start:start + rows_per_file * 3], name=f"part-{start:06d}")
-        os.makedirs(os.path.join(path, "_knee"), exist_ok=True)
-        with open(os.path.join(path, "_knee", "exp4c_knee.json"), "w") as stream:
-            json.dump(summary, stream)
+            write_store_file(path, knee_experiment_name("exp4c"), rows[start:start + rows_per_file * 3])
+        ResultsStore(path).write_knee_summary("exp4c", summary)
         total += len(rows)
-        print(f"  wrote exp4c_knee: {len(rows)} rows (synthetic bisection to 2%)", flush=True)
+        print(f"  wrote {knee_experiment_name('exp4c')}: {len(rows)} rows (synthetic bisection to 2%)", flush=True)
     return total
 
 
@@ -270,10 +267,10 @@ def measure_page_load(store: str, repeat: int) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_store_flag(parser, when_unset="a scratch folder; a store that is absent or empty is made (full exp4 grid)")
+    parser.add_argument("--store", help="store to build from; made (full exp4 grid) if absent or empty")
     parser.add_argument("--source", choices=("synthetic", "simulate"), default="synthetic",
                         help="how to make a missing store (default synthetic; simulate takes minutes)")
-    add_seeds_flag(parser, default=2)  # of each exp4 config, when making a store
+    parser.add_argument("--seeds", type=int, default=2, help="seeds per exp4 config when making a store (default 2)")
     parser.add_argument("--issue6-seeds", type=int, default=3,
                         help="seeds per config of gcs_throttle, retry_policies, append_catalog and the exp4c knee "
                              "search when making a store (default 3; 0 leaves them out)")

@@ -3,10 +3,10 @@
     python benchmarks/knee_vs_grid.py [--experiment exp4c] [--curves quick|all] [--seeds N] [--duration-s S]
                                       [--grid-sample K] [--dense] [--coarse]
 
-For each curve it runs the knee search one probe at a time in this process
-(``bisection.search_sequentially`` over ``simcore.simulate``: the same
-decisions, hence the same points, as ``sweeps/knee.py`` makes on Ray Tune
-with one probe per curve) and prints the points and simulations it needed
+For each curve it runs the knee search one simulation at a time in this
+process (the executor ``ray_jobs.search`` over ``simcore.simulate``: the same
+decisions, hence the same points, as ``sweeps/knee.py`` makes on Ray with one
+probe per curve, screening included) and prints the points and simulations it needed
 and the simulation seconds they took, next to a geometric grid fine enough
 to resolve every knee in the range as well (280 points at 2% over
 20-5000 ms):
@@ -19,7 +19,7 @@ to resolve every knee in the range as well (280 points at 2% over
 - ``--coarse`` also reads the knee off seed 001's ten scales, as the grid
   sweeps do, to show what the search adds.
 
-``--parallel-probes`` instead drives ``KneeSearcher`` itself on 200
+``--parallel-probes`` instead drives the executor itself on 200
 synthetic step curves (knees spread over the range, no simulation) with 1,
 3 and 7 probes per curve in flight, in lock-step rounds, and prints the
 rounds and points each needs: what several probes per curve buy on a
@@ -38,11 +38,12 @@ import sys
 import time
 
 
+from concurrent.futures import Future
+
 from simcore import simulate, usable_throughput
-from simcore.bisection import (MeasuredPoint, SearchRange, same_resolution_grid_points,
-                               search_sequentially)
-from simcore.flags import add_search_range_flags, add_seeds_flag, search_range_of
-from ray_jobs.knee_curves import Curve, curves_from_grid, measured_point, seed_outcome
+from simcore.bisection import MeasuredPoint, SearchRange, same_resolution_grid_points
+from ray_jobs.knee_curves import Curve, curves_from_grid, measured_point
+from ray_jobs.search import CurveSpec, Events, SeedRun, run_seed, search_curves
 from sweeps.catalog import KNEE_GRIDS
 from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
 
@@ -61,7 +62,22 @@ class Meter:
         rows = simulate(config, seeds=list(self.seeds))
         self.simulate_s += time.perf_counter() - started
         self.simulations += len(rows)
-        return measured_point(scale_ms, [seed_outcome(config, row) for row in rows])
+        return measured_point(scale_ms, config, rows)
+
+    def submit(self, config, seed: int) -> Future:
+        """The executor's submit function: one simulation, here and now."""
+        run = run_seed(config, seed)
+        self.simulate_s += run.wall_s
+        self.simulations += 1
+        future = Future()
+        future.set_result(run)
+        return future
+
+    def search(self, search_range: SearchRange):
+        """(final step, points with every seed) of the knee search of this curve."""
+        (result,) = search_curves([CurveSpec(self.curve.curve_id, self.curve.config_at)], self.seeds, search_range,
+                                  self.submit, 1)
+        return result.step, [probe.point() for probe in result.probes.values()]
 
 
 def geometric_grid(search_range: SearchRange) -> list[float]:
@@ -78,9 +94,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--experiment", default="exp4c", choices=list(KNEE_GRIDS))
     parser.add_argument("--curves", default="quick", choices=["quick", "all"])
-    add_seeds_flag(parser)
+    parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--duration-s", type=float, default=3600.0)
-    add_search_range_flags(parser)
+    parser.add_argument("--tolerance", type=float, default=0.02)
+    parser.add_argument("--min-scale-ms", type=float, default=20.0)
+    parser.add_argument("--max-scale-ms", type=float, default=5000.0)
     parser.add_argument("--grid-sample", type=int, default=0, metavar="K",
                         help="simulate every K-th grid point to estimate the grid's cost (0: skip)")
     parser.add_argument("--dense", action="store_true", help="simulate the whole same-resolution grid")
@@ -89,10 +107,10 @@ def main(argv=None) -> int:
                         help="rounds and points with 1, 3 and 7 probes per curve, on synthetic curves")
     args = parser.parse_args(argv)
     if args.parallel_probes:
-        return parallel_probes(search_range_of(args))
+        return parallel_probes(SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance))
 
-    search_range = search_range_of(args)
-    seeds = args.seeds
+    search_range = SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
+    seeds = tuple(range(1, args.seeds + 1))
     curves = curves_from_grid(KNEE_GRIDS[args.experiment], quick=args.curves == "quick", duration_s=args.duration_s)
     grid = geometric_grid(search_range)
     print(f"{args.experiment}: {len(curves)} curves, {len(seeds)} seeds, {args.duration_s:g} simulated s per run; "
@@ -103,7 +121,7 @@ def main(argv=None) -> int:
     totals = {"points": 0, "simulations": 0, "search_s": 0.0, "grid_s": 0.0, "grid_simulations": 0}
     for curve in curves:
         search = Meter(curve, seeds)
-        step, points = search_sequentially(search.measure, search_range)
+        step, points = search.search(search_range)
         knee = step.knee.throughput_cps if step.knee else None
         line = (f"{curve.label}: {step.status}"
                 + (f", knee {knee:.4g} c/s at {step.knee.scale_ms:g} ms" if knee else "")
@@ -145,34 +163,34 @@ def main(argv=None) -> int:
 
 
 def parallel_probes(search_range: SearchRange, curves: int = 200) -> int:
-    """Lock-step rounds: every probe the searcher offers runs, then all report; repeat until it finishes."""
+    """Each curve alone, one seed, on step curves: rounds (every probe of a round runs before the next is chosen)."""
     from ray_jobs import Grid
-    from ray_jobs.knee_search import KneeSearcher
 
     (curve,) = curves_from_grid(Grid("synthetic", swept={"inter_arrival_scale_ms": (100,)},
                                      fixed={"provider": "s3x"}))
     ratio = search_range.max_scale_ms / search_range.min_scale_ms
     knees_ms = [search_range.min_scale_ms * ratio ** ((i + 0.5) / curves) for i in range(curves)]
     for probes in (1, 3, 7):
-        rounds = points = 0
+        counts = {"rounds": 0, "points": 0, "last": "probe"}
         for knee_ms in knees_ms:
-            searcher = KneeSearcher([curve], seeds=(1,), search_range=search_range, probes_per_curve=probes)
-            trial = 0
-            while True:
-                batch = []
-                while (suggestion := searcher.suggest(f"t{trial}")) not in (None, KneeSearcher.FINISHED):
-                    batch.append((f"t{trial}", suggestion))
-                    trial += 1
-                if not batch:
-                    break
-                rounds += 1
-                points += len(batch)
-                for trial_id, suggestion in batch:
-                    scale_ms = suggestion["scale_ms"]
-                    success = 1.0 if scale_ms > knee_ms else 0.5
-                    searcher.on_trial_complete(trial_id, {"per_seed": [{"metrics": {
-                        "seed": 1, "success_rate": success, "throughput_cps": 1000.0 / scale_ms * success}}]})
-        print(f"{probes} probe(s) per curve: {rounds / curves:.1f} rounds, {points / curves:.1f} points per curve "
+            def submit(config, seed, knee_ms=knee_ms):
+                if counts["last"] == "probe":  # the first simulation of a new round
+                    counts["rounds"] += 1
+                counts["last"] = "submit"
+                scale_ms = config.inter_arrival_scale_ms
+                success = 1.0 if scale_ms > knee_ms else 0.5
+                future = Future()
+                future.set_result(SeedRun({"seed": seed, "success_rate": success,
+                                           "throughput_cps": 1000.0 / scale_ms * success}))
+                return future
+
+            def on_probe(key, probe):
+                counts["points"] += 1
+                counts["last"] = "probe"
+            search_curves([CurveSpec(curve.curve_id, curve.config_at)], (1,), search_range, submit, probes,
+                          lambda seeds: probes, Events(on_probe=on_probe))
+        print(f"{probes} probe(s) per curve: {counts['rounds'] / curves:.1f} rounds, "
+              f"{counts['points'] / curves:.1f} points per curve "
               f"(mean over {curves} knees spread over {search_range.min_scale_ms:g}-{search_range.max_scale_ms:g} ms)")
     return 0
 

@@ -38,6 +38,7 @@ from simcore import SimConfig, metric_sets
 from simcore.flags import add_seeds_flag
 from simcore.simulate import run_seed
 from simcore.usable import MeasuredPoint, find_knee, success_metric
+from ray_jobs.knee_curves import seed_mean, seed_values
 from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,13 +123,8 @@ def _point(cache: RunCache, config: SimConfig, seeds, metric_set: str) -> dict:
     return {key: [row[key] for row in per_seed] for key in metric_sets.KEYS}
 
 
-def _mean(values) -> float:
-    finite = [v for v in values if v is not None and not math.isnan(v)]
-    return statistics.fmean(finite) if finite else math.nan
-
-
 def _sem(values) -> float:
-    finite = [v for v in values if v is not None and not math.isnan(v)]
+    finite = seed_values(values)
     return statistics.stdev(finite) / math.sqrt(len(finite)) if len(finite) > 1 else 0.0
 
 
@@ -139,8 +135,8 @@ def _knee_success_key(config: SimConfig) -> str:
 
 def knee(points: list[Point], success_key: str):
     """The knee of seed-mean points under ``simcore.usable``'s rule (None when no point passes)."""
-    return find_knee(points, lambda p: MeasuredPoint(p.scale_ms, _mean(p.values[success_key]),
-                                                     _mean(p.values["throughput_cps"])))
+    return find_knee(points, lambda p: MeasuredPoint(p.scale_ms, seed_mean(p.values[success_key]),
+                                                     seed_mean(p.values["throughput_cps"])))
 
 
 def evaluate(figure: PublishedFigure, candidate: Candidate, cache: RunCache, seeds, duration_s: float) -> SetValue:
@@ -155,14 +151,14 @@ def evaluate(figure: PublishedFigure, candidate: Candidate, cache: RunCache, see
         key, factor = _KNEE[figure.metric]
         points = [Point(s, _point(cache, config(s), seeds, candidate.metric_set)) for s in INTER_ARRIVAL_SCALES_MS]
         success_key = _knee_success_key(config(figure.inter_arrival_scale_ms or INTER_ARRIVAL_SCALES_MS[0]))
-        curve = tuple((p.scale_ms, _mean(p.values[success_key]), _mean(p.values[key]) * factor) for p in points)
+        curve = tuple((p.scale_ms, seed_mean(p.values[success_key]), seed_mean(p.values[key]) * factor) for p in points)
         best = knee(points, success_key)
         if best is None:
             return SetValue(candidate.label, None, None, None, len(seeds), curve)
         scaled = [v * factor for v in best.values[key]]
-        return SetValue(candidate.label, _mean(scaled), _sem(scaled), best.scale_ms, len(seeds), curve)
+        return SetValue(candidate.label, seed_mean(scaled), _sem(scaled), best.scale_ms, len(seeds), curve)
     scaled = [v * factor for v in values]
-    return SetValue(candidate.label, _mean(scaled), _sem(scaled), scale, len(seeds))
+    return SetValue(candidate.label, seed_mean(scaled), _sem(scaled), scale, len(seeds))
 
 
 def _format(value, half_unit: float) -> str:

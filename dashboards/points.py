@@ -85,7 +85,7 @@ def elementwise_mean(lists: list) -> tuple:
     means = []
     for index in range(width):
         column = [values[index] for values in lists if index < len(values) and is_number(values[index])]
-        means.append(sum(column) / len(column) if column else None)
+        means.append(seed_mean(column) if column else None)
     return tuple(means)
 
 

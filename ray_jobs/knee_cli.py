@@ -152,11 +152,14 @@ def format_run(run, search_range: SearchRange, store_uri: str, summary_path: str
     if ended:
         simulations = sum(o.simulations_stored for o in ended)
         points = sum(len(o.points) for o in ended)
+        # The rest are the one-seed screening pass's runs (ray_jobs.search).
+        screening = simulations - sum(len(o.points) * len(o.seeds) for o in ended)
         grid_simulations = sum(grid_points * len(o.seeds) for o in ended)
         lines.append(f"simulations for the {len(ended)} curves searched to the end: {simulations} "
-                     f"({points / len(ended):.1f} points per curve x seeds), against {grid_simulations} for a grid "
-                     f"of the same resolution ({grid_points} points per curve): "
-                     f"{grid_simulations / max(simulations, 1):.0f}x fewer")
+                     f"({points / len(ended):.1f} points per curve x seeds"
+                     + (f", {screening / len(ended):.1f} one-seed screening runs per curve" if screening > 0 else "")
+                     + f"), against {grid_simulations} for a grid of the same resolution ({grid_points} points per "
+                     f"curve): {grid_simulations / max(simulations, 1):.0f}x fewer")
     lines.append(f"time: Ray start {connect_s:.1f} s, then {run.wall_s:.1f} s ({run.trials} trials, "
                  f"{run.simulations_run} simulations run now, {run.simulate_s:.1f} s of simulation summed over "
                  f"workers; {run.files_written} files written)")

@@ -41,15 +41,17 @@ Imports without Ray (the dashboard reads it).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Collection, Iterable, Mapping, Optional, Sequence, TypeVar
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping, Optional, Sequence, TypeVar
 
 from simcore import ConfigError, SimConfig
-from ray_jobs.grid import Grid
 from simcore.bisection import SearchStep
 from simcore.usable import MeasuredPoint, success_metric
 from ray_jobs.schema import CONFIG_COLUMNS
+
+if TYPE_CHECKING:  # annotations only: the dashboard imports this module, and needs neither
+    import pyarrow as pa
+
+    from ray_jobs.grid import Grid
 
 SCALE_FIELD = "inter_arrival_scale_ms"
 KNEE_SUFFIX = "_knee"

@@ -40,7 +40,7 @@ from ray_jobs.knee_curves import Curve, CurveOutcome, Evidence, complete_points,
 from ray_jobs.progress import format_duration
 from ray_jobs.provenance import Provenance, current_provenance
 from ray_jobs.schema import make_row, rows_to_table
-from ray_jobs.search import CurveResult, CurveSpec, Events, Executor, Probe, SeedRun, Submit, known_step, ray_tasks
+from ray_jobs.search import CurveResult, CurveSpec, Events, Executor, SeedRun, Submit, known_step, ray_tasks
 from ray_jobs.store import ResultsStore
 
 DEFAULT_FLUSH_INTERVAL_S = 30.0
@@ -101,12 +101,17 @@ class StoreRecorder:
         self.curves_finished = len(self._done_before)
         self.simulate_s = 0.0
         self.simulations = 0
-        self.trials = 0  # points measured (a probe, every seed it needed)
+        self._points: set = set()  # (curve, config) of every point simulated now
         self._progress_interval_s = progress_interval_s
         self._started = self._last_progress = time.monotonic()
 
+    @property
+    def trials(self) -> int:
+        """Points measured now: those with at least one seed simulated by this run."""
+        return len(self._points)
+
     def events(self) -> Events:
-        return Events(on_seed=self.on_seed, on_probe=self.on_probe, on_curve=self.on_curve)
+        return Events(on_seed=self.on_seed, on_curve=self.on_curve)
 
     def on_seed(self, key: str, config: SimConfig, run: SeedRun) -> None:
         experiment = knee_experiment_name(self._curves[key].experiment)
@@ -115,6 +120,7 @@ class StoreRecorder:
                        finished_at=datetime.fromtimestamp(run.finished_at_s, timezone.utc))
         self.simulate_s += run.wall_s
         self.simulations += 1
+        self._points.add((key, config.config_hash))
         self._collector.add(rows_to_table([row]))
         self._collector.flush_if_due()
         if time.monotonic() - self._last_progress >= self._progress_interval_s:
@@ -122,9 +128,6 @@ class StoreRecorder:
             self._log(f"progress: {self.curves_finished}/{self.curves_total} curves done, {self.trials} points "
                       f"measured ({self.simulations} simulations, {self.simulate_s:.0f} s of simulation), "
                       f"elapsed {format_duration(time.monotonic() - self._started)}")
-
-    def on_probe(self, key: str, probe: Probe) -> None:
-        self.trials += 1
 
     def on_curve(self, result: CurveResult) -> None:
         if result.key in self._done_before:
@@ -164,7 +167,7 @@ class KneeRun:
 
     Attributes:
         outcomes: every curve's outcome, in the order given.
-        trials: points measured now (a probe with every seed it needed), all curves.
+        trials: points measured now (at least one of their seeds simulated by this run), all curves.
         simulations_run: simulations run now, all curves.
         simulate_s: simulation time summed over workers.
         files_written: data files written to the store.

@@ -206,8 +206,13 @@ class Events:
 
 
 def screens(seeds: Sequence[int], search_range: SearchRange) -> bool:
-    """Whether a search with these seeds and range starts with the one-seed screening pass."""
-    return len(seeds) > 1 and search_range.tolerance < SCREENING_TOLERANCE
+    """Whether a search with these seeds and range starts with the one-seed screening pass.
+
+    It does with several seeds, a tolerance finer than the screening's and a
+    range wider than one screening bracket (else there is nothing to screen).
+    """
+    return (len(seeds) > 1 and search_range.tolerance < SCREENING_TOLERANCE
+            and search_range.max_scale_ms > search_range.min_scale_ms * (1 + SCREENING_TOLERANCE))
 
 
 def known_step(spec: CurveSpec, seeds: Sequence[int], search_range: SearchRange) -> SearchStep:

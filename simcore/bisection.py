@@ -7,8 +7,9 @@ highest throughput among points whose success stays above 95%, the same
 rule as the dashboard (``simcore.usable``). This module decides,
 from the points measured so far, which scale to measure next, or that the
 knee is known well enough. It is pure: no Ray, no simulator, no files, so
-the rule can be tested on synthetic curves and shared by the Ray Tune
-searcher and the benchmark.
+the rule can be tested on synthetic curves and shared by the one search
+executor (``ray_jobs.search``: the knee search and ``commit-sweeps capacity``)
+and the benchmarks.
 
 The search (see ``next_step``):
 

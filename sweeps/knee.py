@@ -1,4 +1,4 @@
-"""Knee search: each curve's usable throughput to 2%, by bisection on Ray Tune instead of a grid.
+"""Knee search: each curve's usable throughput to 2%, by bisection on Ray instead of a grid.
 
     python sweeps/knee.py --experiment exp4c [--quick] [--store URI] [--seeds N] [--duration-s S]
 

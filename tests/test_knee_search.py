@@ -32,7 +32,8 @@ from ray_jobs.knee_curves import curves_from_grid, full_seed_points, measured_po
 from ray_jobs.knee_search import curves_done, default_probes_per_curve, outcome_of, run_knee_search
 from ray_jobs.knee_summary import read_summary, run_summary, summary_curves
 from ray_jobs.schema import CONFIG_COLUMNS, RESULTS_SCHEMA, unmeasured_metrics
-from ray_jobs.search import (SCREENING_TOLERANCE, CurveSpec, Events, Executor, SeedRun, run_seed, search_curves)
+from ray_jobs.search import (SCREENING_TOLERANCE, CurveSpec, Events, Executor, SeedRun, run_seed, screens,
+                              search_curves)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FAST = {"catalog": "storage", "runtime_median_ms": 20_000.0, "duration_s": 1200.0}
@@ -135,9 +136,12 @@ def test_screening_runs_one_seed_far_from_the_knee_and_every_seed_near_it():
     assert len(set(submit.calls)) == len(submit.calls) == sum(len(by_seed) for by_seed in result.rows.values())
     full = full_seed_points(result.rows.items(), lambda item: item[1], (1, 2, 3))
     assert sorted(result.probes) == sorted(scale for scale, _ in full) and len(full) < len(result.rows)
-    without = search([one], seeds=(1, 2, 3), submit=Synthetic(), probes=1)  # the same, again: deterministic
-    assert without[0].step == result.step
-    assert SCREENING_TOLERANCE == 0.10
+    again = search([one], seeds=(1, 2, 3), submit=Synthetic(), probes=1)  # the same, again: deterministic
+    assert again[0].step == result.step
+    # No screening with one seed, a tolerance of 10% or more, or a range no wider than one screened bracket.
+    assert SCREENING_TOLERANCE == 0.10 and screens((1, 2), RANGE)
+    assert not screens((1,), RANGE) and not screens((1, 2), SearchRange(20.0, 5000.0, 0.1))
+    assert not screens((1, 2), SearchRange(100.0, 109.0, 0.02))
 
 
 def test_at_most_slots_simulations_run_at_once():
@@ -235,8 +239,10 @@ def test_the_summary_merges_runs_curve_by_curve_and_reads_back_by_its_own_keys(t
     assert curves[0].search_range == (20.0, 5000.0, 0.02)
     # The rows went to the store under <experiment>_knee, one per simulation.
     assert store.experiments() == ["synthetic_knee"]
-    assert store.scan(["synthetic_knee"]).table.num_rows == run.simulations_run == entry["simulations"] + \
+    table = store.scan(["synthetic_knee"]).table
+    assert table.num_rows == run.simulations_run == entry["simulations"] + \
         {c["curve_id"]: c for c in both["curves"]}[one.curve_id]["simulations"]
+    assert run.trials == len(set(table.column("config_hash").to_pylist()))  # points measured, screening's too
 
 
 # -- a real run on Ray ---------------------------------------------------
