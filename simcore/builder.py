@@ -76,7 +76,8 @@ def config_from_flags(args: Any, **fields: Any) -> SimConfig:
     latency = _latency_fields(profile, latency_model, provider_file)
     if getattr(args, "throttle_object_writes", False):
         if given.get("cas_throttle_per_s") is not None:
-            raise ConfigError("cas_throttle_per_s", given["cas_throttle_per_s"], "no value with --throttle-object-writes")
+            raise ConfigError("cas_throttle_per_s", given["cas_throttle_per_s"],
+                              "no value with --throttle-object-writes")
         given["cas_throttle_per_s"] = profile.object_writes_per_s if given.get("catalog") != "service" else None
     return _assemble(preset, latency, given)
 

@@ -21,7 +21,7 @@ def _modules() -> dict[str, Path]:
 
 
 def _imports(path: Path) -> set[str]:
-    """Every module named by an ``import`` or ``from ... import`` anywhere in ``path`` (``from a import b``: ``a.b``)."""
+    """Every module named by an import anywhere in ``path`` (``from a import b``: ``a.b``)."""
     names = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
