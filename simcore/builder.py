@@ -7,7 +7,8 @@ applied in one order, once:
 1. **the client preset** named by ``client`` (``simcore/clients.toml``) gives
    its fields; a value given for a field wins over the preset's. A preset's
    waits go with its retry policy: values that set the policy to
-   ``immediate`` (retry at once) drop the preset's backoff settings too.
+   ``immediate`` or None (retry at once) drop the preset's backoff settings
+   too.
 2. **the latency profile**: from flags, ``--provider``, ``--latency-model``
    and ``--provider-file`` resolve to one profile (``simcore.profiles.
    resolve_profile``); a file's content goes into ``provider_profile`` (the
