@@ -195,7 +195,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--writers-at-interval-s", type=number, default=None,
         help="answer the largest number of writers committing every S seconds instead")
     add_maintenance_flags(parser)
-    add("--max-writers", type=integer, default=DEFAULT_MAX_WRITERS, help=f"search limit (default {DEFAULT_MAX_WRITERS})")
+    add("--max-writers", type=integer, default=DEFAULT_MAX_WRITERS,
+        help=f"search limit (default {DEFAULT_MAX_WRITERS})")
     add_search_range_flags(parser)
     add_duration_flag(parser)
     add_seeds_flag(parser)
@@ -208,7 +209,9 @@ def _base_config(args: argparse.Namespace) -> SimConfig:
     """The config of the flags (``simcore.builder``), at one writer in writers mode (the search sets how many)."""
     if args.writers_at_interval_s is None and args.maintenance_jobs is not None:
         raise ConfigError("maintenance_jobs", args.maintenance_jobs, "no value without --writers-at-interval-s")
-    fields = {} if args.writers_at_interval_s is None else {"writers": 1, "commit_interval_s": args.writers_at_interval_s}
+    fields = {}
+    if args.writers_at_interval_s is not None:
+        fields.update(writers=1, commit_interval_s=args.writers_at_interval_s)
     if args.maintenance_jobs is None:
         fields["maintenance_interval_s"] = None  # an interval without jobs is ignored
     return config_from_flags(args, **fields)

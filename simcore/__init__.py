@@ -3,6 +3,8 @@
 Public API (everything else is internal):
 
 - ``SimConfig``: the frozen, validated description of one experiment point.
+- ``build_config(values, **fields)``: a SimConfig from a dict or grid point, a named client's
+  preset filled under the values (``simcore.builder``: the one way configs are built).
 - ``ConfigError``: raised for any out-of-range value; names field, value, allowed.
 - ``simulate(config, seeds)``: one summary dict per seed.
 - ``simulate_transactions(config, seed)``: the per-transaction Arrow table.
@@ -15,6 +17,7 @@ Public API (everything else is internal):
 """
 
 from simcore import metric_sets
+from simcore.builder import build_config
 from simcore.config import SimConfig
 from simcore.errors import ConfigError
 from simcore.providers import PROVIDERS
@@ -23,5 +26,5 @@ from simcore.usable import usable_throughput
 
 __version__ = "0.1.0"
 
-__all__ = ["ConfigError", "PROVIDERS", "SimConfig", "metric_sets", "simulate", "simulate_transactions",
+__all__ = ["ConfigError", "PROVIDERS", "SimConfig", "build_config", "metric_sets", "simulate", "simulate_transactions",
            "usable_throughput", "__version__"]

@@ -7,7 +7,8 @@ applied in one order, once:
 1. **the client preset** named by ``client`` (``simcore/clients.toml``) gives
    its fields; a value given for a field wins over the preset's. A preset's
    waits go with its retry policy: values that set the policy to
-   ``immediate`` (retry at once) drop the preset's backoff settings too.
+   ``immediate`` or None (retry at once) drop the preset's backoff settings
+   too.
 2. **the latency profile**: from flags, ``--provider``, ``--latency-model``
    and ``--provider-file`` resolve to one profile (``simcore.profiles.
    resolve_profile``); a file's content goes into ``provider_profile`` (the
@@ -76,7 +77,8 @@ def config_from_flags(args: Any, **fields: Any) -> SimConfig:
     latency = _latency_fields(profile, latency_model, provider_file)
     if getattr(args, "throttle_object_writes", False):
         if given.get("cas_throttle_per_s") is not None:
-            raise ConfigError("cas_throttle_per_s", given["cas_throttle_per_s"], "no value with --throttle-object-writes")
+            raise ConfigError("cas_throttle_per_s", given["cas_throttle_per_s"],
+                              "no value with --throttle-object-writes")
         given["cas_throttle_per_s"] = profile.object_writes_per_s if given.get("catalog") != "service" else None
     return _assemble(preset, latency, given)
 

@@ -128,7 +128,8 @@ def parse_seeds(text: str) -> tuple[int, ...]:
                 raise ValueError
             seeds.extend(range(first, last + 1))
     except ValueError:
-        raise ConfigError("seeds", text, allowed + f", at most {MAX_SEEDS:,} seeds, each <= {bounds.MAX_SEED}") from None
+        raise ConfigError("seeds", text,
+                          allowed + f", at most {MAX_SEEDS:,} seeds, each <= {bounds.MAX_SEED}") from None
     if not seeds:
         raise ConfigError("seeds", text, allowed)
     if len(set(seeds)) != len(seeds):

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simcore import SimConfig, __version__ as simcore_version
+from simcore.builder import build_config
 from ray_jobs.schema import make_row, rows_to_table, unmeasured_metrics
 from ray_jobs.store import ResultsStore, _keys_digest
 
@@ -36,9 +37,10 @@ T0 = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
 def contract_row(experiment: str, config, seed: int, metrics: Mapping = (), *,
                  finished_at: Optional[dt.datetime] = None, package_version: str = "0.1.0",
                  git_revision: Optional[str] = None, wall_s: float = 0.1) -> dict:
-    """One store row; ``config`` is a ``SimConfig`` or a dict of its fields (validated, defaults filled)."""
+    """One store row; ``config`` is a ``SimConfig`` or a dict of its fields (validated, a client's preset and the
+    defaults filled: ``simcore.builder.build_config``)."""
     if isinstance(config, Mapping):
-        config = SimConfig.from_dict(dict(config))
+        config = build_config(config)
     measured = unmeasured_metrics()
     unknown = sorted(set(dict(metrics)) - set(measured))
     if unknown:
