@@ -40,6 +40,7 @@ from dashboards.site import DATA_FILE, render_site, write_site
 from dashboards.snapshot import read_store
 from ray_jobs.knee_curves import knee_experiment_name
 from ray_jobs.store import ResultsStore
+from simcore.flags import add_seeds_flag, add_store_flag
 from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND, passes, success_metric
 
 SCALES_MS = (20, 50, 100, 200, 300, 400, 500, 1000, 2000, 5000)
@@ -267,10 +268,10 @@ def measure_page_load(store: str, repeat: int) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--store", help="store to build from; made (full exp4 grid) if absent or empty")
+    add_store_flag(parser, when_unset="a scratch folder; a store that is absent or empty is made (full exp4 grid)")
     parser.add_argument("--source", choices=("synthetic", "simulate"), default="synthetic",
                         help="how to make a missing store (default synthetic; simulate takes minutes)")
-    parser.add_argument("--seeds", type=int, default=2, help="seeds per exp4 config when making a store (default 2)")
+    add_seeds_flag(parser, default=2)  # of each exp4 config, when making a store
     parser.add_argument("--issue6-seeds", type=int, default=3,
                         help="seeds per config of gcs_throttle, retry_policies, append_catalog and the exp4c knee "
                              "search when making a store (default 3; 0 leaves them out)")
@@ -285,7 +286,7 @@ def main() -> int:
         store = args.store or os.path.join(scratch, "store")
         if not os.path.isdir(store) or not os.listdir(store):
             print(f"making a full-size exp4 store at {store} ...", flush=True)
-            rows = make_store(store, args.source, args.seeds, args.rows_per_file, args.duration_s,
+            rows = make_store(store, args.source, len(args.seeds), args.rows_per_file, args.duration_s,
                               args.issue6_seeds)
             print(f"  {rows} rows")
         measure_build(store, os.path.join(scratch, "site"), args.repeat)

@@ -44,6 +44,7 @@ from simcore import simulate, usable_throughput
 from simcore.bisection import MeasuredPoint, SearchRange, same_resolution_grid_points
 from ray_jobs.knee_curves import Curve, curves_from_grid, measured_point
 from ray_jobs.search import CurveSpec, Events, SeedRun, run_seed, search_curves
+from simcore.flags import add_seeds_flag
 from sweeps.catalog import KNEE_GRIDS
 from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
 
@@ -94,7 +95,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--experiment", default="exp4c", choices=list(KNEE_GRIDS))
     parser.add_argument("--curves", default="quick", choices=["quick", "all"])
-    parser.add_argument("--seeds", type=int, default=3)
+    add_seeds_flag(parser, default=3)
     parser.add_argument("--duration-s", type=float, default=3600.0)
     parser.add_argument("--tolerance", type=float, default=0.02)
     parser.add_argument("--min-scale-ms", type=float, default=20.0)
@@ -110,7 +111,7 @@ def main(argv=None) -> int:
         return parallel_probes(SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance))
 
     search_range = SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
-    seeds = tuple(range(1, args.seeds + 1))
+    seeds = args.seeds
     curves = curves_from_grid(KNEE_GRIDS[args.experiment], quick=args.curves == "quick", duration_s=args.duration_s)
     grid = geometric_grid(search_range)
     print(f"{args.experiment}: {len(curves)} curves, {len(seeds)} seeds, {args.duration_s:g} simulated s per run; "

@@ -40,7 +40,7 @@ def _commands():
     from ray_jobs import cli, knee_cli
     from simcore.cli import build_parser as simcore
     from sweeps import exp4c
-    from sweeps.knee import KNEE_GRIDS
+    from sweeps.catalog import KNEE_GRIDS
 
     return [
         ("python -m simcore run", simcore(), ["run", *SIMULATE]),
