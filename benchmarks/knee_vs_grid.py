@@ -44,7 +44,7 @@ from simcore import simulate, usable_throughput
 from simcore.bisection import MeasuredPoint, SearchRange, same_resolution_grid_points
 from ray_jobs.knee_curves import Curve, curves_from_grid, measured_point
 from ray_jobs.search import CurveSpec, Events, SeedRun, run_seed, search_curves
-from simcore.flags import add_seeds_flag
+from simcore.flags import add_search_range_flags, add_seeds_flag
 from sweeps.catalog import KNEE_GRIDS
 from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
 
@@ -97,9 +97,7 @@ def main(argv=None) -> int:
     parser.add_argument("--curves", default="quick", choices=["quick", "all"])
     add_seeds_flag(parser, default=3)
     parser.add_argument("--duration-s", type=float, default=3600.0)
-    parser.add_argument("--tolerance", type=float, default=0.02)
-    parser.add_argument("--min-scale-ms", type=float, default=20.0)
-    parser.add_argument("--max-scale-ms", type=float, default=5000.0)
+    add_search_range_flags(parser)
     parser.add_argument("--grid-sample", type=int, default=0, metavar="K",
                         help="simulate every K-th grid point to estimate the grid's cost (0: skip)")
     parser.add_argument("--dense", action="store_true", help="simulate the whole same-resolution grid")
