@@ -246,8 +246,8 @@ def parse_head(lines: list) -> tuple:
     Headers come back lower-cased by name; a repeated name keeps its last value.
 
     Raises:
-        BadRequest: not ``METHOD TARGET HTTP/1.x`` (400, 505 for other versions), or a header line
-            without a colon (400).
+        BadRequest: not ``METHOD TARGET HTTP/1.x`` (400, 505 for other versions), a header line
+            without a colon, or two Host headers (400).
     """
     request_line = lines[0].decode("latin-1").rstrip("\r\n")
     words = request_line.split()
@@ -264,6 +264,8 @@ def parse_head(lines: list) -> tuple:
         name, colon, value = line.partition(":")
         if not colon or not name or name != name.strip():
             raise BadRequest(HTTPStatus.BAD_REQUEST, f"bad header line {line[:80]!r}")
+        if name.lower() == "host" and "host" in headers:  # which one would the Host check read?
+            raise BadRequest(HTTPStatus.BAD_REQUEST, "more than one Host header")
         headers[name.lower()] = value.strip()
     return method, target, version, headers
 
@@ -337,6 +339,7 @@ class BoundedHTTPServer:
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._stop: Optional[asyncio.Event] = None
         self._stopped = threading.Event()
+        self._shutdown_requested = False
 
     # -- socketserver's interface ------------------------------------------------------------
 
@@ -346,10 +349,13 @@ class BoundedHTTPServer:
         try:
             asyncio.run(self._serve())
         finally:
+            self._loop = self._stop = None
+            self._shutdown_requested = False
             self._stopped.set()
 
     def shutdown(self) -> None:
         """Stop serve_forever and wait for it (call from another thread)."""
+        self._shutdown_requested = True  # a serve_forever not yet started returns at once
         loop, stop = self._loop, self._stop
         if loop is None or stop is None or self._stopped.is_set():
             return
@@ -366,8 +372,10 @@ class BoundedHTTPServer:
     # -- the event loop ----------------------------------------------------------------------
 
     async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        if self._shutdown_requested:
+            return
         server = await asyncio.start_server(self._accept, sock=self.socket, limit=MAX_HEAD_BYTES,
                                             backlog=LISTEN_BACKLOG)  # start_server listens again: 100 by default
         try:
@@ -480,10 +488,10 @@ class BoundedHTTPServer:
 
     @staticmethod
     def _wants_close(version: str, headers: dict) -> bool:
-        connection = headers.get("connection", "").lower()
+        options = {option.strip() for option in headers.get("connection", "").lower().split(",")}
         if version == "HTTP/1.0":
-            return connection != "keep-alive"
-        return connection == "close"
+            return "keep-alive" not in options
+        return "close" in options
 
     @staticmethod
     async def _discard_body(reader: asyncio.StreamReader, headers: dict) -> bool:

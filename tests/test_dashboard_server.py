@@ -329,6 +329,7 @@ def test_idle_and_half_sent_connections_do_not_hold_up_a_request(server):
     (b"GET /\r\n\r\n", b"400"),
     (b"GET / HTTP/2.0\r\n\r\n", b"505"),
     (b"GET / HTTP/1.1\r\nno colon here\r\n\r\n", b"400"),
+    (b"GET / HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\r\n", b"400"),
 ])
 def test_malformed_or_oversized_requests_are_refused_and_closed(server, request_bytes, status):
     answer = raw(server, request_bytes)

@@ -35,7 +35,7 @@ from simcore import SimConfig
 
 from ray_jobs import Grid
 from ray_jobs.batching import WorkUnit, estimated_cost_s, make_batches
-from ray_jobs.fanout import SweepPlan, find_work, run_sweep
+from ray_jobs.fanout import DEFAULT_FLUSH_INTERVAL_S, SweepPlan, find_work, run_sweep
 from ray_jobs.progress import Progress, ProgressPrinter, format_line
 from ray_jobs.store import ResultsStore
 
@@ -329,6 +329,29 @@ def finished_tasks(cluster) -> int:
 
     return len(list_tasks(address=cluster.dashboard_url, filters=[("name", "=", "run_units"), ("state", "=", "FINISHED")],
                           limit=10_000, raise_on_missing_output=False))
+
+
+def test_a_driver_killed_seconds_after_its_first_run_keeps_the_finished_runs(cluster, tmp_path):
+    # Issue 21, item 11: with the default flush (it was every 30 s) a SIGKILL a few seconds after the
+    # first run finished used to leave nothing; the finished runs must be in the store.
+    store_dir = tmp_path / "store"
+    before = finished_tasks(cluster)
+    driver_process = run_driver(cluster, store_dir, GRID_CODE, flush_interval_s=None)  # the command's default
+    try:
+        deadline = time.monotonic() + 120
+        while finished_tasks(cluster) < before + 1:
+            assert driver_process.poll() is None, driver_process.stdout.read()
+            assert time.monotonic() < deadline, "no run finished"
+            time.sleep(0.2)
+        first_finished = time.monotonic()
+        time.sleep(DEFAULT_FLUSH_INTERVAL_S + 3)
+    finally:
+        os.kill(driver_process.pid, signal.SIGKILL)  # no chance to write anything on the way out
+        driver_process.wait()
+    assert time.monotonic() - first_finished < 30  # killed before the old first flush
+    scan = ResultsStore(str(store_dir)).scan()
+    assert scan.keys() and scan.keys() <= ALL_KEYS
+    assert scan.rows_read == len(scan.keys()) and scan.duplicates_dropped == 0 and scan.unreadable == ()
 
 
 def test_a_stopped_driver_writes_what_it_finished_before_exiting(cluster, tmp_path):
