@@ -35,7 +35,7 @@ from typing import Callable, Optional, Sequence
 from simcore import SimConfig
 from simcore.bisection import SearchRange
 from simcore.usable import ABOVE_SEARCH_RANGE, ERROR, FOUND, SEARCHING
-from ray_jobs.fanout import RowCollector
+from ray_jobs.fanout import DEFAULT_FLUSH_INTERVAL_S, RowCollector  # the sweeps' interval: rows reach the store within seconds
 from ray_jobs.knee_curves import Curve, CurveOutcome, Evidence, complete_points, knee_experiment_name
 from ray_jobs.progress import format_duration
 from ray_jobs.provenance import Provenance, current_provenance
@@ -43,7 +43,6 @@ from ray_jobs.schema import make_row, rows_to_table
 from ray_jobs.search import CurveResult, CurveSpec, Events, Executor, SeedRun, Submit, known_step, ray_tasks
 from ray_jobs.store import ResultsStore
 
-DEFAULT_FLUSH_INTERVAL_S = 30.0
 PROGRESS_INTERVAL_S = 15.0  # as ray_jobs.progress writes lines into job logs
 MAX_PROBES_PER_CURVE = 7  # three levels of the bisection tree per round
 
