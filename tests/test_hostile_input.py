@@ -571,6 +571,13 @@ FIT = ["fit", "--quiet", "--max-evaluations", "3", "--observed-at", "0", "--prov
 NOT_YET = "issue 21 item {}: fixed after merge"
 
 
+def _replaced(argv: Sequence[str], flag: str, value: str) -> list[str]:
+    """``argv`` with ``flag``'s value replaced."""
+    argv = list(argv)
+    argv[argv.index(flag) + 1] = value
+    return argv
+
+
 def _provider_file(cwd: Path, edit: Optional[tuple] = None, raw: Optional[bytes] = None) -> str:
     """A copy of the shipped s3 profile with one value changed: edit = (section or None, key, new value)."""
     if raw is not None:
@@ -664,9 +671,9 @@ REPRODUCTIONS = [
     # 3: capacity checks its bounds in the parent, before its workers start
     ("3 capacity workers -3", lambda cwd: [*CAPACITY, "--workers", "-3"], 2, None, NOT_YET.format(3)),
     ("3 capacity workers 0", lambda cwd: [*CAPACITY, "--workers", "0"], 2, None, NOT_YET.format(3)),
-    ("3 capacity num tables 1e9", lambda cwd: [*CAPACITY, "--num-tables", "1000000000", "--workers", "1"],
+    ("3 capacity num tables 1e9", lambda cwd: [*_replaced(CAPACITY, "--num-tables", "1000000000"), "--workers", "1"],
      2, None, NOT_YET.format(3)),
-    ("3 capacity duration 1e9", lambda cwd: [*CAPACITY, "--duration-s", "1e9", "--workers", "1"], 2, None,
+    ("3 capacity duration 1e9", lambda cwd: [*_replaced(CAPACITY, "--duration-s", "1e9"), "--workers", "1"], 2, None,
      NOT_YET.format(3)),
     ("3 capacity memory 50M", lambda cwd: [*CAPACITY, "--workers", "1"], 2, {"SIMCORE_MAX_MEMORY": "50M"},
      NOT_YET.format(3)),
