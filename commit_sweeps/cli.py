@@ -53,8 +53,19 @@ COMMANDS = (
 )
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """argparse whose errors are one line and exit status 2, as every command's own checks are.
+
+    argparse prints the whole usage before its error: 20 lines for ``capacity``, in which the
+    one that says what was wrong is the last. Its subcommands (``add_parser``) are of this class too.
+    """
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {' '.join(message.splitlines())} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _OneLineErrors(
         prog="commit-sweeps", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="How many commits per second can an Iceberg-style catalog sustain on an object store "
                     "before commits start failing?",

@@ -37,15 +37,28 @@ def build_parser(grids: Mapping[str, Grid], prog: Optional[str] = None) -> argpa
     return parser
 
 
+_CURVE_COUNTS = "{curve counts}"  # in the description until help is shown; see configure
+
+
+def _curve_counts(grids: Mapping[str, Grid]) -> str:
+    return ", ".join(f"{name} ({len(curves_from_grid(grid))} curves, quick {len(curves_from_grid(grid, quick=True))})"
+                     for name, grid in grids.items())
+
+
 def configure(parser: argparse.ArgumentParser, grids: Mapping[str, Grid]) -> None:
     """The knee search's flags: ``python sweeps/knee.py`` and ``commit-sweeps knee``."""
-    sizes = ", ".join(f"{name} ({len(curves_from_grid(grid))} curves, quick {len(curves_from_grid(grid, quick=True))})"
-                      for name, grid in grids.items())
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+
+    class CountCurvesInHelp(argparse.RawDescriptionHelpFormatter):
+        # Counting the curves builds every config of every grid (about a second): done when help is shown,
+        # not each time the parser is built, which every `commit-sweeps` command does.
+        def add_text(self, text):
+            super().add_text(text.replace(_CURVE_COUNTS, _curve_counts(grids)) if text else text)
+
+    parser.formatter_class = CountCurvesInHelp
     parser.description = ("Find each curve's knee (the highest commit rate whose success rate stays above "
                           f"{USABLE_SUCCESS_THRESHOLD:.0%}, VO "
                           "success where the mix has VO) to within a tolerance, by bracketing and bisecting the "
-                          f"inter-arrival scale on Ray.\nExperiments: {sizes}.")
+                          f"inter-arrival scale on Ray.\nExperiments: {_CURVE_COUNTS}.")
     parser.epilog = ("Rows go to the experiment <name>_knee of the store (one per point and seed), a summary to\n"
                      "<store>/_knee/<name>.json. Runs on the Ray cluster in RAY_ADDRESS when set, else on a local\n"
                      "Ray. Points already in the store are not run again: a finished curve costs nothing and an\n"

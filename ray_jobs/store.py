@@ -109,6 +109,11 @@ class StoreError(RuntimeError):
     """The store cannot be opened, listed, read or written; the message names the store and says why."""
 
 
+def _shown(path: str) -> str:
+    """``path`` for a one-line message: as it is, or quoted with escapes if it holds a newline or another control."""
+    return path if path.isprintable() else repr(path)
+
+
 @dataclass(frozen=True)
 class UnreadableFile:
     """A data file that failed verification; its rows are treated as missing.
@@ -178,6 +183,11 @@ class ResultsStore:
     def __init__(self, uri: str):
         if not isinstance(uri, str) or not uri.strip():
             raise StoreError(f"store: {uri!r} is not allowed; expected a directory or a URI such as s3://bucket/prefix")
+        try:
+            uri.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that were not UTF-8 in argv: pyarrow takes UTF-8 paths only
+            raise StoreError(f"store: {uri!r} is not allowed; expected a path in UTF-8 (this one holds bytes "
+                             f"that are not)") from None
         self.uri = uri
         try:
             if "://" in uri:
@@ -363,9 +373,9 @@ class ResultsStore:
         """
         info = self._fs.get_file_info(self._root)
         if self._is_local and info.type == pafs.FileType.NotFound:
-            raise StoreError(f"cannot read the results store {self.uri!r}: no such directory: {self._root}")
+            raise StoreError(f"cannot read the results store {self.uri!r}: no such directory: {_shown(self._root)}")
         if info.type == pafs.FileType.File:
-            raise StoreError(f"cannot read the results store {self.uri!r}: {self._root} is a file, "
+            raise StoreError(f"cannot read the results store {self.uri!r}: {_shown(self._root)} is a file, "
                              f"not a store directory")
         self._list(self._root)
 

@@ -57,6 +57,9 @@ _NOISE_FLOOR_FRACTION = 1.0 / 8.0
 _SIGNIFICANT_DIGITS = 6
 MIN_TOLERANCE = 0.001
 MAX_TOLERANCE = 1.0
+# The slowest scale a search may start from: one commit in about 11.6 days, far past any steady-state window a
+# run can afford. Bisection multiplies two scales, which overflows to infinity for scales near 1e154.
+MAX_SCALE_MS = 1e9
 
 
 class SearchRangeError(ValueError):
@@ -92,6 +95,8 @@ class SearchRange:
         if not MIN_TOLERANCE <= self.tolerance <= MAX_TOLERANCE:
             raise SearchRangeError("tolerance", self.tolerance,
                                    f"a relative width between {MIN_TOLERANCE:g} and {MAX_TOLERANCE:g} (0.02 = 2%)")
+        if self.max_scale_ms > MAX_SCALE_MS:
+            raise SearchRangeError("max_scale_ms", self.max_scale_ms, f"a number <= {MAX_SCALE_MS:g} (ms)")
         if self.max_scale_ms <= self.min_scale_ms * (1 + self.tolerance):
             raise SearchRangeError("max_scale_ms", self.max_scale_ms,
                                    f"a number > min_scale_ms x (1 + tolerance) = "

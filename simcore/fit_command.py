@@ -81,6 +81,15 @@ def _check_out(path: str) -> None:
         raise ConfigError("out", path, "a path this user can write")
 
 
+def _is_utf8(text: str) -> bool:
+    """False for text holding bytes that were not UTF-8 (Python keeps them in argv as lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     from simcore import fit
     from simcore.profiles import dump_profile
@@ -108,6 +117,9 @@ def run(args: argparse.Namespace) -> int:
                 raise ConfigError("failed_ratio", item, "OP=R with OP cas or append and R > 0, e.g. cas=1.22")
             failed_ratios[operation] = ratio
         name = args.name or args.provider or base.name
+        for field, text in (("name", name), ("description", args.description)):
+            if text is not None and not _is_utf8(text):  # the profile is written in UTF-8
+                raise ConfigError(field, text, "text in UTF-8 (this holds bytes that are not)")
         if args.out is not None:
             _check_out(args.out)
     except ConfigError as error:

@@ -63,6 +63,18 @@ def test_bad_input_exits_2_before_anything_runs(tmp_path, capsys):
     assert exited.value.code == 2
 
 
+def test_a_value_argparse_refuses_is_one_line_naming_the_flag(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["capacity", "--num-tables", "abc", "--fast-append-ratio", "0.9"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "commit-sweeps capacity: error: argument --num-tables: invalid int value: 'abc' "
+        "(see commit-sweeps capacity --help)"]
+    with pytest.raises(SystemExit):
+        main(["dashboard"])
+    assert len(capsys.readouterr().err.splitlines()) == 1
+
+
 def test_the_console_script_and_the_old_entry_points_run(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "SWEEPS_STORE")}
     bin_dir = Path(sys.executable).parent

@@ -199,6 +199,7 @@ def test_probe_scales_are_rounded_to_six_significant_digits():
     ((20.0, 5000.0, 0.0), "tolerance", "a relative width between 0.001 and 1 (0.02 = 2%)"),
     ((20.0, 5000.0, float("nan")), "tolerance", "a finite number"),
     ((20.0, "5000", 0.02), "max_scale_ms", "a finite number"),
+    ((20.0, 1e308, 0.02), "max_scale_ms", "a number <= 1e+09 (ms)"),  # 20 x 1e308 would overflow the midpoint
 ])
 def test_a_bad_search_range_names_the_field_the_value_and_what_is_allowed(values, field, allowed):
     with pytest.raises(SearchRangeError) as caught:
