@@ -66,7 +66,7 @@ def run_driver(store: str, default_flush: bool = False, seeds: int = SEEDS) -> i
 
 def start(store: Path, default_flush: bool = False, seeds: int = SEEDS) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "SWEEPS_STORE")}
-    return subprocess.Popen([sys.executable, __file__, "--driver", str(store), "--seeds", str(seeds),
+    return subprocess.Popen([sys.executable, __file__, "--driver", str(store), "--driver-seeds", str(seeds),
                              *(["--default-flush"] if default_flush else [])], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -314,10 +314,10 @@ def main() -> int:
     parser.add_argument("--case", choices=CASES, action="append", help="run only this case (repeatable)")
     parser.add_argument("--driver", metavar="STORE", help=argparse.SUPPRESS)
     parser.add_argument("--default-flush", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--seeds", type=int, default=SEEDS, help=argparse.SUPPRESS)
+    parser.add_argument("--driver-seeds", type=int, default=SEEDS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.driver:
-        return run_driver(args.driver, args.default_flush, args.seeds)
+        return run_driver(args.driver, args.default_flush, args.driver_seeds)
     chosen = args.case or list(CASES)
     work = Path(tempfile.mkdtemp(prefix="faults-"))
     outcomes = []

@@ -18,7 +18,7 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from simcore.flags import EXIT_BAD_INPUT, add_store_flag, default_store_uri
+from simcore.flags import EXIT_BAD_INPUT, add_store_flag, default_store_uri, output_path
 from dashboards.site import build_site
 from dashboards.snapshot import StoreError, read_store
 from ray_jobs.knee_curves import knee_experiment_name
@@ -40,7 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     build = commands.add_parser("build", help="write a self-contained static site")
     add_store_flag(build)
-    build.add_argument("--out", default="./site", help="directory to write the site into (default ./site)")
+    build.add_argument("--out", default="./site", type=output_path, help="directory to write the site into (default ./site)")
 
     serve = commands.add_parser("serve", help="serve the dashboard over HTTP (read-only)")
     add_store_flag(serve)
@@ -106,6 +106,9 @@ def _serve(args) -> int:
                              allowed_hosts=args.allow_host)
     except OSError as error:
         print(f"error: {listen_error(args.host, args.port, error)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (UnicodeError, TypeError):  # the socket layer cannot encode the name ("encoding of hostname failed")
+        print(f"error: --host: {args.host!r} is not allowed; expected a host name or address", file=sys.stderr)
         return EXIT_BAD_INPUT
     host, port = server.server_address[:2]
     shown_host = f"[{host}]" if ":" in host else host

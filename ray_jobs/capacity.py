@@ -53,6 +53,7 @@ from simcore.usable import ERROR, success_metric
 from ray_jobs.search import CurveSpec, Events, Probe, fill_slots, process_pool, ray_tasks, search_curves
 
 DEFAULT_MAX_WRITERS = 20_000
+MAX_WORKERS = 1024  # local processes; more is a typo, and the pool would fail to start them
 
 
 # -- the question as a search (the executor is ``ray_jobs.search``) ---------------------------------
@@ -232,8 +233,9 @@ def run(args: argparse.Namespace) -> int:
         seeds = args.seeds
         base = _base_config(args)
         search_range = _search_range(args)
-        if args.workers is not None and args.workers < 1:
-            raise ConfigError("workers", args.workers, "an integer >= 1 (leave it out for one per core)")
+        if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
+            raise ConfigError("workers", args.workers, f"an integer in [1, {MAX_WORKERS}] (leave it out for one "
+                                                       f"per core)")
         # The heaviest probe the search may ask for, checked here before any worker starts: a worker's
         # refusal would reach the user only after the pool and the first probes had started.
         bounds.check(Search(base, args.writers_at_interval_s).config_at(search_range.min_scale_ms))

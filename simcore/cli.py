@@ -21,7 +21,7 @@ from simcore.config import ARRIVAL_DISTRIBUTIONS, SimConfig
 from simcore.errors import ConfigError
 from simcore.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag, add_duration_flag,
                            add_latency_flags, add_maintenance_flags, add_max_memory_flag, add_provider_flag,
-                           add_retry_flags, add_seeds_flag, bad_input, integer, number)
+                           add_retry_flags, add_seeds_flag, bad_input, integer, number, output_path)
 from simcore.simulate import simulate, simulate_transactions
 
 # The columns of the readable table, with their headings and formats.
@@ -81,7 +81,7 @@ def configure(run: argparse.ArgumentParser) -> None:
     add_latency_flags(run)
     add_seeds_flag(run, required=True)
     run.add_argument("--json", action="store_true", help="one JSON object per seed per line")
-    run.add_argument("--transactions-dir", default=None,
+    run.add_argument("--transactions-dir", default=None, type=output_path,
                      help="also write every transaction of each seed to DIR/<config_hash>-seed<seed>.parquet")
     add_max_memory_flag(run)
 

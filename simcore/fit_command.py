@@ -23,7 +23,7 @@ import shlex
 import sys
 
 from simcore.errors import ConfigError
-from simcore.flags import EXIT_OK, bad_input
+from simcore.flags import EXIT_BAD_INPUT, EXIT_OK, bad_input
 
 FIT_HELP = "write a provider profile (TOML) fitted to conditional-write measurements"
 
@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
             with contextlib.suppress(OSError):
                 os.remove(partial)
             print(f"error: out: {args.out!r} cannot be written ({error.strerror})", file=sys.stderr)
-            return USAGE_ERROR
+            return EXIT_BAD_INPUT
         if progress:
             progress(f"wrote {args.out}")
     return EXIT_OK

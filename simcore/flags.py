@@ -83,6 +83,18 @@ def integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected an integer") from None
 
 
+def output_path(text: str) -> str:
+    """A path to write to: non-empty and printable, so every message that names it is one line."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected a path in UTF-8") from None
+    if not text or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected a non-empty path without "
+                                         f"control characters") from None
+    return text
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)

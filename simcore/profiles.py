@@ -62,42 +62,49 @@ from typing import Any, Mapping, Optional
 from simcore.errors import ConfigError
 from simcore.providers import CONDITIONAL_OPERATIONS, PROVIDERS, OperationLatency, Provider, Throttle
 
-# What a value may be.
-_POSITIVE = ("a number > 0", lambda v: v > 0)
-_NON_NEGATIVE = ("a number >= 0", lambda v: v >= 0)
+# What a value may be. Every rule has an upper limit: a value past it is a typo or a unit error, and
+# would overflow the lognormal draws (exp(50 x N(0,1))) or stall a run on one operation for years.
+MAX_LATENCY_MS = 1e7  # about 2.8 hours for one request
+MAX_SIGMA = 5.0  # a p99 e^11.6 (about 10^5) x the median already
+MAX_RATE_PER_S = 1e6
+_LATENCY = (f"a number of ms > 0 and <= {MAX_LATENCY_MS:g}", lambda v: 0 < v <= MAX_LATENCY_MS)
+_LATENCY_OR_ZERO = (f"a number of ms >= 0 and <= {MAX_LATENCY_MS:g}", lambda v: 0 <= v <= MAX_LATENCY_MS)
+_SIGMA = (f"a number > 0 and <= {MAX_SIGMA:g} (a lognormal's sigma)", lambda v: 0 < v <= MAX_SIGMA)
+_SIGMA_GROWTH = (f"a number >= 0 and <= {MAX_SIGMA:g}", lambda v: 0 <= v <= MAX_SIGMA)
+_RATE = (f"a number per second > 0 and <= {MAX_RATE_PER_S:g}", lambda v: 0 < v <= MAX_RATE_PER_S)
 _FRACTION = ("a fraction in [0, 1]", lambda v: 0 <= v <= 1)
-_MULTIPLIER = ("a number > 0, and >= decided_at (a failure is answered no earlier than it is decided)",
-               lambda v: v > 0)
+_MULTIPLIER = ("a number > 0 and <= 1000, and >= decided_at (a failure is answered no earlier than it is decided)",
+               lambda v: 0 < v <= 1000)
 _EXPONENT = ("a number in [-1, 5]", lambda v: -1 <= v <= 5)
 _CONTENTION_IN = ("write or read", lambda v: v in ("write", "read"))
-_BURST = ("a number of tokens >= 1", lambda v: v >= 1)
-_AT_LEAST_ONE = ("a number >= 1", lambda v: v >= 1)
-_COUNT = ("a whole number >= 0", lambda v: v >= 0 and float(v).is_integer())
+_BURST = (f"a number of tokens >= 1 and <= {MAX_RATE_PER_S:g}", lambda v: 1 <= v <= MAX_RATE_PER_S)
+_BACKOFF_MULTIPLIER = ("a number >= 1 and <= 100", lambda v: 1 <= v <= 100)
+_COUNT = ("a whole number >= 0 and <= 100", lambda v: 0 <= v <= 100 and float(v).is_integer())
 
 # [cas] and [append]: key -> (OperationLatency attribute, rule, required); the same keys for both.
-_CONDITIONAL_SCHEMA = {"median_ms": ("median_ms", _POSITIVE, True), "sigma": ("sigma", _NON_NEGATIVE, True),
+_CONDITIONAL_SCHEMA = {"median_ms": ("median_ms", _LATENCY, True), "sigma": ("sigma", _SIGMA, True),
                        "failed_multiplier": ("failed_multiplier", _MULTIPLIER, False),
                        "contention_exponent": ("contention_exponent", _EXPONENT, False),
-                       "contention_sigma": ("contention_sigma", _NON_NEGATIVE, False),
+                       "contention_sigma": ("contention_sigma", _SIGMA_GROWTH, False),
                        "decided_at": ("decided_at", _FRACTION, False),
                        "contention_in": ("contention_in", _CONTENTION_IN, False)}
 _SCHEMA: dict[str, dict[str, tuple[str, tuple, bool]]] = {
     # table -> key -> (Provider attribute, or OperationLatency's for [cas] and [append]; rule, required),
     # in the order a profile file lists them.
-    "": {"floor_ms": ("floor_ms", _NON_NEGATIVE, True)},
-    "read": {"median_ms": ("read_median_ms", _POSITIVE, True), "sigma": ("read_sigma", _NON_NEGATIVE, True),
+    "": {"floor_ms": ("floor_ms", _LATENCY_OR_ZERO, True)},
+    "read": {"median_ms": ("read_median_ms", _LATENCY, True), "sigma": ("read_sigma", _SIGMA, True),
              "observed_at": ("read_observed_at", _FRACTION, False)},
-    "write": {"base_ms": ("write_base_ms", _POSITIVE, True), "ms_per_mib": ("write_ms_per_mib", _NON_NEGATIVE, True),
-              "sigma": ("write_sigma", _NON_NEGATIVE, True)},
+    "write": {"base_ms": ("write_base_ms", _LATENCY, True), "ms_per_mib": ("write_ms_per_mib", _LATENCY_OR_ZERO, True),
+              "sigma": ("write_sigma", _SIGMA, True)},
     **{operation: _CONDITIONAL_SCHEMA for operation in CONDITIONAL_OPERATIONS},
-    "limits": {"object_writes_per_s": ("object_writes_per_s", _POSITIVE, False)},
+    "limits": {"object_writes_per_s": ("object_writes_per_s", _RATE, False)},
 }
 _OPTIONAL_TABLES = ("append", "limits")
 # [cas.throttle] and [append.throttle]: key -> (Throttle field, rule, required).
-_THROTTLE_SCHEMA = {"writes_per_s": ("writes_per_s", _POSITIVE, True), "burst": ("burst", _BURST, False),
-                    "retry_max": ("retry_max", _COUNT, False), "retry_base_ms": ("retry_base_ms", _POSITIVE, False),
-                    "retry_multiplier": ("retry_multiplier", _AT_LEAST_ONE, False),
-                    "retry_cap_ms": ("retry_cap_ms", _POSITIVE, False),
+_THROTTLE_SCHEMA = {"writes_per_s": ("writes_per_s", _RATE, True), "burst": ("burst", _BURST, False),
+                    "retry_max": ("retry_max", _COUNT, False), "retry_base_ms": ("retry_base_ms", _LATENCY, False),
+                    "retry_multiplier": ("retry_multiplier", _BACKOFF_MULTIPLIER, False),
+                    "retry_cap_ms": ("retry_cap_ms", _LATENCY, False),
                     "retry_jitter": ("retry_jitter", _FRACTION, False)}
 # The optional terms' defaults (the reference's behaviour): left out of a profile's canonical form.
 _DEFAULT_PROVIDER = Provider("x", "", 1.0, 0.0, 1.0, 0.0, 0.0, OperationLatency(1.0, 0.0), None, 0.0)

@@ -68,7 +68,7 @@ def test_a_value_argparse_refuses_is_one_line_naming_the_flag(capsys):
         main(["capacity", "--num-tables", "abc", "--fast-append-ratio", "0.9"])
     assert exited.value.code == 2
     assert capsys.readouterr().err.splitlines() == [
-        "commit-sweeps capacity: error: argument --num-tables: invalid int value: 'abc' "
+        "commit-sweeps capacity: error: argument --num-tables: 'abc' is not allowed; expected an integer "
         "(see commit-sweeps capacity --help)"]
     with pytest.raises(SystemExit):
         main(["dashboard"])

@@ -468,21 +468,7 @@ EXPLORE_ENV = "HOSTILE_INPUT_EXAMPLES"
 
 # Flags that fail on this branch in files other helpers are rewriting (issue 21); remove an entry once it passes
 # (strict: the suite says so). Each fails on the values named, deterministically.
-KNOWN_FAILING_FLAGS = {
-    "simulate --transactions-dir": "non-UTF-8 path: pyarrow's UnicodeEncodeError traceback (simcore/cli.py): "
-                                   "fixed after merge",
-    "capacity --num-tables": "issue 21 item 3: 10**40 passes the parent, WorkBoundError traceback from the worker: "
-                             "fixed after merge",
-    "capacity --duration-s": "issue 21 item 3: 1e308, 10**40 pass the parent, WorkBoundError traceback from the "
-                             "worker: fixed after merge",
-    "capacity --workers": "issue 21 item 3: -1 (ValueError), 10**40 (OverflowError) tracebacks: fixed after merge",
-    "capacity --writers-at-interval-s": "issue 21 item 3: 1e-9 passes the parent, WorkBoundError traceback from the "
-                                        "worker: fixed after merge",
-    "dashboard build --out": "non-UTF-8 path: UnicodeEncodeError printing 'Open <path>' (dashboards/cli.py): "
-                             "fixed after merge",
-    "dashboard serve --host": "issue 21 item 9: an unresolvable host ends in AttributeError 'watchdog': "
-                              "fixed after merge",
-}
+KNOWN_FAILING_FLAGS: dict[str, str] = {}  # "<command> --flag": why it still fails (an xfail, strict)
 
 
 def with_every_hostile_value(test):
@@ -667,20 +653,20 @@ REPRODUCTIONS = [
      lambda cwd: [*SIMULATE_WRITERS, "--writers", "10", "--commit-interval-s", "60", "--maintenance-jobs", "2",
                   "--maintenance-interval-s", "1e-9"], 2, None, None),
     ("2 capacity writers at 0.001 s", lambda cwd: [*CAPACITY, "--writers-at-interval-s", "0.001", "--workers", "1"],
-     2, None, NOT_YET.format(3)),  # the bound holds, but in the worker: a traceback
+     2, None, None),  # the bound holds, but in the worker: a traceback
     # 3: capacity checks its bounds in the parent, before its workers start
-    ("3 capacity workers -3", lambda cwd: [*CAPACITY, "--workers", "-3"], 2, None, NOT_YET.format(3)),
-    ("3 capacity workers 0", lambda cwd: [*CAPACITY, "--workers", "0"], 2, None, NOT_YET.format(3)),
+    ("3 capacity workers -3", lambda cwd: [*CAPACITY, "--workers", "-3"], 2, None, None),
+    ("3 capacity workers 0", lambda cwd: [*CAPACITY, "--workers", "0"], 2, None, None),
     ("3 capacity num tables 1e9", lambda cwd: [*_replaced(CAPACITY, "--num-tables", "1000000000"), "--workers", "1"],
-     2, None, NOT_YET.format(3)),
+     2, None, None),
     ("3 capacity duration 1e9", lambda cwd: [*_replaced(CAPACITY, "--duration-s", "1e9"), "--workers", "1"], 2, None,
-     NOT_YET.format(3)),
+     None),
     ("3 capacity memory 50M", lambda cwd: [*CAPACITY, "--workers", "1"], 2, {"SIMCORE_MAX_MEMORY": "50M"},
-     NOT_YET.format(3)),
+     None),
     # 4: bench duration
     ("4 bench duration 1e12", lambda cwd: [*BENCH, "--duration-s", "1e12"], 2, None, None),
     # 5: provider-file magnitudes and non-regular files, in every command that takes one
-    *[(f"5 {command} {label}", _with_provider(argv, *edit), 2, None, NOT_YET.format(5))
+    *[(f"5 {command} {label}", _with_provider(argv, *edit), 2, None, None)
       for label, edit in PROVIDER_FILE_EDITS.items() for command, argv in PROVIDER_FILE_COMMANDS.items()],
     *[(f"5 {command} /dev/zero", _with_provider(argv), 2, None, None)
       for command, argv in PROVIDER_FILE_COMMANDS.items()],
@@ -712,11 +698,11 @@ REPRODUCTIONS = [
      _with_provider(SIMULATE, raw=S3_PROFILE.read_bytes().replace(b"AWS", b"AWS\xff")), 2, None, None),
     # 9: dashboard serve
     ("9 serve refresh nan", lambda cwd: ["dashboard", "serve", "--store", "store", "--port", "0", "--refresh-s", "nan"],
-     2, None, NOT_YET.format(9)),
+     2, None, None),
     ("9 serve unresolvable host",
      lambda cwd: ["dashboard", "serve", "--store", "store", "--port", "0", "--host", "no-such-host.invalid"],
-     2, None, NOT_YET.format(9)),
-    ("9 serve busy port", BUSY_PORT, 2, None, NOT_YET.format(9)),
+     2, None, None),
+    ("9 serve busy port", BUSY_PORT, 2, None, None),
 ]
 
 
