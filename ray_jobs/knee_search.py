@@ -26,6 +26,7 @@ given a ``submit``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from typing import Callable, Optional, Sequence
 from simcore import SimConfig
 from simcore.bisection import SearchRange
 from simcore.usable import ABOVE_SEARCH_RANGE, ERROR, FOUND, SEARCHING
-from ray_jobs.fanout import DEFAULT_FLUSH_INTERVAL_S, RowCollector  # the sweeps' interval: rows reach the store within seconds
+from ray_jobs.fanout import DEFAULT_FLUSH_INTERVAL_S, RowCollector  # the sweeps' interval: rows land within seconds
 from ray_jobs.knee_curves import Curve, CurveOutcome, Evidence, complete_points, knee_experiment_name
 from ray_jobs.progress import format_duration
 from ray_jobs.provenance import Provenance, current_provenance
@@ -222,7 +223,8 @@ def run_knee_search(curves: Sequence[Curve], seeds: Sequence[int], search_range:
     interrupted = False
     if left:  # else nothing to run, and Ray need not even be up
         try:
-            with (_given(submit) if submit is not None else ray_tasks(max_parallel)) as (submit_one, slots):
+            with (contextlib.nullcontext(submit) if submit is not None else ray_tasks(max_parallel)) \
+                    as (submit_one, slots):
                 slots = min(slots, max_parallel or slots)
                 probes = probes_per_curve or default_probes_per_curve(slots, left)
                 log(f"searching {left} curves ({len(curves) - left} already done) with up to {slots} simulations "
@@ -242,14 +244,3 @@ def run_knee_search(curves: Sequence[Curve], seeds: Sequence[int], search_range:
                    interrupted=interrupted)
 
 
-class _given:
-    """A (submit, slots) pair as a context manager, like ``ray_tasks``."""
-
-    def __init__(self, pair: tuple[Submit, int]):
-        self._pair = pair
-
-    def __enter__(self) -> tuple[Submit, int]:
-        return self._pair
-
-    def __exit__(self, *exc) -> None:
-        return None

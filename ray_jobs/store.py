@@ -447,10 +447,10 @@ class ResultsStore:
                 data = source.read_buffer()
         except OSError as error:
             return None, f"cannot read: {error}", frozenset()
-        expected_digest = _name_parts(path)[1]
+        stem, expected_digest = _name_parts(path)
         if expected_digest is None:
             return None, "not written by the results store (no content digest in its name)", frozenset()
-        if not _WRITER_STEM.match(_name_parts(path)[0]):
+        if not _WRITER_STEM.match(stem):
             return None, ("not written by the results store (its name is not part-<keys>-<content>.parquet)"), \
                 frozenset()
         if _content_digest(data) != expected_digest:

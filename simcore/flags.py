@@ -91,7 +91,7 @@ def output_path(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected a path in UTF-8") from None
     if not text or not text.isprintable():
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected a non-empty path without "
-                                         f"control characters") from None
+                                         f"control characters")
     return text
 
 
