@@ -45,7 +45,7 @@ from simcore.bisection import SearchRange, SearchRangeError, SearchStep
 from simcore.builder import config_from_flags
 from simcore.clients import REFERENCE
 from simcore.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag,
-                           add_duration_flag, add_latency_flags, add_maintenance_flags, add_provider_flag,
+                           add_duration_flag, add_latency_flags, add_maintenance_flags, add_protocol_flag, add_provider_flag,
                            add_retry_flags, add_search_range_flags, add_seeds_flag, bad_input, integer, number,
                            search_range_of)
 from simcore.metrics import REQUEST_KINDS
@@ -120,6 +120,7 @@ def answer(search: Search, step: SearchStep, simulations: int, wall_s: float) ->
         return probe.config.writers if writers_mode else _finite(probe.mean("throughput_cps"))
 
     out = {"max_writers" if writers_mode else "usable_throughput_cps": value(knee),
+           "protocol": search.base.protocol,
            "bracket": [value(knee), value(failing)],
            "status": step.status, "within_tolerance": step.within_tolerance, "note": step.note}
     if writers_mode:
@@ -192,6 +193,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_client_flag(parser)
     add_retry_flags(parser)
     add_latency_flags(parser)
+    add_protocol_flag(parser)
     add = parser.add_argument
     add("--writers-at-interval-s", type=number, default=None,
         help="answer the largest number of writers committing every S seconds instead")
@@ -259,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
 
 def render(base: SimConfig, result: dict) -> str:
     setup = (f"{base.provider} / {base.catalog} catalog, {base.num_tables} table(s), FA {base.fast_append_ratio:g}, "
-             f"client {base.client or REFERENCE}")
+             f"client {base.client or REFERENCE}, {base.protocol} commit protocol")
     low, high = result["bracket"]
     if "max_writers" in result:
         head = (f"max writers at one commit every {result['commit_interval_s']:g} s: {result['max_writers']}"

@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 from simcore import bounds
 from simcore.errors import ConfigError
 from simcore.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, STORE_ENV, add_client_flag,
-                           add_duration_flag, add_latency_flags, add_max_memory_flag, add_seeds_flag, add_store_flag,
+                           add_duration_flag, add_latency_flags, add_max_memory_flag, add_protocol_flag, add_seeds_flag, add_store_flag,
                            positive_int)
 from ray_jobs.grid import Grid, GridError
 from ray_jobs.latency_variant import client_variant, latency_variant
@@ -44,6 +44,7 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
                         help="at most N tasks at once (default: as many as the cluster has CPUs)")
     add_latency_flags(parser, variant=True)
     add_client_flag(parser, variant=True)
+    add_protocol_flag(parser)
 
 
 def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
@@ -103,7 +104,8 @@ def run_sweep_command(grids: Sequence[Grid], args: argparse.Namespace, *,
         variants = [client_variant(g.experiment, args.client,
                                    latency_variant(g.experiment, args.latency_model, args.provider_file)) for g in grids]
         plans = [SweepPlan(v.apply(g).experiment,
-                           g.configs(quick=args.quick, duration_s=args.duration_s, **v.overrides), seeds, args.quick,
+                           g.configs(quick=args.quick, duration_s=args.duration_s, protocol=args.protocol,
+                                     **v.overrides), seeds, args.quick,
                            g.compares.record() if g.compares else None)
                  for g, v in zip(grids, variants)]
         check_work_bounds(plans, limit_bytes, limit_source)

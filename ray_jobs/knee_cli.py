@@ -99,7 +99,7 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
         variant = client_variant(args.experiment, args.client,
                                  latency_variant(args.experiment, args.latency_model, args.provider_file))
         curves = curves_from_grid(variant.apply(grids[args.experiment]), quick=args.quick, duration_s=args.duration_s,
-                                  **variant.overrides)
+                                  protocol=args.protocol, **variant.overrides)
         store = ResultsStore(args.store)
         store.check_usable()
         knee_experiment = knee_experiment_name(args.experiment)

@@ -80,6 +80,9 @@ RESULTS_SCHEMA = pa.schema(_KEY_FIELDS + _config_fields() + _metric_fields() + _
 # Optional config fields are null at their default (the hash leaves them
 # out), so a missing one means the default.
 LATER_COLUMNS = tuple(f.name for f in _config_fields() if f.nullable) + tuple(LATER_METRICS)
+# Later config columns whose absence means a value other than null: every row written before
+# ``SimConfig.protocol`` existed was made by the published protocol, whatever the default is now.
+LEGACY_VALUES = {"protocol": "published"}
 
 _clash = set(CONFIG_COLUMNS) & (set(METRIC_COLUMNS) | set(KEY_COLUMNS) | set(PROVENANCE_COLUMNS))
 if _clash:  # a config field named like a metric would silently overwrite it in a row

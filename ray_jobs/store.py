@@ -86,7 +86,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from ray_jobs.knee_curves import KNEE_SUMMARY_FOLDER, is_knee_experiment, knee_experiment_name
-from ray_jobs.schema import KEY_COLUMNS, LATER_COLUMNS, RESULTS_SCHEMA
+from ray_jobs.schema import KEY_COLUMNS, LATER_COLUMNS, LEGACY_VALUES, RESULTS_SCHEMA
 
 PLAN_FILE = "_sweep.json"
 QUARANTINE_FOLDER = "_quarantine"
@@ -468,8 +468,12 @@ class ResultsStore:
         for field in RESULTS_SCHEMA:
             if field.name not in table.column_names:
                 # Written before this column existed: it reads as null (an optional
-                # config field at its default, a metric not measured then).
-                columns.append(pa.nulls(table.num_rows, field.type))
+                # config field at its default, a metric not measured then), or as
+                # what made the rows then (the published commit protocol).
+                if field.name in LEGACY_VALUES:
+                    columns.append(pa.array([LEGACY_VALUES[field.name]] * table.num_rows, field.type))
+                else:
+                    columns.append(pa.nulls(table.num_rows, field.type))
                 continue
             actual = table.schema.field(field.name).type
             if not _same_kind(actual, field.type):  # a cast would hide a wrong type (a seed written as text)

@@ -20,7 +20,7 @@ from simcore.builder import config_from_flags
 from simcore.config import ARRIVAL_DISTRIBUTIONS, SimConfig
 from simcore.errors import ConfigError
 from simcore.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag, add_duration_flag,
-                           add_latency_flags, add_maintenance_flags, add_max_memory_flag, add_provider_flag,
+                           add_latency_flags, add_maintenance_flags, add_protocol_flag, add_max_memory_flag, add_provider_flag,
                            add_retry_flags, add_seeds_flag, bad_input, integer, number, output_path)
 from simcore.simulate import simulate, simulate_transactions
 
@@ -79,6 +79,7 @@ def configure(run: argparse.ArgumentParser) -> None:
                      help="how the summary is computed: " + ", ".join(metric_sets.METRIC_SETS)
                           + " (default steady-state; seed001 reproduces seed 001's tables, docs/published.md)")
     add_latency_flags(run)
+    add_protocol_flag(run, default=None)
     add_seeds_flag(run, required=True)
     run.add_argument("--json", action="store_true", help="one JSON object per seed per line")
     run.add_argument("--transactions-dir", default=None, type=output_path,
@@ -128,6 +129,8 @@ def config_of(args: argparse.Namespace) -> SimConfig:
         raise ConfigError("zipf_alpha", args.zipf_alpha, "no value unless --table-dist zipf")
     if args.inter_arrival_scale_ms is None and args.writers is None:
         raise ConfigError("inter_arrival_scale_ms", None, "a number > 0 (ms) unless --writers is given")
+    if args.protocol is None:  # seed 001's tables were made with the published protocol
+        return config_from_flags(args, protocol=metric_sets.protocol_of(args.metric_set))
     return config_from_flags(args)
 
 
@@ -162,7 +165,7 @@ def render_table(config: SimConfig, rows: list[dict]) -> str:
                + (f" ({config.catalog_latency_ms:g} ms)" if config.catalog == "service" else "")
                + f", {config.num_tables} table(s) {config.table_distribution}"
                + f", FA {config.fast_append_ratio:g}, " + _load_text(config)
-               + f", {config.duration_s:g} s, window [{config.warmup_s:g}, "
+               + f", {config.protocol} protocol, {config.duration_s:g} s, window [{config.warmup_s:g}, "
                + f"{config.duration_s - config.warmup_s:g}) s, config {config.config_hash}")
     columns = [column for column in TABLE_COLUMNS if any(column[0] in row for row in rows)]
     if rows and "metric_set" in rows[0]:

@@ -29,6 +29,10 @@ ARRIVAL_DISTRIBUTIONS = ("lognormal", "exponential")
 # Client retry behaviour (see simcore/clients.py); the first of each is the default (stored as None).
 JITTER_SHAPES = ("symmetric", "up", "down", "range")
 RETRY_REWRITES = ("conflict", "manifest_list", "none")
+# The commit protocol (SimConfig.protocol): the reference as published (seed 001's figures) or as its
+# author corrected it (the errata of 2026-04/06). The default is the corrected one.
+PROTOCOLS = ("corrected", "published")
+DEFAULT_PROTOCOL = "corrected"
 
 DEFAULT_ZIPF_ALPHA = 1.5
 DEFAULT_CATALOG_LATENCY_MS = 10.0
@@ -137,9 +141,20 @@ class SimConfig:
             ``--provider-file`` is read into it). The content, not a path, so
             the config hash names the figures and workers need no file;
             ``provider`` must equal the profile's name.
+        protocol: the commit protocol. ``corrected`` (the default) is the
+            reference's protocol as its author corrected it (2026-04 to
+            2026-06): runtime includes the manifest-file write, every attempt
+            reads and writes the table metadata around the manifest list,
+            a failed CAS re-reads the table metadata, a retry with no overlap
+            is the CAS alone (docs/corrected.md). ``published`` is the
+            protocol seed 001's figures came from (the reference as of
+            2026-03-01, MODEL.md), which every config had before this field
+            existed: None means ``published``, so a stored config without the
+            field reads as what made it.
 
     Fields that are None do not enter ``config_hash``, so adding an optional
-    behaviour later leaves the hash of every existing config unchanged.
+    behaviour later leaves the hash of every existing config unchanged; a
+    ``published`` protocol stays out of the hash for the same reason.
     """
 
     provider: str = "s3"
@@ -178,6 +193,7 @@ class SimConfig:
     vo_convoy: Optional[str] = None
     latency_model: Optional[str] = None
     provider_profile: Optional[str] = None
+    protocol: Optional[str] = DEFAULT_PROTOCOL
 
     def __post_init__(self) -> None:
         # Normalise the fields that only apply to one mode, so that two configs
@@ -202,6 +218,8 @@ class SimConfig:
             object.__setattr__(self, "cas_throttle_burst", 1.0)
         if self.latency_model == "reference":
             object.__setattr__(self, "latency_model", None)
+        if self.protocol is None:  # a config from before the field: the protocol that made it
+            object.__setattr__(self, "protocol", "published")
         if self.latency_model == "measured" and self.provider_profile is None and isinstance(self.provider, str):
             object.__setattr__(self, "provider_profile", canonical_json(measured_profile(self.provider)))
         if self.provider_profile is not None:
@@ -263,6 +281,8 @@ class SimConfig:
     def config_hash(self) -> str:
         """A stable 16-hex-digit digest of the config's content."""
         content = {k: v for k, v in self.to_dict().items() if v is not None}
+        if content["protocol"] == "published":  # as every config hashed before the field existed
+            del content["protocol"]
         canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
@@ -289,6 +309,7 @@ def _require_choice(config: SimConfig, field: str, choices) -> None:
 
 
 def _validate(c: SimConfig) -> None:
+    _require_choice(c, "protocol", PROTOCOLS)
     if c.latency_model is not None:
         _require_choice(c, "latency_model", ("reference", "measured"))
     if c.provider_profile is None:

@@ -23,11 +23,11 @@ import numba
 import numpy as np
 
 from simcore.config import SimConfig
-from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, Lognormal, Throttle
+from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, TABLE_METADATA_BYTES, Lognormal, Throttle
 from simcore.workload import MERGE_APPEND, VALIDATED_OVERWRITE, Workload
 
 # Latency slots, in the order of the arrays handed to the kernel.
-CATALOG_READ, CATALOG_CAS, ML_READ, MF_WRITE, ML_WRITE, MF_READ = range(6)
+CATALOG_READ, CATALOG_CAS, ML_READ, MF_WRITE, ML_WRITE, MF_READ, TM_READ, TM_WRITE = range(8)
 
 # Transaction outcomes.
 UNFINISHED, COMMITTED, ABORTED_MAX_RETRIES, ABORTED_VALIDATION, ABORTED_BUDGET = range(5)
@@ -50,7 +50,7 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
  P_DISCOVERY_READ, P_FAILED_MULTIPLIER, P_CONTENTION_EXPONENT, P_CONTENTION_SIGMA,
  P_READ_OBSERVED_AT, P_DECIDED_AT, P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA, P_CONVOY_PER_TABLE,
  P_JITTER_SHAPE, P_RETRY_BUDGET_MS, P_REWRITE, P_REFUSED_MAX, P_REFUSED_BASE_MS, P_REFUSED_MULTIPLIER,
- P_REFUSED_CAP_MS, P_REFUSED_JITTER) = range(28)
+ P_REFUSED_CAP_MS, P_REFUSED_JITTER, P_CORRECTED) = range(29)
 
 # Client retry behaviour (SimConfig.backoff_jitter_shape, retry_rewrite).
 JITTER_SYMMETRIC, JITTER_UP, JITTER_DOWN, JITTER_RANGE = range(4)
@@ -81,6 +81,8 @@ class Outcome:
     final_seq: int  # catalog seq at the end of the simulated time
     catalog_reads: np.ndarray = None  # int32; catalog reads made (initial, after failures, discovery)
     start_ms: np.ndarray = None  # when it started (its initial read); a late writer starts after its due time
+    table_metadata_reads: np.ndarray = None  # int32; the corrected protocol's table-metadata file I/O
+    table_metadata_writes: np.ndarray = None
 
     @classmethod
     def from_records(cls, status, end_ms, commit_start_ms, retries, conflicts_same_table=None,
@@ -100,7 +102,8 @@ class Outcome:
                    manifest_file_writes=zeros, cas_throttled=zeros, snapshot_ms=np.zeros(n),
                    commit_ms=np.full(n, np.nan), snapshot_seq=np.zeros(n, np.int64),
                    commit_seq=np.full(n, -1, np.int64), final_seq=final_seq, catalog_reads=zeros,
-                   start_ms=np.full(n, np.nan) if start_ms is None else np.asarray(start_ms, float))
+                   start_ms=np.full(n, np.nan) if start_ms is None else np.asarray(start_ms, float),
+                   table_metadata_reads=zeros, table_metadata_writes=zeros)
 
 
 # Sums of more draws than this (long VO convoys) are drawn in one go from a
@@ -119,13 +122,15 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
         catalog_read, catalog_cas = provider.read(), provider.conditional_latency("append")
     else:
         catalog_read, catalog_cas = provider.read(), provider.conditional_latency("cas")
-    slots = [None] * 6
+    slots = [None] * 8
     slots[CATALOG_READ] = catalog_read
     slots[CATALOG_CAS] = catalog_cas
     slots[ML_READ] = provider.read()
     slots[MF_WRITE] = provider.write(MANIFEST_FILE_BYTES)
     slots[ML_WRITE] = provider.write(MANIFEST_LIST_BYTES)
     slots[MF_READ] = provider.read()
+    slots[TM_READ] = provider.read()
+    slots[TM_WRITE] = provider.write(TABLE_METADATA_BYTES)
     return (np.array([s.median_ms for s in slots]),
             np.array([s.sigma for s in slots]),
             np.array([s.floor_ms for s in slots]),
@@ -133,7 +138,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(28)
+    params = np.zeros(29)
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
     params[P_MERGE_MANIFESTS] = config.merge_manifests_per_commit
@@ -172,10 +177,22 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         params[P_READ_CONTENTION_EXPONENT if into_read else P_CONTENTION_EXPONENT] = terms.contention_exponent
         params[P_READ_CONTENTION_SIGMA if into_read else P_CONTENTION_SIGMA] = terms.contention_sigma
         params[P_READ_OBSERVED_AT] = profile.read_observed_at
+    if config.protocol == "corrected":
+        params[P_CORRECTED] = 1.0
+        # The corrected reference decides a CAS, and a catalog read observes the catalog, half-way
+        # through the round trip. A fitted profile (the measured model, a provider file) says where its
+        # store does; a catalog service and the reference profiles take the reference's half.
+        if config.catalog == "service" or config.provider_profile is None:
+            params[P_DECIDED_AT] = CORRECTED_DECIDED_AT
+            params[P_READ_OBSERVED_AT] = CORRECTED_DECIDED_AT
     params[P_JITTER_SHAPE] = _JITTER_CODES[config.backoff_jitter_shape]
     params[P_RETRY_BUDGET_MS] = config.retry_budget_ms or 0.0
     params[P_REWRITE] = _REWRITE_CODES[config.retry_rewrite]
     return params
+
+
+# Where the corrected protocol decides a CAS and observes a catalog read: half the round trip.
+CORRECTED_DECIDED_AT = 0.5
 
 
 def throttle_terms(throttle: Optional[Throttle]) -> list[float]:
@@ -190,7 +207,7 @@ def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outc
     """Run the commit protocol for every transaction of ``workload``."""
     median, sigma, floor, moments = latency_table(config)
     n = len(workload)
-    out_i32 = np.zeros((9, n), dtype=np.int32)
+    out_i32 = np.zeros((11, n), dtype=np.int32)
     out_f64 = np.zeros((5, n), dtype=np.float64)
     out_f64[4] = np.nan  # start times: NaN until a transaction starts
     # A writer's next commit (a chain) starts when this one ends; -1: none.
@@ -211,7 +228,7 @@ def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outc
                    snapshot_ms=out_f64[2], commit_ms=np.where(commit_seq >= 0, out_f64[3], np.nan),
                    snapshot_seq=snapshot_seq, commit_seq=commit_seq,
                    final_seq=int(final_seq), catalog_reads=out_i32[8],
-                   start_ms=out_f64[4])
+                   start_ms=out_f64[4], table_metadata_reads=out_i32[9], table_metadata_writes=out_i32[10])
 
 
 # ---------------------------------------------------------------------------
@@ -306,7 +323,10 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     mf_writes = out_i32[6]
     throttled = out_i32[7]
     catalog_reads = out_i32[8]
+    tm_reads = out_i32[9]
+    tm_writes = out_i32[10]
     start_ms = out_f64[4]
+    corrected = params[P_CORRECTED] > 0.0
     retry_budget_ms = params[P_RETRY_BUDGET_MS]
     rewrite = params[P_REWRITE]
     # A transaction some other one's chain leads to is started by that one's end, not admitted.
@@ -450,9 +470,14 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             snapshot_version[k] = seen_version
             snapshot_ms[k] = t
             commit_start[k] = t + runtime[k]
-            t_ready = commit_start[k] + _attempt_io(rng, mu, sigma, floor)
+            if corrected:  # the manifest file was written during the runtime
+                t_ready = commit_start[k] + _corrected_attempt_io(rng, mu, sigma, floor)
+                tm_reads[k] += 1
+                tm_writes[k] += 1
+            else:
+                t_ready = commit_start[k] + _attempt_io(rng, mu, sigma, floor)
+                mf_writes[k] += 1
             ml_reads[k] += 1
-            mf_writes[k] += 1
             ml_writes[k] += 1
             size = _schedule_cas(heap_t, heap_c, size, k, t_ready, throttle_per_ms, rng, mu, sigma, floor, params,
                                  inflight, cas_ms)
@@ -463,6 +488,12 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         refresh = refreshing[k]
         refreshing[k] = False
         overlap = refresh or seen_version != snapshot_version[k]
+        t_known = t  # when the transaction knows what changed
+        if corrected:
+            # The catalog names the table-metadata file; reading it tells which
+            # tables (partitions) changed, so the conflict is known only after it.
+            t_known += _draw(rng, TM_READ, mu, sigma, floor)
+            tm_reads[k] += 1
         if not refresh:
             if overlap:
                 same_table[k] += 1
@@ -471,20 +502,23 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             if overlap and policy == SPLIT and retries[k] < max_retries:
                 # Same-table conflict: wait, then read again before redoing the work.
                 refreshing[k] = True
-                t_read = t + _backoff_ms(params, rng, same_table[k])  # drawn first, as it always was
+                t_read = t_known + _backoff_ms(params, rng, same_table[k])  # drawn first, as it always was
                 read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight)
                 t_read += read_ms[k]
                 catalog_reads[k] += 1
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
                 continue
         # The convoy's length: commits missed since the snapshot, to any table
-        # (the reference) or, with vo_convoy="table", to this table only.
-        behind = seen_version - snapshot_version[k] if convoy_per_table else seen_seq - snapshot_seq[k]
-        t_next = t
+        # (the published reference) or, with vo_convoy="table" and in the
+        # corrected protocol, to this table only.
+        behind = seen_version - snapshot_version[k] if convoy_per_table or corrected else seen_seq - snapshot_seq[k]
+        t_next = t_known
         if overlap:
             if op[k] == VALIDATED_OVERWRITE:  # the I/O convoy, then validation
-                t_next += _draw_sum(rng, ML_READ, behind, mu, sigma, floor, moments)
-                ml_reads[k] += behind
+                # Corrected: the attempt's own manifest-list read covers the newest version.
+                convoy = max(behind - 1, 0) if corrected else behind
+                t_next += _draw_sum(rng, ML_READ, convoy, mu, sigma, floor, moments)
+                ml_reads[k] += convoy
                 if params[P_REAL_CONFLICT] > 0.0 and rng.random() < params[P_REAL_CONFLICT]:
                     if _finish(status, end_ms, k, ABORTED_VALIDATION, t_next, duration_ms):
                         size = _start_next(heap_t, heap_c, size, k, t_next, chain_next, submit, start_ms,
@@ -505,7 +539,16 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         snapshot_seq[k] = seen_seq
         snapshot_version[k] = seen_version
         snapshot_ms[k] = t
-        if rewrite == REWRITE_CONFLICT:
+        if corrected:
+            # A full attempt (table metadata and manifest list, read then written) after a same-table
+            # conflict, or on every retry for a client that rewrites its manifest list; else the CAS alone.
+            if rewrite == REWRITE_MANIFEST_LIST or (rewrite == REWRITE_CONFLICT and overlap):
+                t_next += _corrected_attempt_io(rng, mu, sigma, floor)
+                tm_reads[k] += 1
+                ml_reads[k] += 1
+                ml_writes[k] += 1
+                tm_writes[k] += 1
+        elif rewrite == REWRITE_CONFLICT:
             if overlap:  # only a same-table conflict forces the manifests to be rewritten
                 t_next += _attempt_io(rng, mu, sigma, floor)
                 ml_reads[k] += 1
@@ -632,6 +675,14 @@ def _attempt_io(rng, mu, sigma, floor):
     """One commit attempt's manifest I/O: read the ML, write an MF, write the ML."""
     return (_draw(rng, ML_READ, mu, sigma, floor) + _draw(rng, MF_WRITE, mu, sigma, floor)
             + _draw(rng, ML_WRITE, mu, sigma, floor))
+
+
+@numba.njit(cache=True, inline="always")
+def _corrected_attempt_io(rng, mu, sigma, floor):
+    """One attempt of the corrected protocol, in order: read the table metadata and the manifest list,
+    write a new manifest list and table metadata (the manifest file was written during the runtime)."""
+    return (_draw(rng, TM_READ, mu, sigma, floor) + _draw(rng, ML_READ, mu, sigma, floor)
+            + _draw(rng, ML_WRITE, mu, sigma, floor) + _draw(rng, TM_WRITE, mu, sigma, floor))
 
 
 @numba.njit(cache=True, inline="always")

@@ -18,6 +18,8 @@ One function per group, as Helm's ``addValueOptionsFlags``:
   store's profile (``--provider``, ``--latency-model``, ``--provider-file``)
   and the client preset (``--client``); ``simcore.builder.config_from_flags``
   turns them into a config;
+- ``add_protocol_flag``: ``--protocol corrected|published``, the commit
+  protocol (``SimConfig.protocol``; every command that simulates);
 - ``add_search_range_flags``: ``--min-scale-ms``, ``--max-scale-ms``,
   ``--tolerance``, whose defaults are ``simcore.bisection.SearchRange``'s;
 - ``add_max_memory_flag``: ``--max-memory``.
@@ -40,7 +42,7 @@ from typing import Optional
 from simcore import bounds
 from simcore.bisection import SearchRange
 from simcore.clients import REFERENCE, client_names
-from simcore.config import CATALOG_BACKENDS, DEFAULT_CATALOG_LATENCY_MS, TABLE_DISTRIBUTIONS
+from simcore.config import CATALOG_BACKENDS, DEFAULT_CATALOG_LATENCY_MS, DEFAULT_PROTOCOL, PROTOCOLS, TABLE_DISTRIBUTIONS
 from simcore.errors import ConfigError
 from simcore.providers import PROVIDERS
 
@@ -259,6 +261,19 @@ def add_client_flag(parser: argparse.ArgumentParser, *, variant: bool = False) -
     parser.add_argument("--client", default=REFERENCE, metavar="NAME",
                         help=f"client preset: {', '.join(client_names())} (default {REFERENCE}, as the reference "
                              f"simulator; docs/clients.md); {where}")
+
+
+def add_protocol_flag(parser: argparse.ArgumentParser, *, default: Optional[str] = DEFAULT_PROTOCOL) -> None:
+    """``--protocol``: the commit protocol simulated (``SimConfig.protocol``), the corrected one by default.
+
+    ``default=None``: the command picks it (``simulate --metric-set seed001`` reproduces seed 001 with
+    the published protocol).
+    """
+    parser.add_argument("--protocol", default=default, choices=PROTOCOLS,
+                        help="commit protocol: corrected (default"
+                             + ("" if default is not None else " unless --metric-set seed001, then published")
+                             + ": the reference as its author corrected it in 2026, more I/O per attempt; "
+                               "docs/corrected.md) or published (as seed 001's figures were made, MODEL.md)")
 
 
 def add_search_range_flags(parser: argparse.ArgumentParser) -> None:

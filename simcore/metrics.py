@@ -14,7 +14,7 @@ import pyarrow as pa
 from simcore.config import SimConfig
 from simcore.engine import (ABORT_REASONS, ABORTED_BUDGET, ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED,
                             STATUS_NAMES, UNFINISHED, Outcome)
-from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES
+from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, TABLE_METADATA_BYTES
 from simcore.workload import (FAST_APPEND, JOB_CLASS_NAMES, JOB_CLASS_PREFIXES, MERGE_APPEND, OP_NAMES,
                               VALIDATED_OVERWRITE, Workload)
 
@@ -44,7 +44,7 @@ SUMMARY_METRICS = (
 )
 # Requests by kind per committed transaction: the work the store serves for each commit it keeps.
 REQUEST_KINDS = ("catalog_read", "cas", "manifest_list_read", "manifest_list_write", "manifest_file_read",
-                 "manifest_file_write")
+                 "manifest_file_write", "table_metadata_read", "table_metadata_write")
 # Client presets and writer workloads (issue 11): retry-budget aborts, wasted work, per writer class.
 CLIENT_METRICS = (
     ("aborted_retry_budget", COUNT),
@@ -125,7 +125,7 @@ def summarize(config: SimConfig, workload: Workload, outcome: Outcome) -> dict:
         "cas_throttled": int(outcome.cas_throttled[in_window].sum()),
         "aborted_retry_budget": int((status == ABORTED_BUDGET).sum()),
     }
-    row.update(_requests_per_commit(outcome, in_window, committed, n_committed))
+    row.update(_requests_per_commit(outcome, in_window, committed, n_committed, config.protocol))
     row.update(_job_classes(workload, outcome, in_window, committed, latency))
     for prefix, code in OP_PREFIXES:
         of_type = op == code
@@ -149,10 +149,12 @@ def summarize(config: SimConfig, workload: Workload, outcome: Outcome) -> dict:
     return row
 
 
-def _requests_per_commit(outcome: Outcome, in_window: np.ndarray, committed: np.ndarray, n_committed: int) -> dict:
+def _requests_per_commit(outcome: Outcome, in_window: np.ndarray, committed: np.ndarray, n_committed: int,
+                         protocol: str) -> dict:
     """Requests of every recorded window transaction (committed or not) per commit, by kind, and the
-    bytes written by attempts that lost: everything an aborted transaction wrote, and what a committed
-    one wrote beyond its final manifest file and manifest list."""
+    bytes written by attempts that lost: everything an aborted transaction's attempts wrote, and what a
+    committed one wrote beyond its final attempt's (a manifest file and list, published; a manifest list
+    and table metadata, corrected, whose manifest file is written during the runtime)."""
     counts = {
         "catalog_read": outcome.catalog_reads,
         "cas": outcome.retries + 1,  # every recorded transaction made retries + 1 CAS requests
@@ -160,6 +162,8 @@ def _requests_per_commit(outcome: Outcome, in_window: np.ndarray, committed: np.
         "manifest_list_write": outcome.manifest_list_writes,
         "manifest_file_read": outcome.manifest_file_reads,
         "manifest_file_write": outcome.manifest_file_writes,
+        "table_metadata_read": outcome.table_metadata_reads,
+        "table_metadata_write": outcome.table_metadata_writes,
     }
     row = {}
     for kind in REQUEST_KINDS:
@@ -167,10 +171,18 @@ def _requests_per_commit(outcome: Outcome, in_window: np.ndarray, committed: np.
         row[f"requests_{kind}_per_commit"] = total / n_committed if n_committed else NAN
     written = (outcome.manifest_file_writes[in_window].astype(np.float64) * MANIFEST_FILE_BYTES
                + outcome.manifest_list_writes[in_window] * MANIFEST_LIST_BYTES)
-    kept = committed * float(MANIFEST_FILE_BYTES + MANIFEST_LIST_BYTES)
+    if outcome.table_metadata_writes is not None:
+        written += outcome.table_metadata_writes[in_window] * TABLE_METADATA_BYTES
+    final_attempt = (MANIFEST_LIST_BYTES + TABLE_METADATA_BYTES if protocol == "corrected"
+                     else MANIFEST_FILE_BYTES + MANIFEST_LIST_BYTES)
+    kept = committed * float(final_attempt)
     row["wasted_write_bytes_per_commit"] = (float(np.maximum(written - kept, 0.0).sum()) / n_committed
                                             if n_committed else NAN)
     return row
+
+
+def _or_zeros(counts, n: int) -> np.ndarray:
+    return counts if counts is not None else np.zeros(n, np.int32)
 
 
 def _job_classes(workload: Workload, outcome: Outcome, in_window: np.ndarray, committed: np.ndarray,
@@ -220,6 +232,8 @@ def transactions_table(config: SimConfig, workload: Workload, outcome: Outcome) 
         "manifest_list_writes": outcome.manifest_list_writes,
         "manifest_file_reads": outcome.manifest_file_reads,
         "manifest_file_writes": outcome.manifest_file_writes,
+        "table_metadata_reads": _or_zeros(outcome.table_metadata_reads, len(workload)),
+        "table_metadata_writes": _or_zeros(outcome.table_metadata_writes, len(workload)),
         "catalog_reads": outcome.catalog_reads if outcome.catalog_reads is not None
         else np.zeros(len(workload), np.int32),
         # Writer workloads: who committed, and how late it started against its due time (0 for open loop).
