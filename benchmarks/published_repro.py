@@ -2,6 +2,14 @@
 
     python benchmarks/published_repro.py [--seeds 5] [--duration-s 3600] [--cache PATH]
                                          [--only exp4a,exp4c] [--write-data] [--markdown PATH]
+    python benchmarks/published_repro.py --figures corrected [--markdown PATH]
+
+``--figures published`` (the default) is seed 001 against the published
+commit protocol (``SimConfig.protocol = "published"``, pinned here whatever
+the product's default). ``--figures corrected`` is the reference's own
+post-fix figures (``dashboards/data/endive_corrected.csv``, its reports of
+2026-04, docs/corrected.md) against the corrected protocol, judged by the
+``seed001`` metric set (the reference's definitions).
 
 For every figure in ``dashboards/data/seed001_published.csv`` it simulates
 the configuration(s) behind it with simcore (a grid point, or for the
@@ -43,6 +51,7 @@ from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED_CSV = ROOT / "dashboards" / "data" / PUBLISHED_RESOURCE
+CORRECTED_CSV = ROOT / "dashboards" / "data" / "endive_corrected.csv"
 DATA_PATH = ROOT / "dashboards" / "data" / DATA_RESOURCE
 MARKS = {"within rounding": "=", "within noise": "~", "within agreement": "a", "off": "x", "no usable point": "?"}
 
@@ -61,6 +70,7 @@ class Candidate:
     label: str
     metric_set: str
     vo_convoy: Optional[str] = None  # SimConfig.vo_convoy: None (the reference) or "table"
+    protocol: str = "published"  # SimConfig.protocol: what seed 001's figures were made with
 
 
 CANDIDATES = (
@@ -70,14 +80,16 @@ CANDIDATES = (
     Candidate("seed001", metric_sets.SEED001),
     Candidate(TABLE_CONVOY_LABEL, metric_sets.SEED001, "table"),
 )
+# The reference's post-fix figures: its own metric definitions over the corrected protocol.
+CORRECTED_CANDIDATES = (Candidate("corrected", metric_sets.SEED001, protocol="corrected"),)
 
 
 def config_of(figure: PublishedFigure, scale_ms: float, duration_s: float,
-              vo_convoy: Optional[str] = None) -> SimConfig:
+              vo_convoy: Optional[str] = None, protocol: str = "published") -> SimConfig:
     service = figure.experiment in ("exp4a", "exp4b")
     # The convoy only changes VO (and MergeAppend) transactions: FA-only runs are shared.
-    convoy = vo_convoy if figure.fast_append_ratio < 1.0 else None
-    return SimConfig(vo_convoy=convoy, provider=figure.provider, catalog="service" if service else "storage",
+    convoy = vo_convoy if figure.fast_append_ratio < 1.0 and protocol == "published" else None
+    return SimConfig(vo_convoy=convoy, protocol=protocol, provider=figure.provider, catalog="service" if service else "storage",
                      catalog_latency_ms=figure.catalog_latency_ms if service else None,
                      num_tables=figure.num_tables, table_distribution=figure.table_distribution,
                      zipf_alpha=figure.zipf_alpha, fast_append_ratio=figure.fast_append_ratio,
@@ -141,7 +153,7 @@ def knee(points: list[Point], success_key: str):
 
 def evaluate(figure: PublishedFigure, candidate: Candidate, cache: RunCache, seeds, duration_s: float) -> SetValue:
     def config(scale_ms):
-        return config_of(figure, scale_ms, duration_s, candidate.vo_convoy)
+        return config_of(figure, scale_ms, duration_s, candidate.vo_convoy, candidate.protocol)
 
     if figure.metric in _POINT:
         key, factor = _POINT[figure.metric]
@@ -174,24 +186,31 @@ def main(argv=None) -> int:
     parser.add_argument("--duration-s", type=float, default=3600.0)
     parser.add_argument("--cache", type=Path, default=ROOT / "results" / "published_repro.jsonl")
     parser.add_argument("--only", default="", help="comma list of experiments to evaluate (default: all)")
+    parser.add_argument("--figures", choices=("published", "corrected"), default="published",
+                        help="seed 001's published figures under the published protocol (default), or the "
+                             "reference's post-fix figures under the corrected protocol")
     parser.add_argument("--write-data", action="store_true", help=f"write {DATA_PATH.relative_to(ROOT)}")
     parser.add_argument("--markdown", type=Path, help="write the per-figure table (markdown) here")
     args = parser.parse_args(argv)
     seeds = args.seeds
     args.cache.parent.mkdir(parents=True, exist_ok=True)
     cache = RunCache(args.cache)
-    raw = PUBLISHED_CSV.read_text()
+    corrected = args.figures == "corrected"
+    if corrected and args.write_data:
+        parser.error("--write-data writes the published view's data: only with --figures published")
+    candidates = CORRECTED_CANDIDATES if corrected else CANDIDATES
+    raw = (CORRECTED_CSV if corrected else PUBLISHED_CSV).read_text()
     figures = parse_published(raw)
     printed = [line.split(",")[8] for line in raw.splitlines()[1:] if line.strip()]
     only = {e for e in args.only.split(",") if e}
-    names = [candidate.label for candidate in CANDIDATES]
+    names = [candidate.label for candidate in candidates]
     print(f"{'figure':58s} {'metric':24s} {'pub':>7s} " + " ".join(f"{n:>20s}" for n in names), flush=True)
     entries, started = [], time.perf_counter()
     for figure, value_text in zip(figures, printed):
         if only and figure.experiment not in only:
             continue
         half_unit = rounding_half_unit(value_text)
-        values = [evaluate(figure, candidate, cache, seeds, args.duration_s) for candidate in CANDIDATES]
+        values = [evaluate(figure, candidate, cache, seeds, args.duration_s) for candidate in candidates]
         explanation = explain(figure, half_unit, values)
         entries.append(explanation)
         cells = []
@@ -221,13 +240,13 @@ def main(argv=None) -> int:
         os.replace(tmp, DATA_PATH)
         print(f"wrote {DATA_PATH}")
     if args.markdown:
-        args.markdown.write_text(markdown_table(entries, names))
+        args.markdown.write_text(markdown_table(entries, names, "reference (corrected)" if corrected else "published"))
         print(f"wrote {args.markdown}")
     return 0
 
 
-def markdown_table(entries: list[dict], names) -> str:
-    lines = ["| figure | metric | published | " + " | ".join(names) + " |",
+def markdown_table(entries: list[dict], names, reference: str = "published") -> str:
+    lines = [f"| figure | metric | {reference} | " + " | ".join(names) + " |",
              "|---|---|---:|" + "---:|" * len(names)]
     for entry in entries:
         cells = []
