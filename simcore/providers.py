@@ -17,6 +17,7 @@ MIB = 1024 * 1024
 MANIFEST_LIST_BYTES = 10 * 1024
 MANIFEST_FILE_BYTES = 100 * 1024
 TABLE_METADATA_BYTES = 10 * 1024  # the corrected protocol's table-metadata file (the reference's size)
+CATALOG_OBJECT_BYTES = 100  # a catalog object that points at table-metadata files (the reference's size)
 
 
 def _normal_cdf(x: float) -> float:
