@@ -87,7 +87,7 @@
         }).filter(Boolean);
         if (points.length) lines.push({ label, colour, dashed: variant === published, points });
       }));
-      const chart = Charts.lineChart({ title: `${mix.label}: usable throughput, corrected and published`, series: lines,
+      const chart = Charts.lineChart({ title: `${mix.label}: usable throughput`, series: lines,
         xLabel: "tables in the catalog", yLabel: "usable throughput (c/s)", xScale: "log", xTicks: tables,
         xTickLabel: String, width: 470, height: 330 });
       chart.classList.add("protocol-change-chart");
