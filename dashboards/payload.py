@@ -3,7 +3,9 @@
 ``build_payload(snapshot)`` turns a store snapshot into one JSON-ready dict:
 per study its axes, every point's seed spread of the metrics the views use,
 every curve's usable throughput and knee, the gaps in its grid, the Zipf
-per-rank breakdowns, and provenance; then the published-vs-simulated table.
+per-rank breakdowns, and provenance; then the published-vs-simulated table,
+which commit protocol the default answers use, and what the corrected
+protocol changed where the store holds both (``protocols.py``).
 The page only filters and draws, so every number it shows is computed here,
 where tests can check it. Numbers are rounded to 4 significant digits to keep
 the page small.
@@ -23,22 +25,26 @@ from collections import Counter
 from typing import Optional
 
 from dashboards import __version__
-from dashboards.compared_payload import comparisons_json, knee_searches_json
+from dashboards.compared_payload import comparison_json, comparisons_json, knee_searches_json
 from dashboards.frontier import CurveFrontier, curve_frontiers
 from simcore.usable import USABLE_SUCCESS_THRESHOLD
 from dashboards.points import Spread, elementwise_mean, group_points, is_number
 from dashboards.published import compare, describe, load_published
+from dashboards.protocols import protocol_comparisons
 from dashboards.published_explained import PREFERRED_LABEL, STEADY_STATE_LABEL, explanation_for, load_explained
 from dashboards.registry import FILTERS, page_json
 from dashboards.rounding import rounded, spread_json
 from dashboards.snapshot import TABLE_METRIC_COLUMNS, StoreSnapshot
-from dashboards.studies import Study, group_studies, mix_id, number_key, series_id
+from dashboards.studies import PUBLISHED_PROTOCOL, Study, group_studies, mix_id, number_key, protocol_of, series_id
 from dashboards.writers import writer_frontiers
 from ray_jobs.knee_curves import source_experiment
+from ray_jobs.schema import LEGACY_VALUES
+from simcore.config import DEFAULT_PROTOCOL
 
 # 3: named keys throughout (spreads, brackets, differences), a written schema;
 # 4: the page's registry (views, filters, example_experiment: dashboards.registry)
-PAYLOAD_SCHEMA_VERSION = 4
+# 5: the commit protocol (``protocol``, each study's and writer setup's ``protocol``, ``protocol_changes``)
+PAYLOAD_SCHEMA_VERSION = 5
 
 # What the heatmaps and curves can show. ``hatch_by`` names the success rate
 # that marks a cell when it is at or below the threshold (the cell is not
@@ -198,6 +204,7 @@ def _study_json(study: Study, frontiers: dict) -> dict:
     zipf = [entry for entry in (_zipf_json(point) for point in study.points) if entry] if study.is_zipf else []
     return {
         "id": study.id, "experiment": study.experiment, "label": study.label, "catalog": study.catalog,
+        "protocol": study.protocol,
         "zipf": study.is_zipf, "searched": study.is_searched,
         # The experiment a searched study's curves come from, so the page never parses the naming.
         "searched_from": source_experiment(study.experiment) if study.is_searched else None,
@@ -251,9 +258,13 @@ def _warnings(snapshot: StoreSnapshot, studies: list[Study]) -> list:
     warnings = []
     for skipped in snapshot.skipped_files:
         warnings.append(skipped.describe())
-    if snapshot.missing_columns:
-        warnings.append("The store lacks the columns " + ", ".join(snapshot.missing_columns)
-                        + "; the views that need them are empty.")
+    lacking = [name for name in snapshot.missing_columns if name not in LEGACY_VALUES]
+    if lacking:
+        warnings.append("The store lacks the columns " + ", ".join(lacking) + "; the views that need them are empty.")
+    for name in snapshot.missing_columns:
+        if name in LEGACY_VALUES:  # not empty: read as what made the rows then
+            warnings.append(f"The store's files were written before the {name} column existed: their rows read as "
+                            f"{name}={LEGACY_VALUES[name]}.")
     for summary in snapshot.knee_summaries:
         if summary.problem:
             warnings.append(f"Could not read the knee search summary {summary.path}: {summary.problem} "
@@ -266,6 +277,12 @@ def _warnings(snapshot: StoreSnapshot, studies: list[Study]) -> list:
         if seeds and min(seeds) != max(seeds):
             warnings.append(f"{study.label}: points have between {min(seeds)} and {max(seeds)} seeds.")
     return warnings
+
+
+def _protocol_json(snapshot: StoreSnapshot) -> dict:
+    """Which commit protocol the page's default answers use, and how many of the store's rows each protocol made."""
+    rows: Counter = Counter(protocol_of(row) for row in snapshot.rows)
+    return {"default": DEFAULT_PROTOCOL, "published": PUBLISHED_PROTOCOL, "rows": dict(sorted(rows.items()))}
 
 
 def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
@@ -296,6 +313,9 @@ def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
         "published": _published_json(comparisons, load_explained()),
         "knee_searches": knee_searches_json(studies, frontier_of, _curve_bounds, snapshot),
         "comparisons": comparisons_json(snapshot, studies, frontier_of),
+        "protocol": _protocol_json(snapshot),
+        "protocol_changes": {experiment: comparison_json(comparison) for experiment, comparison
+                             in protocol_comparisons(studies, frontier_of, snapshot.plans).items()},
         "writers": writer_frontiers(points),
         "warnings": _warnings(snapshot, studies),
         **page_json(),

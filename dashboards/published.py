@@ -7,6 +7,13 @@ the same quantity in the store (same experiment, provider, catalog latency,
 table distribution, tables, mix and, for point figures, inter-arrival
 scale) and returns both side by side, in the published unit. The published
 numbers are anchors from the reference simulator, not exact targets.
+
+Seed 001's figures were made with the published commit protocol, so they
+are compared with the store's published-protocol rows only (``--protocol
+published``; rows written before the protocol column existed read as
+such). A figure whose configuration the store holds only under the
+corrected protocol is ``not in store``: comparing it with another model's
+numbers would say nothing about the reproduction.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from importlib import resources
 from typing import Callable, Optional
 
 from dashboards.frontier import CurveFrontier
-from dashboards.studies import Study, mix_id, number_key, series_id
+from dashboards.studies import PUBLISHED_PROTOCOL, Study, mix_id, number_key, series_id
 
 PUBLISHED_RESOURCE = "seed001_published.csv"
 
@@ -109,8 +116,8 @@ def _find_study(figure: PublishedFigure, studies: list[Study]) -> Optional[Study
         [f"{figure.experiment}_zipf", figure.experiment]
     for name in names:
         for study in studies:  # studies are ordered main variant first
-            if study.experiment != name:
-                continue
+            if study.experiment != name or study.protocol != PUBLISHED_PROTOCOL:
+                continue  # another experiment, or rows of the corrected protocol (not what seed 001 ran)
             if (study.fixed.get("table_distribution") or "uniform") != figure.table_distribution:
                 continue
             if figure.zipf_alpha is not None and study.fixed.get("zipf_alpha") != figure.zipf_alpha:

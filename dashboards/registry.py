@@ -87,6 +87,8 @@ KINDS = (
     Kind("treatment-colours", "frontiers with one colour per variant on a log axis (for many variants), with VO "
                               "p99 at the knee", treatment=True),
     Kind("max-writers", "the most usable writers against commit interval, per writer-workload setup"),
+    Kind("protocol-change", "what the corrected commit protocol changed: usable throughput under the published and "
+                            "the corrected protocol, per curve, and both frontiers", PAGE),
     Kind("provenance", "where the rows came from: versions, seeds, settings, missing points", PAGE),
 )
 KINDS_BY_NAME = {kind.name: kind for kind in KINDS}
@@ -142,6 +144,11 @@ PAGE_VIEWS = (
     PageView("knee", "knee", "Knee search", "Knee search",
              "The knee found by an adaptive search over the inter-arrival scale (`sweeps/knee.py`) beside the grid's "
              "knee, with the bracket it is known to lie in, its seed spread, and the simulations each took."),
+    PageView("protocol-change", "protocol-change", "Correction", "What the correction changed",
+             "The reference's author corrected its commit protocol in 2026 (a table-metadata read and write in every "
+             "attempt, docs/corrected.md); seed 001's figures came from the protocol as published. For an experiment "
+             "swept under both (`--protocol published` and the default `corrected`), each curve's usable throughput "
+             "under each and the change, and the published frontier (dashed) beside the corrected one."),
     PageView("provenance", "provenance", "Provenance", "Provenance"),
 )
 

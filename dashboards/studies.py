@@ -5,6 +5,10 @@ share every config field except the swept axes (provider, catalog latency,
 table count, mix, inter-arrival scale). An experiment normally is one study;
 if it mixes, say, two simulated durations, it becomes one study per
 duration, labelled by what differs, so no chart silently averages unlike runs.
+The commit protocol (``SimConfig.protocol``) is one such field: a sweep run
+under each protocol writes into one experiment, and the corrected rows (the
+default answer) keep the plain experiment id whatever the sizes, the
+published rows (seed 001's model) being the variant.
 
 Within a study a *series* is one line of the frontier chart: a provider
 (storage catalog) or a catalog CAS latency (service catalog), or both when
@@ -22,10 +26,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
+from simcore.config import DEFAULT_PROTOCOL
 from simcore.usable import success_metric
 from dashboards.points import Point
 from dashboards.snapshot import CONFIG_COLUMNS
 from ray_jobs.knee_curves import is_knee_experiment
+from ray_jobs.schema import LEGACY_VALUES
 
 SWEPT_AXES = ("provider", "catalog_latency_ms", "num_tables", "fast_append_ratio", "merge_append_ratio",
               "inter_arrival_scale_ms")
@@ -33,8 +39,10 @@ SWEPT_AXES = ("provider", "catalog_latency_ms", "num_tables", "fast_append_ratio
 # it must not split a study into one per provider.
 FIXED_FIELDS = tuple(name for name in CONFIG_COLUMNS if name not in SWEPT_AXES and name != "provider_profile")
 # How a null reads in a study label, where "none" would mislead.
+# A null protocol is a row from before the field existed: the published protocol made it.
 _NULL_TEXT = {"retry_policy": "immediate", "cas_throttle_per_s": "unthrottled", "latency_model": "reference",
-              "client": "reference"}
+              "client": "reference", "protocol": "published"}
+PUBLISHED_PROTOCOL = LEGACY_VALUES["protocol"]  # seed 001's protocol, which made every row older than the column
 # Considered first when telling variants apart: a client preset's name determines its retry fields.
 _LEADING_FIELDS = ("client",)
 
@@ -124,9 +132,19 @@ class Study:
         return self.fixed.get("catalog") or ""
 
     @property
+    def protocol(self) -> str:
+        """The commit protocol that made the study's rows (a null from an old row reads as published)."""
+        return protocol_of(self.fixed)
+
+    @property
     def is_searched(self) -> bool:
         """Written by the knee search: its scales are chosen per curve, there is no grid."""
         return is_knee_experiment(self.experiment)
+
+
+def protocol_of(fixed: Mapping) -> str:
+    """The commit protocol of a study's fixed fields (or a config): null means published, as the store reads it."""
+    return fixed.get("protocol") or PUBLISHED_PROTOCOL
 
 
 def _series_label(provider: str, latency: Optional[float], providers: set, latencies: set) -> str:
@@ -188,10 +206,12 @@ def group_studies(points: list[Point]) -> list[Study]:
         for point in by_experiment[experiment]:
             fixed = tuple((name, point.config[name]) for name in FIXED_FIELDS)
             variants.setdefault(fixed, []).append(point)
-        # Biggest variant first, so the plain experiment id names the main sweep;
-        # of equal ones, the plainest (most unset optional fields: immediate
-        # retry, no throttle) first.
-        ordered = sorted(variants.items(), key=lambda item: (-len(item[1]),
+        # The default protocol's (corrected) variants first, whatever their sizes, so the
+        # plain experiment id is the default answer; then the biggest variant, so
+        # it names the main sweep; of equal ones, the plainest (most unset optional
+        # fields: immediate retry, no throttle) first.
+        ordered = sorted(variants.items(), key=lambda item: (protocol_of(dict(item[0])) != DEFAULT_PROTOCOL,
+                                                             -len(item[1]),
                                                              -sum(value is None for _, value in item[0]),
                                                              repr(item[0])))
         differing = telling_fields([dict(fixed) for fixed, _ in ordered])

@@ -21,6 +21,7 @@ from typing import Callable, Mapping, Optional, Sequence
 from dashboards.frontier import CurveFrontier
 from dashboards.points import Spread, is_number
 from dashboards.studies import FIXED_FIELDS, Study, number_key
+from simcore.config import DEFAULT_PROTOCOL
 
 
 @dataclass(frozen=True)
@@ -167,8 +168,10 @@ def compare_variants(spec: ComparisonSpec, studies: Sequence[Study],
 
     ``frontier_of(study_id, (series, tables, mix))`` gives a curve's frontier.
     Studies of the experiment that also differ in a field other than the
-    treatment and its companions are grouped apart; the group with the most
-    points is compared and the others are listed in ``ignored``.
+    treatment and its companions are grouped apart; the group of the default
+    commit protocol (corrected) with the most points is compared and the
+    others are listed in ``ignored``, so rows of the two protocols are never
+    set side by side as one treatment's variants.
     """
     treatment = (spec.field,) + tuple(spec.companions)
     others = tuple(name for name in FIXED_FIELDS if name not in treatment)
@@ -178,7 +181,9 @@ def compare_variants(spec: ComparisonSpec, studies: Sequence[Study],
             groups.setdefault(tuple(study.fixed.get(name) for name in others), []).append(study)
     if not groups:
         return Comparison(spec=spec, variants=(), baseline=None, curves=(), ignored=())
-    ranked = sorted(groups.values(), key=lambda group: (-sum(len(study.points) for study in group),
+    # The default (corrected) protocol's group first, whatever its size: the page's answers are corrected ones.
+    ranked = sorted(groups.values(), key=lambda group: (all(study.protocol != DEFAULT_PROTOCOL for study in group),
+                                                        -sum(len(study.points) for study in group),
                                                         [study.id for study in group]))
     chosen, ignored = ranked[0], tuple(study.label for group in ranked[1:] for study in group)
 

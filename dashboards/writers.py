@@ -17,7 +17,7 @@ from typing import Iterable, Optional
 
 from dashboards.points import Point
 from dashboards.rounding import rounded
-from dashboards.studies import mix_id, series_id
+from dashboards.studies import mix_id, protocol_of, series_id
 from ray_jobs.knee_curves import measured_point
 from simcore.usable import MeasuredPoint, curve_status, failing_neighbour, find_knee, success_metric
 
@@ -53,6 +53,7 @@ def writer_frontiers(points: Iterable[Point]) -> list[dict]:
         out.append({
             "experiment": setup[0].experiment,
             "client": config.get("client") or "reference",
+            "protocol": protocol_of(config),
             "s": series_id(config), "t": config["num_tables"], "m": mix_id(config),
             "interval_s": rounded(config["commit_interval_s"]),
             "maintenance_jobs": config.get("maintenance_jobs") or 0,

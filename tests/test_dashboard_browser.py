@@ -50,6 +50,10 @@ def real_store(tmp_path_factory):
                          **short)
                for provider in ("s3x", "s3") for tables in (1, 10) for mix in (1.0, 0.9) for scale in (50, 200, 1000)]
     write_store_file(str(store), "exp4c", simulated_rows("exp4c", storage, seeds=[1, 2]))
+    # The same sweep under the published protocol (what seed 001 ran): the published view reads these rows, the
+    # correction's view sets them beside the corrected (default) ones.
+    published = [config.replace(protocol="published") for config in storage]
+    write_store_file(str(store), "exp4c", simulated_rows("exp4c", published, seeds=[1, 2]))
     zipf = [SimConfig(provider="s3", catalog="service", catalog_latency_ms=latency, table_distribution="zipf",
                       num_tables=tables, fast_append_ratio=0.9, inter_arrival_scale_ms=scale, **short)
             for latency in (10, 50) for tables in (1, 10) for scale in (100, 1000)]
@@ -154,7 +158,10 @@ def test_the_served_page_draws_every_view_without_console_errors(browser, page_u
     assert count(browser, "svg.curve-chart") >= 2 and min(marks(browser, "svg.curve-chart")) > 0
     assert count(browser, "table.provider-table") == 2
     assert marks(browser, "svg.published-chart")[0] > 0
-    assert count(browser, "table.provenance-table tbody tr") == 2
+    assert count(browser, "table.provenance-table tbody tr") == 3  # exp4c under each protocol, exp4b_zipf
+    # 14. what the correction changed: per mix, both protocols' frontiers (2 providers x 2 table counts each)
+    assert marks(browser, "svg.protocol-change-chart") == [8, 8]
+    assert count(browser, "table.protocol-change-table tbody tr") == 2 * 2 * 2
     # 5. seed counts are stated
     assert "2 seeds per point" in browser.evaluate("document.getElementById('spread-body').textContent")
     os.makedirs(ARTIFACTS, exist_ok=True)
@@ -399,4 +406,29 @@ def test_published_figures_carry_their_explanation_and_seed_001s_definition(brow
                      " s.dispatchEvent(new Event('change')); })()")
     header = browser.evaluate("[...document.querySelectorAll('table.published-table th')].map((th) => th.textContent)")
     assert "definition / seed 001" in header
+    assert browser.console_errors == []
+
+
+def test_the_page_says_which_protocol_made_its_answers(browser, page_url):
+    open_page(browser, page_url)
+    header = text_of(browser, "protocol-line")
+    assert "Commit protocol: corrected." in header and "48 rows of the published protocol" in header
+    options = browser.evaluate("[...document.querySelectorAll('#filter-experiment option')].map((o) => o.textContent)")
+    assert options == ["exp4b_zipf (8 points, corrected protocol)",  # one protocol: said beside its label
+                       "exp4c (protocol=corrected) (24 points)", "exp4c (protocol=published) (24 points)"]
+    change = text_of(browser, "protocol-change-body")
+    assert "curves moved by 1% or more" in change and "Seed 001 (as printed)" in change
+    # The published view compares with the published rows (exp4c~2); exp4b_zipf has none, and says so.
+    assert "published-protocol rows" in text_of(browser, "published-body")
+    assert count(browser, ".published-protocol-note") == 0
+    open_page(browser, page_url + "?experiment=exp4b_zipf")
+    assert "corrected protocol only" in text_of(browser, "protocol-change-body")
+    assert "commit-sweeps sweep exp4b_zipf --protocol published" in text_of(browser, "protocol-change-body")
+    assert count(browser, ".published-protocol-note") == 1
+    # Filters narrow the correction's view in place.
+    browser.click('button.chip[data-filter="tables"][data-value="10"]')
+    browser.wait_for("document.querySelectorAll('svg.protocol-change-chart').length === 0")
+    open_page(browser, page_url + "?experiment=exp4c&provider=s3x&mix=0.9")
+    assert marks(browser, "svg.protocol-change-chart") == [4]
+    assert count(browser, "table.protocol-change-table tbody tr") == 2
     assert browser.console_errors == []

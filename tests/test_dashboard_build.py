@@ -69,7 +69,7 @@ def test_published_point_figures_match_the_same_grid_point(tmp_path):
     metrics = {"success_rate": 0.2, "throughput_cps": 3.0, "fa_success_rate": 0.187,
                "fa_commit_latency_mean_ms": 1089.0}
     rows = [row("exp4a", seed=seed, metrics=metrics, catalog="service", catalog_latency_ms=10.0,
-                inter_arrival_scale_ms=20.0) for seed in (1, 2)]
+                inter_arrival_scale_ms=20.0, protocol="published") for seed in (1, 2)]
     write_store_file(str(tmp_path), "exp4a", rows)
     published = {(entry["metric"], entry["s"], entry["t"], entry["x"]): entry
                  for entry in build_payload(read_store(str(tmp_path)))["published"] if entry["experiment"] == "exp4a"}

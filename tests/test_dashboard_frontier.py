@@ -78,7 +78,8 @@ def test_mixes_with_validated_overwrites_read_vo_success(tmp_path):
 
 def test_no_point_above_95_percent_gives_no_frontier_and_says_so(tmp_path):
     curve = {20: ok(0.10, 3.0), 100: ok(0.50, 2.0), 1000: ok(0.95, 0.9)}
-    snapshot = store_with(tmp_path, rows_for(curve, provider="gcp", num_tables=10))
+    # Published-protocol rows: the published view compares seed 001 with them only.
+    snapshot = store_with(tmp_path, rows_for(curve, provider="gcp", num_tables=10, protocol="published"))
     frontier, _ = only_curve(snapshot)
     assert frontier.usable_cps is None and frontier.knee is None
     assert frontier.seed_usable_cps == ((1, None),)
@@ -153,7 +154,8 @@ def test_knee_latencies_are_the_knee_points_in_seconds(tmp_path):
         100: ok(0.99, 7.0, vo_success_rate=0.80, fa_commit_latency_mean_ms=900.0, vo_commit_latency_mean_ms=30000.0),
         200: ok(1.0, 4.0, vo_success_rate=0.97, fa_commit_latency_mean_ms=750.0, vo_commit_latency_mean_ms=8200.0),
     }
-    payload = build_payload(store_with(tmp_path, rows_for(curve, num_tables=10, fast_append_ratio=0.9)))
+    payload = build_payload(store_with(tmp_path, rows_for(curve, num_tables=10, fast_append_ratio=0.9,
+                                                          protocol="published")))
     (curve_json,) = payload["studies"][0]["curves"]
     assert curve_json["knee_x"] == 200
     assert curve_json["fa_lat_s"]["mean"] == pytest.approx(0.75)

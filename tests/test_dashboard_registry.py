@@ -32,14 +32,15 @@ def test_the_page_frame_lists_no_view_and_no_script():
 def test_the_page_shows_each_declared_study_view_in_page_order():
     ids = [view.id for view in VIEWS]
     assert ids == ["frontier", "heatmaps", "curves", "tables", "spread", "published", "zipf", "knee", "throttle",
-                   "retry", "append", "clients", "writers", "provenance"]
+                   "retry", "append", "clients", "writers", "protocol-change", "provenance"]
     by_id = {view.id: view for view in VIEWS}
     assert by_id["throttle"].experiments == ("gcs_throttle",) and by_id["throttle"].kind == "treatment-frontier"
     assert by_id["writers"].experiments == ("writers", "writers_maintenance")
     assert by_id["knee"].experiments == tuple(KNEE_GRIDS)
     assert by_id["append"].payload()["short_labels"] == {"storage": "CAS", "append": "append"}
     page = render_page("<!-- registry: nav -->\n<!-- registry: sections -->\n<!-- registry: scripts -->")
-    assert "<h2>9. GCS single-object write throttle</h2>" in page and "<h2>14. Provenance</h2>" in page
+    assert "<h2>9. GCS single-object write throttle</h2>" in page and "<h2>15. Provenance</h2>" in page
+    assert "<h2>14. What the correction changed</h2>" in page
     assert page.count("<script src=") == len(SCRIPTS) + 1  # and data.js first
     assert page.index('src="data.js"') < page.index('src="page.js"') < page.index('src="main.js"')
 
@@ -87,5 +88,5 @@ def test_study_views_follow_their_kind_and_share_an_anchor():
     colours = View("treatment-colours", anchor="x", nav="X", title="X")
     writers = View("max-writers", anchor="w", nav="W", title="W")
     views = page_views([grid("a", colours), grid("b", colours), grid("c", writers, compares=False)])
-    assert [view.id for view in views] == [page.id for page in PAGE_VIEWS[:-1]] + ["x", "w", "provenance"]
-    assert views[-3].experiments == ("a", "b")
+    assert [view.id for view in views] == [page.id for page in PAGE_VIEWS[:-2]] + ["x", "w", "protocol-change", "provenance"]
+    assert views[-4].experiments == ("a", "b")

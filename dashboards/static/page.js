@@ -98,8 +98,10 @@
     else if (experiment) problems.push(`${FILTERS.experiment} "${experiment}" is not in this store`);
     if (!state.study) {
       // The widest storage-catalog grid study tells most (seed 001's provider frontier); else the first.
+      // Of those, the default (corrected) protocol's answers.
       const ranked = DATA.studies.slice().sort((a, b) =>
         (b.catalog === "storage") - (a.catalog === "storage") || (a.searched === true) - (b.searched === true)
+        || (b.protocol === DATA.protocol.default) - (a.protocol === DATA.protocol.default)
         || b.series.length - a.series.length || b.provenance.points - a.provenance.points);
       state.study = ranked.length ? ranked[0].id : null;
     }
@@ -163,6 +165,9 @@
               el("span", { class: "filter-label" }, label), all, chips);
   }
 
+  // A study's protocol where its label does not already name it (a variant of two protocols: "... (protocol=published)").
+  const studyProtocolText = (study) => (study.label.includes("protocol=") ? "" : `, ${study.protocol} protocol`);
+
   function renderFilters() {
     const study = currentStudy();
     document.getElementById("filters").hidden = !study;
@@ -174,7 +179,7 @@
         state.zipf = {};
         requestUpdate();
       } }, DATA.studies.map((s) => el("option", { value: s.id, selected: s.id === study.id },
-                                       `${s.label} (${s.provenance.points} points)`)));
+                                       `${s.label} (${s.provenance.points} points${studyProtocolText(s)})`)));
     const seriesLabel = study.catalog === "service" ? "Catalog CAS latency" : "Provider";
     replace("filters",
       el("div", { class: "filter" }, el("label", { class: "filter-label", for: "filter-experiment" }, "Experiment"), select),
@@ -201,6 +206,29 @@
       store.duplicates_dropped ? `, ${store.duplicates_dropped} duplicate rows dropped (latest kept)` : "",
       `. Read ${DATA.generated_at}. Usable = highest throughput with success above ${DATA.threshold * 100}%` +
       " (VO success where the mix has VO).");
+    replace("protocol-line", protocolText());
+  }
+
+  // Which commit protocol made the answers: the corrected one by default (the studies with plain experiment ids);
+  // seed 001's figures came from the published one (the published view compares them with those rows only).
+  function protocolText() {
+    const { default: main, published, rows } = DATA.protocol;
+    const count = (name) => rows[name] || 0;
+    const total = Object.values(rows).reduce((a, b) => a + b, 0);
+    const link = el("a", { href: "#protocol-change" }, "what the correction changed");
+    if (total && !count(main)) {
+      return [el("strong", {}, `Commit protocol: ${Object.keys(rows).join(", ")} only. `),
+        `This store holds no rows of the ${main} protocol, the default answer (the reference's 2026 errata: every ` +
+        `attempt also reads and writes the table metadata); its numbers are those of the ${published} protocol ` +
+        "seed 001 used. Sweep again without --protocol for the corrected answers, then see ", link, "."];
+    }
+    const others = Object.keys(rows).filter((name) => name !== main);
+    return [el("strong", {}, `Commit protocol: ${main}. `),
+      `The default answers (the studies with plain experiment ids) use the ${main} protocol (the reference's 2026 ` +
+      "errata: every attempt also reads and writes the table metadata, one round trip dearer than as published). " +
+      `Seed 001's figures came from the ${published} protocol` +
+      (others.length ? `; this store also holds ${others.map((name) => `${count(name)} rows of the ${name}`).join(", ")} ` +
+        "protocol (studies labelled protocol=…): see " : ": see "), link, "."];
   }
 
   function renderNotices() {

@@ -10,7 +10,8 @@
   const { DATA, el, replace, tablesText, keepEntry, filteredAway, command } = window.Dash;
 
   function writerSetupLabel(w) {
-    return `${w.s} ${w.client}` + (w.maintenance_jobs ? ` + ${w.maintenance_jobs} compactions` : "");
+    return `${w.s} ${w.client}` + (w.maintenance_jobs ? ` + ${w.maintenance_jobs} compactions` : "")
+      + (w.protocol === DATA.protocol.default ? "" : `, ${w.protocol} protocol`);
   }
 
   function renderWriters(view) {

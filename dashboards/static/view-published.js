@@ -33,7 +33,7 @@
         bars: [
           { label: "seed 001 (published)", colour: "#9e9e9e",
             values: usable.map((e) => ({ y: e.published, tip: `${e.where}\nseed 001: ${e.published} c/s` })) },
-          { label: "this store", colour: "#1f77b4",
+          { label: "this store (published protocol)", colour: "#1f77b4",
             values: usable.map((e) => (e.simulated === null ? null : { y: e.simulated, lo: e.low, hi: e.high,
               tip: `${e.where}\nthis store: ${sig(e.simulated)} c/s (knee range ${sig(e.low)} to ${sig(e.high)}, ${e.n_seeds} seeds)` })) },
           { label: "simcore, seed 001's definition", colour: "#2ca02c",
@@ -43,6 +43,14 @@
       });
       chart.classList.add("published-chart");
     }
+    // Seed 001's figures came from the published protocol: they are compared with that protocol's rows only.
+    const protocolNote = DATA.studies.some((s) => s.experiment === study.experiment && s.protocol === DATA.protocol.published)
+      ? null : el("p", { class: "notice published-protocol-note" },
+        `This store holds no ${DATA.protocol.published}-protocol rows of ${study.experiment}. Seed 001's figures are ` +
+        `compared only with rows of the protocol that made them (not with the ${DATA.protocol.default} protocol's), ` +
+        "so none has a counterpart here. Run ",
+        el("code", {}, `commit-sweeps sweep ${study.experiment} --protocol ${DATA.protocol.published} --store ${DATA.store.uri}`),
+        " to add them.");
     const unit = (e) => UNITS[e.unit] || e.unit;
     const seed001 = state.publishedDefinition === "seed001";
     // The value compared with the published one: the store's (steady-state window), or simcore's under
@@ -67,11 +75,13 @@
     const definitionChoice = choice("published-definition", "Compare seed 001 with",
       [["store", "this store (steady-state window)"], ["seed001", "seed 001's own definition"]],
       state.publishedDefinition || "store", (value) => { state.publishedDefinition = value; requestUpdate(); });
-    replace("published-body", definitionChoice, chart ? figure(chart) : null,
+    replace("published-body", protocolNote, definitionChoice, chart ? figure(chart) : null,
       matched.length ? table(matched) : noData("None of the selected published figures has a counterpart in this store yet."),
       absent.length ? el("details", {}, el("summary", {}, `${absent.length} more published figure${absent.length === 1 ? "" : "s"} ` +
         "for configurations this store does not hold"), table(absent)) : null,
-      el("p", { class: "legend-note" }, "Seed 001 read its tables with the reference's own analysis (success over every " +
+      el("p", { class: "legend-note" }, `This store's values are from its ${DATA.protocol.published}-protocol rows ` +
+        `(the model seed 001 ran; rows older than the protocol column read as such), never the ${DATA.protocol.default} ` +
+        "protocol's. Seed 001 read its tables with the reference's own analysis (success over every " +
         "recorded transaction, latency and throughput over the middle 80% of the run, usability on the steady-state " +
         "success) and, for its multi-table VO figures, a convoy that counts commits to the transaction's own table. " +
         "The 'seed 001's definition' column is simcore under those definitions (benchmarks/published_repro.py); each row's " +
