@@ -190,7 +190,7 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         # Its storage catalog's CAS writes the catalog object: it takes at least a PUT of it (the
         # reference's 7cfec8b: the larger of a CAS draw and a PUT draw). A fitted profile's conditional
         # write was measured whole, so only the built-in profiles get the second draw.
-        if config.catalog != "service" and config.provider_profile is None:
+        if config.catalog == "storage" and config.provider_profile is None:
             params[P_CAS_AT_LEAST_PUT] = 1.0
     params[P_JITTER_SHAPE] = _JITTER_CODES[config.backoff_jitter_shape]
     params[P_RETRY_BUDGET_MS] = config.retry_budget_ms or 0.0

@@ -20,7 +20,8 @@ import numpy as np
 from simcore.config import SimConfig
 from simcore.engine import (ABORTED_BUDGET, ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED, UNFINISHED,
                             Outcome)
-from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, PROVIDERS, Lognormal
+from simcore.providers import (CATALOG_OBJECT_BYTES, MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, PROVIDERS,
+                               TABLE_METADATA_BYTES, Lognormal)
 from simcore.workload import FAST_APPEND, MAINTENANCE, MERGE_APPEND, OPEN_LOOP, VALIDATED_OVERWRITE, WRITER, Workload
 
 
@@ -40,6 +41,10 @@ class Oracle:
         self.storage_read = provider.read()
         self.mf_write = provider.write(MANIFEST_FILE_BYTES)
         self.ml_write = provider.write(MANIFEST_LIST_BYTES)
+        self.tm_write = provider.write(TABLE_METADATA_BYTES)
+        self.catalog_put = provider.write(CATALOG_OBJECT_BYTES)
+        # The corrected protocol (docs/corrected.md): table-metadata I/O, decisions at half the round trip.
+        self.corrected = config.protocol == "corrected"
         # The catalog: a global sequence number and one version per table.
         self.seq = 0
         self.table_version = [0] * config.num_tables
@@ -105,28 +110,54 @@ class Oracle:
 
     # -- one transaction --------------------------------------------------------
 
+    def read_catalog(self, table: int):
+        """A catalog read: the state it returns is the catalog's at its end (published) or half-way (corrected)."""
+        latency = self.latency(self.catalog_read)
+        if self.corrected:
+            yield latency / 2
+            state = (self.seq, self.table_version[table])
+            yield latency / 2
+        else:
+            yield latency
+            state = (self.seq, self.table_version[table])
+        return state
+
+    def attempt_io(self):
+        if self.corrected:   # the manifest file was written during the runtime
+            yield self.latency(self.storage_read)   # read the table metadata
+            yield self.latency(self.storage_read)   # read the manifest list
+            yield self.latency(self.ml_write)       # write the new manifest list
+            yield self.latency(self.tm_write)       # write the new table metadata
+        else:
+            yield self.latency(self.storage_read)   # read the manifest list
+            yield self.latency(self.mf_write)       # write a new manifest file
+            yield self.latency(self.ml_write)       # write the new manifest list
+
     def transaction(self, record: dict):
         c = self.config
         table = record["table"]
-        yield self.latency(self.catalog_read)
-        snapshot = (self.seq, self.table_version[table])
+        snapshot = yield from self.read_catalog(table)
         yield record["runtime"]
         record["commit_start"] = self.now
         rewrite_manifests = True
         for attempt in range(c.retry + 1):
-            if rewrite_manifests:
-                yield self.latency(self.storage_read)   # read the manifest list
-                yield self.latency(self.mf_write)       # write a new manifest file
-                yield self.latency(self.ml_write)       # write the new manifest list
+            if rewrite_manifests or (self.corrected and attempt > 0 and c.retry_rewrite == "manifest_list"):
+                yield from self.attempt_io()
             elif attempt > 0 and c.retry_rewrite == "manifest_list":
                 yield self.latency(self.storage_read)   # read the parent's manifest list
                 yield self.latency(self.ml_write)       # write a new one over the reused manifests
             refused = c.cas_throttle_per_s is not None and not self.take_token(self.now)
-            yield self.latency(self.catalog_cas)
+            cas = self.latency(self.catalog_cas)
+            if self.corrected and c.catalog == "storage":   # at least a PUT of the catalog object
+                cas = max(cas, self.latency(self.catalog_put))
+            decided_at = 0.5 if self.corrected else 1.0
+            yield cas * decided_at
             committed = not refused and self.seq == snapshot[0]  # the CAS is decided now
             if committed:
                 self.seq += 1
                 self.table_version[table] += 1
+            if decided_at < 1.0:
+                yield cas * (1.0 - decided_at)   # the answer's way back
             if c.catalog == "append":
                 yield self.latency(self.catalog_read)   # read the log back to learn the outcome
             if committed:
@@ -138,19 +169,22 @@ class Oracle:
             retrying = attempt < c.retry
             if retrying and c.retry_policy == "backoff":
                 yield self.backoff(record["retries"] + 1)   # wait, then look
-            yield self.latency(self.catalog_read)       # learn what changed
-            new_snapshot = (self.seq, self.table_version[table])
+            new_snapshot = yield from self.read_catalog(table)   # learn what changed
+            if self.corrected:
+                yield self.latency(self.storage_read)   # ... from the table metadata the catalog points at
             same_table = new_snapshot[1] != snapshot[1]
             record["same" if same_table else "catalog_only"] += 1
             if retrying and same_table and c.retry_policy == "split":
                 yield self.backoff(record["same"])      # wait, then look again
-                yield self.latency(self.catalog_read)
-                new_snapshot = (self.seq, self.table_version[table])
-            # Commits missed: to any table (the reference) or, with vo_convoy="table", to ours.
-            counted = 1 if c.vo_convoy == "table" else 0
+                new_snapshot = yield from self.read_catalog(table)
+                if self.corrected:
+                    yield self.latency(self.storage_read)
+            # Commits missed: to any table (the reference) or, with vo_convoy="table" or corrected, to ours.
+            counted = 1 if c.vo_convoy == "table" or self.corrected else 0
             behind = new_snapshot[counted] - snapshot[counted]
             if same_table and record["op"] == VALIDATED_OVERWRITE:
-                for _ in range(behind):   # the I/O convoy
+                # The corrected attempt's own manifest-list read covers the newest version.
+                for _ in range(max(behind - 1, 0) if self.corrected else behind):   # the I/O convoy
                     yield self.latency(self.storage_read)
                 if self.random.random() < c.real_conflict_probability:
                     record["status"] = ABORTED_VALIDATION

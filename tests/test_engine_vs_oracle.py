@@ -23,7 +23,8 @@ from simcore.metrics import summarize
 from simcore.simulate import run_seed
 
 SEEDS = range(6)
-SHORT = dict(runtime_median_ms=20_000.0, runtime_min_ms=5_000.0, duration_s=1000.0)
+SHORT = dict(runtime_median_ms=20_000.0, runtime_min_ms=5_000.0, duration_s=1000.0, protocol="published")
+CORRECTED = {**SHORT, "protocol": "corrected"}
 
 CONFIGS = {
     "s3 storage, 1 table, FA": SimConfig(provider="s3", num_tables=1, inter_arrival_scale_ms=300, **SHORT),
@@ -65,6 +66,36 @@ CONFIGS = {
     "12 lagging writers, iceberg-go with 3 retries, gcp": build_config(
         client="iceberg-go", provider="gcp", num_tables=3, writers=12, commit_interval_s=5.0, retry=3, **SHORT),
 }
+# The corrected protocol (docs/corrected.md) over the same spread of back-ends, mixes, clients and writers.
+CONFIGS.update({
+    "corrected: s3 storage, 1 table, FA": SimConfig(provider="s3", num_tables=1, inter_arrival_scale_ms=300,
+                                                    **CORRECTED),
+    "corrected: service 10 ms, 5 tables, FA/VO": SimConfig(provider="s3", catalog="service", catalog_latency_ms=10,
+                                                          num_tables=5, fast_append_ratio=0.7,
+                                                          inter_arrival_scale_ms=60, **CORRECTED),
+    "corrected: azure, 2 tables, VO heavy, real conflicts": SimConfig(
+        provider="azure", num_tables=2, fast_append_ratio=0.5, real_conflict_probability=0.3,
+        inter_arrival_scale_ms=300, **CORRECTED),
+    "corrected: gcp, 4 tables, MA": SimConfig(provider="gcp", num_tables=4, fast_append_ratio=0.5,
+                                              merge_append_ratio=0.3, inter_arrival_scale_ms=800, **CORRECTED),
+    "corrected: azurex append catalog, 2 tables, FA/VO": SimConfig(provider="azurex", catalog="append", num_tables=2,
+                                                                   fast_append_ratio=0.8, inter_arrival_scale_ms=150,
+                                                                   **CORRECTED),
+    "corrected: s3, 5 tables, split retry policy": SimConfig(provider="s3", num_tables=5, fast_append_ratio=0.8,
+                                                             retry_policy="split", inter_arrival_scale_ms=80,
+                                                             **CORRECTED),
+    "corrected: gcp throttled to 1 write/s, backoff": SimConfig(provider="gcp", num_tables=4, cas_throttle_per_s=1.0,
+                                                                retry_policy="backoff", backoff_base_ms=300.0,
+                                                                inter_arrival_scale_ms=1000, **CORRECTED),
+    "corrected: iceberg-java, s3, 2 tables, real conflicts": build_config(
+        client="iceberg-java", provider="s3", num_tables=2, fast_append_ratio=0.6, real_conflict_probability=0.5,
+        inter_arrival_scale_ms=150, **CORRECTED),
+    "corrected: delta-rs, s3x, 3 tables": build_config(client="delta-rs", provider="s3x", num_tables=3,
+                                                       fast_append_ratio=0.8, inter_arrival_scale_ms=40, **CORRECTED),
+    "corrected: 40 writers every 4 s + 2 compactions, s3": SimConfig(
+        provider="s3", num_tables=2, writers=40, commit_interval_s=4.0, maintenance_jobs=2,
+        maintenance_interval_s=120.0, **CORRECTED),
+})
 
 # metric -> absolute slack
 METRICS = {
