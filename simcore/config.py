@@ -129,7 +129,9 @@ class SimConfig:
             table (the reference at revision 3bded463, MODEL.md). ``table``:
             one per commit to its own table, as Iceberg's validation history
             reads and as seed 001 describes; its multi-table VO figures need
-            it (docs/published.md).
+            it (docs/published.md). A published-protocol choice: the corrected
+            protocol's convoy always counts the table's own commits (less
+            the one its attempt reads anyway), so there it is None.
         latency_model: None or ``reference`` (MODEL.md's provider table, as the
             reference simulator) or ``measured`` (the profiles fitted to seed
             000's conditional-write benchmark: failed vs successful conditional
@@ -220,6 +222,8 @@ class SimConfig:
             object.__setattr__(self, "latency_model", None)
         if self.protocol is None:  # a config from before the field: the protocol that made it
             object.__setattr__(self, "protocol", "published")
+        if self.protocol == "corrected" and self.vo_convoy in VO_CONVOYS:  # it always counts the table's own
+            object.__setattr__(self, "vo_convoy", None)
         if self.latency_model == "measured" and self.provider_profile is None and isinstance(self.provider, str):
             object.__setattr__(self, "provider_profile", canonical_json(measured_profile(self.provider)))
         if self.provider_profile is not None:

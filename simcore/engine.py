@@ -182,15 +182,16 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     if config.protocol == "corrected":
         params[P_CORRECTED] = 1.0
         # The corrected reference decides a CAS, and a catalog read observes the catalog, half-way
-        # through the round trip. A fitted profile (the measured model, a provider file) says where its
-        # store does; a catalog service and the reference profiles take the reference's half.
-        if config.catalog == "service" or config.provider_profile is None:
+        # through the round trip. A profile with measured terms (the measured model, a fitted file) says
+        # where its store does; a catalog service and the reference's kind of profile take the half.
+        reference_kind = not config.latency_profile.has_measured_terms
+        if config.catalog == "service" or reference_kind:
             params[P_DECIDED_AT] = CORRECTED_DECIDED_AT
             params[P_READ_OBSERVED_AT] = CORRECTED_DECIDED_AT
         # Its storage catalog's CAS writes the catalog object: it takes at least a PUT of it (the
-        # reference's 7cfec8b: the larger of a CAS draw and a PUT draw). A fitted profile's conditional
-        # write was measured whole, so only the built-in profiles get the second draw.
-        if config.catalog == "storage" and config.provider_profile is None:
+        # reference's 7cfec8b: the larger of a CAS draw and a PUT draw). A measured conditional write
+        # was measured whole, so only the reference's kind of profile gets the second draw.
+        if config.catalog == "storage" and reference_kind:
             params[P_CAS_AT_LEAST_PUT] = 1.0
     params[P_JITTER_SHAPE] = _JITTER_CODES[config.backoff_jitter_shape]
     params[P_RETRY_BUDGET_MS] = config.retry_budget_ms or 0.0

@@ -186,6 +186,18 @@ class Provider:
     def supports_append(self) -> bool:
         return self.append is not None
 
+    @property
+    def has_measured_terms(self) -> bool:
+        """Whether any term beyond the reference's lognormals is set (the measured model, a fitted file).
+
+        Such a profile says where its store decides a conditional write and
+        observes a read, from measurements; one without them is the
+        reference's kind, to which the corrected protocol adds its own
+        decision points (``simcore.engine.protocol_parameters``).
+        """
+        plain = [OperationLatency(terms.median_ms, terms.sigma) for terms in (self.cas, self.append) if terms]
+        return self.read_observed_at != 1.0 or [t for t in (self.cas, self.append) if t] != plain
+
 
 PROVIDERS: Mapping[str, Provider] = {
     p.name: p

@@ -48,9 +48,10 @@ def agrees(target: Target, ours_mean: float, ours_std: float, n_ours: int, ref_m
 
 
 def config_from_reference_row(row: dict, duration_s: Optional[float] = None) -> SimConfig:
-    """The SimConfig of one row of the reference dev set (endive_dev_set.csv)."""
+    """The SimConfig of one row of the reference dev set (endive_dev_set.csv), made at revision 3bded463
+    with the protocol seed 001 published (the reference's later fixes are ``protocol="corrected"``)."""
     latency = row.get("catalog_latency_ms")
-    return SimConfig(
+    return SimConfig(protocol="published",
         provider=row["provider"], catalog=row["catalog_backend"],
         catalog_latency_ms=float(latency) if latency not in (None, "") else None,
         num_tables=int(row["num_tables"]), fast_append_ratio=float(row["fast_append_ratio"]),

@@ -136,7 +136,7 @@ def test_the_table_heading_states_the_load_the_config_offers():
     from simcore.cli import render_table
 
     writers = SimConfig.from_dict({"writers": 50, "commit_interval_s": 60.0, "duration_s": 1900.0})
-    assert ", 50 writer(s) every 60 s, 1900 s" in render_table(writers, [])
+    assert ", 50 writer(s) every 60 s, corrected protocol, 1900 s" in render_table(writers, [])
     assert "inter-arrival" not in render_table(writers, [])
     open_loop = SimConfig(inter_arrival_scale_ms=500.0, duration_s=1900.0)
-    assert ", inter-arrival 500 ms lognormal, 1900 s" in render_table(open_loop, [])
+    assert ", inter-arrival 500 ms lognormal, corrected protocol, 1900 s" in render_table(open_loop, [])

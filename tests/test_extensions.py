@@ -14,8 +14,10 @@ from simcore.engine import COMMITTED, run
 from simcore.workload import FAST_APPEND, Workload
 
 RUNTIME_MS = 1000.0
+# The event timings these tests work out by hand are the published protocol's (tests/test_corrected_protocol.py
+# has the corrected one's).
 BASE = dict(provider="instant", duration_s=700.0, runtime_median_ms=RUNTIME_MS, runtime_sigma=0.0,
-            runtime_min_ms=0.0)
+            runtime_min_ms=0.0, protocol="published")
 
 
 def _run(config, submits, tables, runtimes=None):
@@ -105,7 +107,7 @@ def test_append_catalog_pays_the_append_and_a_discovery_read():
 
 
 def test_gcs_throttle_caps_throughput_near_one_commit_per_second():
-    base = dict(provider="gcp", num_tables=10, inter_arrival_scale_ms=300, fast_append_ratio=1.0)
+    base = dict(provider="gcp", num_tables=10, inter_arrival_scale_ms=300, fast_append_ratio=1.0, protocol="published")
     free, = simulate(SimConfig(**base), [1])
     throttled, = simulate(SimConfig(**base, cas_throttle_per_s=1.0), [1])
     assert free["throughput_cps"] > 2.5  # seed 001 reads ~2.4 c/s usable for GCS at 10 tables
@@ -135,7 +137,7 @@ def test_extension_fields_are_validated(changes, field):
 def test_optional_fields_left_unset_do_not_change_existing_hashes():
     # Pinned: the hash of a plain exp4c config as stored by earlier sweeps. Optional behaviours
     # added later must leave it alone, or every stored row would look new and be recomputed.
-    assert SimConfig(provider="s3", num_tables=10, fast_append_ratio=0.9,
-                     inter_arrival_scale_ms=100).config_hash == "f6741f1855404752"
+    assert SimConfig(provider="s3", num_tables=10, fast_append_ratio=0.9, inter_arrival_scale_ms=100,
+                     protocol="published").config_hash == "f6741f1855404752"
     assert SimConfig(retry_policy="immediate") == SimConfig()
     assert SimConfig(retry_policy="split").backoff_base_ms == 10.0

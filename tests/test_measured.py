@@ -75,10 +75,11 @@ def test_unparseable_and_missing_files_are_one_line_errors(tmp_path, capsys):
 # -- configs -----------------------------------------------------------------
 
 def test_reference_configs_keep_their_hashes():
-    plain = SimConfig(provider="s3", num_tables=10, fast_append_ratio=0.9, inter_arrival_scale_ms=100)
+    plain = SimConfig(provider="s3", num_tables=10, fast_append_ratio=0.9, inter_arrival_scale_ms=100,
+                      protocol="published")
     assert plain.config_hash == "f6741f1855404752"  # as tests/test_extensions.py pins it
     assert SimConfig(provider="s3", num_tables=10, fast_append_ratio=0.9, inter_arrival_scale_ms=100,
-                     latency_model="reference") == plain
+                     latency_model="reference", protocol="published") == plain
 
 
 def test_the_hash_follows_the_profile_content_not_its_name():

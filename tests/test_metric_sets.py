@@ -12,7 +12,7 @@ from simcore.metrics import summarize as steady_summarize
 from simcore.simulate import run_seed
 from simcore.workload import FAST_APPEND, VALIDATED_OVERWRITE
 
-SHORT = dict(runtime_median_ms=20_000.0, runtime_min_ms=5_000.0, duration_s=1000.0)
+SHORT = dict(runtime_median_ms=20_000.0, runtime_min_ms=5_000.0, duration_s=1000.0, protocol="published")
 
 
 def _recorded(rows):
@@ -103,10 +103,11 @@ def test_unknown_metric_set_names_the_field():
 
 
 def test_table_convoy_is_off_by_default_and_keeps_hashes():
-    base = SimConfig(provider="s3", num_tables=10, fast_append_ratio=0.9, inter_arrival_scale_ms=100)
+    base = SimConfig(provider="s3", num_tables=10, fast_append_ratio=0.9, inter_arrival_scale_ms=100,
+                     protocol="published")
     assert base.vo_convoy is None
     assert SimConfig(provider="s3", num_tables=10, fast_append_ratio=0.9, inter_arrival_scale_ms=100,
-                     vo_convoy="catalog") == base
+                     vo_convoy="catalog", protocol="published") == base
     assert base.config_hash == "f6741f1855404752"  # pinned in test_extensions too
     assert base.replace(vo_convoy="table").config_hash != base.config_hash
     with pytest.raises(ConfigError) as error:

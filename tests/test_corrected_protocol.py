@@ -1,0 +1,136 @@
+"""The corrected commit protocol (docs/corrected.md), event by event, on the 1 ms "instant" store.
+
+Every storage operation takes exactly 1 ms there, so each transaction's
+timeline can be worked out by hand: a catalog read observes the catalog
+half-way (0.5 ms), an attempt reads and writes the table metadata and the
+manifest list (4 ms), the CAS is decided half-way through its 1 ms, a
+failed CAS costs a catalog read and a table-metadata read, and a retry with
+no overlap is the CAS alone. tests/test_engine_vs_oracle.py checks the same
+protocol in distribution against an independent implementation.
+"""
+
+import numpy as np
+import pytest
+
+from simcore import SimConfig, simulate
+from simcore.builder import build_config
+from simcore.engine import COMMITTED, run
+from simcore.providers import CATALOG_OBJECT_BYTES, PROVIDERS
+from simcore.workload import FAST_APPEND, VALIDATED_OVERWRITE, Workload
+
+RUNTIME_MS = 1000.0
+BASE = dict(provider="instant", duration_s=700.0, runtime_median_ms=RUNTIME_MS, runtime_sigma=0.0,
+            runtime_min_ms=0.0)
+
+
+def _run(config, submits, tables, ops=None, runtimes=None):
+    n = len(submits)
+    workload = Workload(submit_ms=np.array(submits, float),
+                        runtime_ms=np.full(n, RUNTIME_MS) if runtimes is None else np.array(runtimes, float),
+                        op=np.full(n, FAST_APPEND, np.int8) if ops is None else np.array(ops, np.int8),
+                        table=np.array(tables, np.int32))
+    outcome = run(config, workload, np.random.default_rng(0))
+    assert np.all(outcome.status == COMMITTED)
+    return outcome
+
+
+def _latency(outcome, k):
+    return outcome.end_ms[k] - outcome.commit_start_ms[k]
+
+
+def test_the_default_is_corrected_and_published_is_chosen_explicitly():
+    assert SimConfig().protocol == "corrected"
+    assert SimConfig(protocol="published").config_hash != SimConfig().config_hash
+    assert SimConfig(protocol=None).protocol == "published"  # a stored config from before the field
+
+
+def test_a_lone_commit_pays_table_metadata_and_manifest_list_io_then_the_cas():
+    outcome = _run(SimConfig(num_tables=1, **BASE), [0.0], [0])
+    # read 1 ms, runtime, then TM read + ML read + ML write + TM write (4 ms) and the CAS (1 ms).
+    assert outcome.commit_start_ms[0] == pytest.approx(1.0 + RUNTIME_MS)
+    assert _latency(outcome, 0) == pytest.approx(5.0)
+    assert outcome.commit_ms[0] == pytest.approx(outcome.end_ms[0] - 0.5)  # decided half-way
+    assert (outcome.table_metadata_reads[0], outcome.manifest_list_reads[0], outcome.manifest_list_writes[0],
+            outcome.table_metadata_writes[0], outcome.manifest_file_writes[0]) == (1, 1, 1, 1, 0)
+    published = _run(SimConfig(num_tables=1, protocol="published", **BASE), [0.0], [0])
+    assert _latency(published, 0) == pytest.approx(4.0)  # ML read + MF write + ML write + CAS
+    assert published.manifest_file_writes[0] == 1 and published.table_metadata_reads[0] == 0
+
+
+def test_a_retry_without_overlap_is_the_cas_alone():
+    # B loses to A, which wrote another table: B re-reads the catalog (1 ms) and the table metadata (1 ms),
+    # finds its table unchanged and sends the CAS again at once.
+    outcome = _run(SimConfig(num_tables=2, **BASE), [0.0, 0.1], [0, 1])
+    assert _latency(outcome, 0) == pytest.approx(5.0)
+    assert _latency(outcome, 1) == pytest.approx(5.0 + 1.0 + 1.0 + 1.0)
+    assert outcome.retries[1] == 1 and outcome.conflicts_catalog_only[1] == 1
+    assert outcome.table_metadata_reads[1] == 2 and outcome.table_metadata_writes[1] == 1
+    assert outcome.manifest_list_writes[1] == 1
+
+
+def test_a_retry_after_a_same_table_conflict_redoes_the_whole_attempt():
+    outcome = _run(SimConfig(num_tables=1, **BASE), [0.0, 0.1], [0, 0])
+    assert _latency(outcome, 1) == pytest.approx(5.0 + 1.0 + 1.0 + 4.0 + 1.0)
+    assert outcome.conflicts_same_table[1] == 1
+    assert (outcome.table_metadata_reads[1], outcome.manifest_list_reads[1], outcome.manifest_list_writes[1],
+            outcome.table_metadata_writes[1]) == (3, 2, 2, 2)
+
+
+@pytest.mark.parametrize("start_ms, conflicts", [(1004.8, 1), (1005.2, 0)])
+def test_a_read_observes_the_catalog_half_way(start_ms, conflicts):
+    # A's CAS is decided at 1005.5 ms. B's read sent at 1004.8 observes the catalog at 1005.3, before the
+    # commit, although it returns after it; sent at 1005.2 it observes at 1005.7 and sees the commit.
+    outcome = _run(SimConfig(num_tables=1, **BASE), [0.0, start_ms], [0, 0], runtimes=[RUNTIME_MS, 0.0])
+    assert outcome.commit_ms[0] == pytest.approx(1005.5)
+    assert outcome.retries[1] == conflicts
+
+
+def test_the_vo_convoy_counts_the_tables_own_commits_less_the_current_list():
+    # Two commits land on T's table while it runs (and one on another table): T's convoy reads the one
+    # historical manifest list its next attempt's own read does not cover.
+    submits = [0.0, 10.0, 20.0, 30.0]
+    tables = [0, 0, 0, 1]
+    ops = [VALIDATED_OVERWRITE, FAST_APPEND, FAST_APPEND, FAST_APPEND]
+    runtimes = [RUNTIME_MS, 100.0, 200.0, 300.0]
+    outcome = _run(SimConfig(num_tables=2, **BASE), submits, tables, ops, runtimes)
+    assert outcome.manifest_list_reads[0] == 1 + 1 + 1  # first attempt, convoy, second attempt
+    # fails at 1005.5, answered 1006; catalog read, TM read, one convoy read, a full attempt, the CAS.
+    assert _latency(outcome, 0) == pytest.approx(5.0 + 1.0 + 1.0 + 1.0 + 4.0 + 1.0)
+    published = _run(SimConfig(num_tables=2, protocol="published", **BASE), submits, tables, ops, runtimes)
+    assert published.manifest_list_reads[0] == 1 + 3 + 1  # the published convoy: every catalog commit
+
+
+def test_a_manifest_list_client_rewrites_the_table_metadata_on_every_retry():
+    config = build_config(client="iceberg-java", num_tables=2, backoff_jitter=0.0, **BASE)
+    outcome = _run(config, [0.0, 0.1], [0, 1])
+    # No overlap, yet the retry writes a new manifest list and table metadata, after the client's 100 ms wait.
+    assert outcome.table_metadata_writes[1] == 2 and outcome.manifest_list_writes[1] == 2
+    assert _latency(outcome, 1) == pytest.approx(5.0 + 100.0 + 1.0 + 1.0 + 4.0 + 1.0)
+
+
+def test_the_storage_catalog_cas_is_at_least_a_put_of_the_catalog_object():
+    # S3: the CAS lognormal (median 61 ms, sigma 0.14) against a PUT (60 ms, sigma 0.29): the larger is slower.
+    quiet = dict(inter_arrival_scale_ms=5_000.0, runtime_median_ms=1000.0, runtime_sigma=0.0,
+                 runtime_min_ms=1000.0, duration_s=20_000.0)
+    corrected, = simulate(SimConfig(provider="s3", **quiet), [1])
+    service, = simulate(SimConfig(provider="s3", catalog="service", catalog_latency_ms=61.0, **quiet), [1])
+    # Same I/O chain, the CAS is the only difference: E[max(CAS, PUT)] against a fixed 61 ms.
+    s3 = PROVIDERS["s3"]
+    rng = np.random.default_rng(3)
+
+    def draws(dist):
+        return np.maximum(dist.floor_ms, np.exp(dist.mu + dist.sigma * rng.standard_normal(200_000)))
+
+    expected = float(np.maximum(draws(s3.conditional_latency("cas")), draws(s3.write(CATALOG_OBJECT_BYTES))).mean())
+    assert expected - 61.0 > 5.0  # the PUT's wider spread makes the larger draw markedly slower
+    gap = corrected["commit_latency_mean_ms"] - service["commit_latency_mean_ms"]
+    assert gap == pytest.approx(expected - 61.0, abs=1.5)
+
+
+def test_requests_per_commit_count_the_table_metadata():
+    row, = simulate(SimConfig(provider="s3", num_tables=1, inter_arrival_scale_ms=300, duration_s=1900.0), [1])
+    assert row["requests_table_metadata_write_per_commit"] == pytest.approx(
+        row["requests_manifest_list_write_per_commit"])
+    # A failed CAS reads the table metadata once more than it writes it.
+    assert row["requests_table_metadata_read_per_commit"] > row["requests_table_metadata_write_per_commit"]
+    assert row["requests_manifest_file_write_per_commit"] == 0.0
