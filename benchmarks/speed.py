@@ -10,8 +10,10 @@ with the machine, date and commit they were measured at), as a ratio: above
 measurement as the baseline of the measured commit (replacing an older one of
 the same commit); ``--tree PATH`` measures the simcore of another checkout
 (an older release, to record its baseline on this machine). Times are medians
-over ``--repeats``; on a shared machine compare only figures taken while it
-was equally quiet.
+over ``--repeats`` of CPU time (the process's own; for the start-up figure,
+the whole child process's user + system time), not wall time, which other
+processes on a shared machine stretch far more; still, compare figures taken
+while the machine was about as busy.
 
 Three more measurements, each printed as a small table:
 
@@ -39,6 +41,7 @@ import datetime
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -79,6 +82,7 @@ START_UP = "start-up: one short seed, whole process"
 
 # Runs in a fresh interpreter whose simcore is the measured tree's: builds the config from the run command's
 # flags (the parser of that tree), loads the kernels with one seed, then times the seeds `repeats` times.
+# CPU time of the process, not wall: other processes on a shared machine stretch wall time far more.
 _GUARD_DRIVER = """
 import json, shlex, sys, time
 from simcore import cli, simulate
@@ -91,9 +95,9 @@ config = (cli.config_of if hasattr(cli, "config_of") else cli._config_from_args)
 simulate(config, seeds[:1])
 times = []
 for _ in range(repeats):
-    started = time.perf_counter()
+    started = time.process_time()
     simulate(config, seeds)
-    times.append((time.perf_counter() - started) / len(seeds))
+    times.append((time.process_time() - started) / len(seeds))
 print(json.dumps(sorted(times)[len(times) // 2]))
 """
 
@@ -226,7 +230,8 @@ def _tree_env(tree: str) -> dict:
 
 
 def guard_measure(tree: str, duration_s: float, repeats: int, progress=print) -> dict:
-    """{config name: median seconds per seed, or None where the tree cannot run it; START_UP: seconds}."""
+    """{config name: median CPU seconds per seed, or None where the tree cannot run it; START_UP: the short run's
+    CPU seconds, the whole process (user + system)}."""
     figures = {}
     for name, flags in GUARD_CONFIGS:
         out = subprocess.run([sys.executable, "-c", _GUARD_DRIVER, flags, f"{duration_s:g}", json.dumps(GUARD_SEEDS),
@@ -235,13 +240,14 @@ def guard_measure(tree: str, duration_s: float, repeats: int, progress=print) ->
             raise RuntimeError(f"{name}: the driver failed in {tree}: {out.stderr.strip().splitlines()[-1:]}")
         figures[name] = json.loads(out.stdout)
         progress(f"  measured {name}", file=sys.stderr)
-    walls = []
+    cpu = []
     for _ in range(repeats):
-        started = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run([sys.executable, "-m", "simcore", "run", *START_UP_FLAGS.split()], cwd=tree,
                        env=_tree_env(tree), capture_output=True, check=True)
-        walls.append(time.perf_counter() - started)
-    figures[START_UP] = statistics.median(walls)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    figures[START_UP] = statistics.median(cpu)
     return figures
 
 
@@ -253,12 +259,18 @@ def load_baselines(path: str) -> list[dict]:
 
 
 def save_baseline(path: str, entry: dict) -> None:
-    """Store ``entry`` beside the others, replacing one of the same commit; written whole, then renamed."""
-    baselines = [b for b in load_baselines(path) if b["commit"] != entry["commit"]] + [entry]
+    """Store ``entry`` beside the others, in the place of one of the same commit (else last); written whole,
+    then renamed, so a crash leaves the old file."""
+    baselines = load_baselines(path)
+    commits = [b["commit"] for b in baselines]
+    if entry["commit"] in commits:
+        baselines[commits.index(entry["commit"])] = entry
+    else:
+        baselines.append(entry)
     partial = path + ".partial"
     with open(partial, "w") as handle:
-        json.dump({"what": "benchmarks/speed.py guard figures: median seconds per seed of each config "
-                           f"({len(GUARD_SEEDS)} seeds per timing), and whole-process seconds of '{START_UP}'",
+        json.dump({"what": "benchmarks/speed.py guard figures: median CPU seconds per seed of each config "
+                           f"({len(GUARD_SEEDS)} seeds per timing), and whole-process CPU seconds of '{START_UP}'",
                    "baselines": baselines}, handle, indent=1)
         handle.write("\n")
     os.replace(partial, path)
@@ -272,8 +284,11 @@ def guard(args) -> None:
     tree = os.path.abspath(args.tree or ROOT)
     commit = _git_commit(tree)
     print(f"== speed guard: {tree} (commit {commit}), {args.duration_s:g} simulated s, seeds "
-          f"{','.join(map(str, GUARD_SEEDS))}, median of {args.repeats} ==")
+          f"{','.join(map(str, GUARD_SEEDS))}, CPU time, median of {args.repeats}; ratio > 1: slower than then ==")
+    load_before = os.getloadavg()[0]
     figures = guard_measure(tree, args.duration_s, args.repeats)
+    load = f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
+    print(f"(1-minute load average while measuring: {load}; {os.cpu_count()} CPUs)")
     baselines = [b for b in load_baselines(args.baseline) if b["duration_s"] == args.duration_s]
     header = f"{'config':42s} {'per seed':>10s}" + "".join(f" {b['commit']:>10s} {'ratio':>6s}" for b in baselines)
     print(header)
@@ -285,12 +300,14 @@ def guard(args) -> None:
             line += f" {_cell(then):>10s} {ratio:>6s}"
         print(line)
     for b in baselines:
-        print(f"baseline {b['commit']}: measured {b['date']} on {b['machine']}")
+        busy = f", load average {b['load_average']}" if b.get("load_average") else ""
+        print(f"baseline {b['commit']}: measured {b['date']} on {b['machine']}{busy}")
     if not baselines:
         print(f"(no stored baseline at {args.duration_s:g} s in {args.baseline})")
     if args.save_baseline:
         save_baseline(args.baseline, {"commit": commit, "date": datetime.date.today().isoformat(),
-                                      "machine": _machine(), "duration_s": args.duration_s, "repeats": args.repeats,
+                                      "machine": _machine(), "load_average": load, "duration_s": args.duration_s,
+                                      "repeats": args.repeats,
                                       "seconds": figures})
         print(f"stored as the baseline of {commit} in {args.baseline}")
 
