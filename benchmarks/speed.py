@@ -1,6 +1,21 @@
 """simcore speed and memory, optionally against the reference simulator.
 
-Three measurements, each printed as a small table:
+With no mode flag (``python -m benchmarks.speed``): the speed guard. Per-seed
+time of a fixed set of configs (``GUARD_CONFIGS``: the two reference-protocol
+configs of issue 20, a throttled GCS one, a writers one, a client-preset one)
+and the whole-process time of a short one-seed run, against every baseline
+stored in ``benchmarks/speed_baseline.json`` (an earlier release's figures,
+with the machine, date and commit they were measured at), as a ratio: above
+1.0 is slower than that baseline. ``--save-baseline`` stores this
+measurement as the baseline of the measured commit (replacing an older one of
+the same commit); ``--tree PATH`` measures the simcore of another checkout
+(an older release, to record its baseline on this machine). Times are medians
+over ``--repeats`` of CPU time (the process's own; for the start-up figure,
+the whole child process's user + system time), not wall time, which other
+processes on a shared machine stretch far more; still, compare figures taken
+while the machine was about as busy.
+
+Three more measurements, each printed as a small table:
 
 1. ``--reference``: per-configuration wall time of the reference
    (cdouglas/endive, run from a local checkout) and of simcore on a spread of
@@ -12,6 +27,8 @@ Three measurements, each printed as a small table:
 3. ``--memory``: peak resident memory of one process simulating the heaviest
    config.
 
+    python -m benchmarks.speed                      # the guard, against the stored baselines
+    python -m benchmarks.speed --tree ../old-checkout --save-baseline
     python benchmarks/speed.py --grid --memory
     python benchmarks/speed.py --reference --endive ../endive --endive-python ../endive-venv/bin/python \
         --duration-s 1900
@@ -20,8 +37,11 @@ Three measurements, each printed as a small table:
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
+import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -35,6 +55,51 @@ from simcore import SimConfig, simulate
 from simcore.flags import add_seeds_flag
 
 DRIVER = os.path.join(ROOT, "benchmarks", "reference_driver.py")
+BASELINE_PATH = os.path.join(ROOT, "benchmarks", "speed_baseline.json")
+
+# The speed guard's configs, as `python -m simcore run` flags (so an older checkout, whose Python API may
+# differ, runs them too; a flag it does not know gives no figure). The first two are issue 20's
+# reference-protocol configs; then one per model feature added since eed2ade that has a cost of its own.
+GUARD_CONFIGS = (
+    ("s3 storage 50t FA1.0 50ms", "--provider s3 --catalog storage --num-tables 50 --fast-append-ratio 1.0 "
+                                  "--inter-arrival-scale-ms 50"),
+    ("s3 service 1ms 1t FA0.9 100ms", "--provider s3 --catalog service --catalog-latency-ms 1 --num-tables 1 "
+                                      "--fast-append-ratio 0.9 --inter-arrival-scale-ms 100"),
+    ("gcp throttled 10t FA0.9 500ms", "--provider gcp --catalog storage --num-tables 10 --fast-append-ratio 0.9 "
+                                      "--inter-arrival-scale-ms 500 --throttle-object-writes"),
+    ("writers 100x60s + 2 maint, iceberg-java", "--provider s3 --catalog storage --num-tables 10 "
+                                                "--fast-append-ratio 1.0 --client iceberg-java --writers 100 "
+                                                "--commit-interval-s 60 --maintenance-jobs 2 "
+                                                "--maintenance-interval-s 600"),
+    ("client iceberg-java 10t FA0.9 100ms", "--provider s3 --catalog storage --num-tables 10 --fast-append-ratio 0.9 "
+                                            "--client iceberg-java --inter-arrival-scale-ms 100"),
+)
+GUARD_SEEDS = (1, 2, 3, 4)
+# The start-up figure: a whole `python -m simcore run` process for one seed of a light config.
+START_UP_FLAGS = ("--provider s3 --catalog storage --num-tables 1 --fast-append-ratio 1.0 "
+                  "--inter-arrival-scale-ms 100 --duration-s 1801 --seeds 1 --json")
+START_UP = "start-up: one short seed, whole process"
+
+# Runs in a fresh interpreter whose simcore is the measured tree's: builds the config from the run command's
+# flags (the parser of that tree), loads the kernels with one seed, then times the seeds `repeats` times.
+# CPU time of the process, not wall: other processes on a shared machine stretch wall time far more.
+_GUARD_DRIVER = """
+import json, shlex, sys, time
+from simcore import cli, simulate
+flags, duration, seeds, repeats = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
+try:
+    args = cli.build_parser().parse_args(["run", *shlex.split(flags), "--duration-s", duration, "--seeds", "1"])
+except (SystemExit, Exception):  # a flag this version does not have
+    print("null"); sys.exit(0)
+config = (cli.config_of if hasattr(cli, "config_of") else cli._config_from_args)(args)
+simulate(config, seeds[:1])
+times = []
+for _ in range(repeats):
+    started = time.process_time()
+    simulate(config, seeds)
+    times.append((time.process_time() - started) / len(seeds))
+print(json.dumps(sorted(times)[len(times) // 2]))
+"""
 
 
 def exp4_grid(duration_s: float = 3600.0) -> list[SimConfig]:
@@ -138,6 +203,115 @@ def memory(args) -> None:
           f"(whole process, Python and Numba included), {float(out[0]):.2f} s")
 
 
+def _git_commit(tree: str) -> str:
+    """The checkout's short commit, with ``-dirty`` when tracked files differ from it."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tree, capture_output=True, text=True,
+                                check=True).stdout.strip()
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=tree,
+                                 capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("-dirty" if changed else "")
+
+
+def _machine() -> str:
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as handle:
+            model = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), model)
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def _tree_env(tree: str) -> dict:
+    return {**os.environ, "PYTHONPATH": tree}
+
+
+def guard_measure(tree: str, duration_s: float, repeats: int, progress=print) -> dict:
+    """{config name: median CPU seconds per seed, or None where the tree cannot run it; START_UP: the short run's
+    CPU seconds, the whole process (user + system)}."""
+    figures = {}
+    for name, flags in GUARD_CONFIGS:
+        out = subprocess.run([sys.executable, "-c", _GUARD_DRIVER, flags, f"{duration_s:g}", json.dumps(GUARD_SEEDS),
+                              str(repeats)], cwd=tree, env=_tree_env(tree), capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"{name}: the driver failed in {tree}: {out.stderr.strip().splitlines()[-1:]}")
+        figures[name] = json.loads(out.stdout)
+        progress(f"  measured {name}", file=sys.stderr)
+    cpu = []
+    for _ in range(repeats):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-m", "simcore", "run", *START_UP_FLAGS.split()], cwd=tree,
+                       env=_tree_env(tree), capture_output=True, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    figures[START_UP] = statistics.median(cpu)
+    return figures
+
+
+def load_baselines(path: str) -> list[dict]:
+    if not os.path.exists(path):
+        return []
+    with open(path) as handle:
+        return json.load(handle)["baselines"]
+
+
+def save_baseline(path: str, entry: dict) -> None:
+    """Store ``entry`` beside the others, in the place of one of the same commit (else last); written whole,
+    then renamed, so a crash leaves the old file."""
+    baselines = load_baselines(path)
+    commits = [b["commit"] for b in baselines]
+    if entry["commit"] in commits:
+        baselines[commits.index(entry["commit"])] = entry
+    else:
+        baselines.append(entry)
+    partial = path + ".partial"
+    with open(partial, "w") as handle:
+        json.dump({"what": "benchmarks/speed.py guard figures: median CPU seconds per seed of each config "
+                           f"({len(GUARD_SEEDS)} seeds per timing), and whole-process CPU seconds of '{START_UP}'",
+                   "baselines": baselines}, handle, indent=1)
+        handle.write("\n")
+    os.replace(partial, path)
+
+
+def _cell(seconds) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:.1f} ms"
+
+
+def guard(args) -> None:
+    tree = os.path.abspath(args.tree or ROOT)
+    commit = _git_commit(tree)
+    print(f"== speed guard: {tree} (commit {commit}), {args.duration_s:g} simulated s, seeds "
+          f"{','.join(map(str, GUARD_SEEDS))}, CPU time, median of {args.repeats}; ratio > 1: slower than then ==")
+    load_before = os.getloadavg()[0]
+    figures = guard_measure(tree, args.duration_s, args.repeats)
+    load = f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
+    print(f"(1-minute load average while measuring: {load}; {os.cpu_count()} CPUs)")
+    baselines = [b for b in load_baselines(args.baseline) if b["duration_s"] == args.duration_s]
+    header = f"{'config':42s} {'per seed':>10s}" + "".join(f" {b['commit']:>10s} {'ratio':>6s}" for b in baselines)
+    print(header)
+    for name in [name for name, _ in GUARD_CONFIGS] + [START_UP]:
+        line = f"{name:42s} {_cell(figures[name]):>10s}"
+        for b in baselines:
+            then = b["seconds"].get(name)
+            ratio = f"{figures[name] / then:.2f}" if then and figures[name] else "-"
+            line += f" {_cell(then):>10s} {ratio:>6s}"
+        print(line)
+    for b in baselines:
+        busy = f", load average {b['load_average']}" if b.get("load_average") else ""
+        print(f"baseline {b['commit']}: measured {b['date']} on {b['machine']}{busy}")
+    if not baselines:
+        print(f"(no stored baseline at {args.duration_s:g} s in {args.baseline})")
+    if args.save_baseline:
+        save_baseline(args.baseline, {"commit": commit, "date": datetime.date.today().isoformat(),
+                                      "machine": _machine(), "load_average": load, "duration_s": args.duration_s,
+                                      "repeats": args.repeats,
+                                      "seconds": figures})
+        print(f"stored as the baseline of {commit} in {args.baseline}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference", action="store_true", help="time the reference beside simcore")
@@ -150,9 +324,17 @@ def main() -> None:
     parser.add_argument("--duration-s", type=float, default=3600.0, help="simulated seconds (default 3600)")
     add_seeds_flag(parser)  # of each config, for --grid
     parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="worker processes for --grid")
+    parser.add_argument("--baseline", default=BASELINE_PATH, help="the guard's baseline file (default %(default)s)")
+    parser.add_argument("--save-baseline", action="store_true",
+                        help="store this measurement as the baseline of the measured commit")
+    parser.add_argument("--tree", default=None, help="measure the simcore of this checkout (default: this one)")
+    parser.add_argument("--repeats", type=int, default=5, help="guard: timings per config, median reported")
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error(f"--repeats: {args.repeats} is not allowed; expected an integer >= 1")
     if not (args.reference or args.grid or args.memory):
-        parser.error("choose at least one of --reference, --grid, --memory")
+        guard(args)
+        return
     if args.reference and not args.endive:
         parser.error("--reference needs --endive PATH")
     if args.memory:

@@ -8,8 +8,9 @@ the reference, so they count nowhere.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pyarrow as pa
 
 from simcore.config import SimConfig
 from simcore.engine import (ABORT_REASONS, ABORTED_BUDGET, ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED,
@@ -17,6 +18,9 @@ from simcore.engine import (ABORT_REASONS, ABORTED_BUDGET, ABORTED_MAX_RETRIES, 
 from simcore.providers import MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, TABLE_METADATA_BYTES
 from simcore.workload import (FAST_APPEND, JOB_CLASS_NAMES, JOB_CLASS_PREFIXES, MERGE_APPEND, OP_NAMES,
                               VALIDATED_OVERWRITE, Workload)
+
+if TYPE_CHECKING:  # pyarrow loads only where a transactions table is made
+    import pyarrow as pa
 
 NAN = float("nan")
 
@@ -84,58 +88,72 @@ def _percentile(values: np.ndarray, q: float) -> float:
     return float(np.percentile(values, q)) if len(values) else NAN
 
 
+def _percentiles(values: np.ndarray, qs: tuple[float, ...]) -> list[float]:
+    """``[_percentile(values, q) for q in qs]`` with one partial sort: numpy computes each from the same
+    order statistics by the same formula, so the numbers are those of separate calls, bit for bit."""
+    return [float(v) for v in np.percentile(values, qs)] if len(values) else [NAN] * len(qs)
+
+
 def summarize(config: SimConfig, workload: Workload, outcome: Outcome) -> dict:
     """The summary metrics of one run (no config fields, no seed)."""
-    in_window = window_mask(config, workload, outcome)
-    status = outcome.status[in_window]
-    submit = workload.submit_ms[in_window]
-    op = workload.op[in_window]
-    table = workload.table[in_window]
+    # The window's transactions are picked once by position (``take`` is cheaper than a mask per array).
+    rows = np.flatnonzero(window_mask(config, workload, outcome))
+    status = outcome.status.take(rows)
+    submit = workload.submit_ms.take(rows)
+    op = workload.op.take(rows)
+    table = workload.table.take(rows)
     committed = status == COMMITTED
-    latency = (outcome.end_ms - outcome.commit_start_ms)[in_window]
-    retries = outcome.retries[in_window]
-    same = outcome.conflicts_same_table[in_window]
-    catalog_only = outcome.conflicts_catalog_only[in_window]
+    latency = outcome.end_ms.take(rows) - outcome.commit_start_ms.take(rows)
+    retries = outcome.retries.take(rows)
+    same = outcome.conflicts_same_table.take(rows)
+    catalog_only = outcome.conflicts_catalog_only.take(rows)
 
     # Throughput divides by the span of submit times of all recorded window
     # transactions, as the reference's analysis does.
     span_s = _span_s(submit)
     n_txns = int(len(status))
-    n_committed = int(committed.sum())
+    n_committed = int(np.count_nonzero(committed))
     warmup_ms = config.warmup_s * 1000.0
     arrived = (workload.submit_ms >= warmup_ms) & (workload.submit_ms < config.duration_ms - warmup_ms)
     committed_latency = latency[committed]
+    latency_mean = _mean(committed_latency)
+    p50, p95, p99 = _percentiles(committed_latency, (50, 95, 99))
     row = {
-        "n_arrivals": int(arrived.sum()),
-        "n_unfinished": int((arrived & (outcome.status == UNFINISHED)).sum()),
+        "n_arrivals": int(np.count_nonzero(arrived)),
+        "n_unfinished": int(np.count_nonzero(arrived & (outcome.status == UNFINISHED))),
         "n_txns": n_txns,
         "n_committed": n_committed,
         "n_aborted": n_txns - n_committed,
-        "aborted_max_retries": int((status == ABORTED_MAX_RETRIES).sum()),
-        "aborted_validation": int((status == ABORTED_VALIDATION).sum()),
+        "aborted_max_retries": int(np.count_nonzero(status == ABORTED_MAX_RETRIES)),
+        "aborted_validation": int(np.count_nonzero(status == ABORTED_VALIDATION)),
         "success_rate": n_committed / n_txns if n_txns else NAN,
         "throughput_cps": _rate(n_committed, span_s),
-        "commit_latency_mean_ms": _mean(committed_latency),
-        "commit_latency_p50_ms": _percentile(committed_latency, 50),
-        "commit_latency_p95_ms": _percentile(committed_latency, 95),
-        "commit_latency_p99_ms": _percentile(committed_latency, 99),
+        "commit_latency_mean_ms": latency_mean,
+        "commit_latency_p50_ms": p50,
+        "commit_latency_p95_ms": p95,
+        "commit_latency_p99_ms": p99,
         "retries_mean": _mean(retries[committed]),
         "conflicts_same_table": int(same.sum()),
         "conflicts_catalog_only": int(catalog_only.sum()),
-        "cas_throttled": int(outcome.cas_throttled[in_window].sum()),
-        "aborted_retry_budget": int((status == ABORTED_BUDGET).sum()),
+        "cas_throttled": int(outcome.cas_throttled.take(rows).sum()),
+        "aborted_retry_budget": int(np.count_nonzero(status == ABORTED_BUDGET)),
     }
-    row.update(_requests_per_commit(outcome, in_window, committed, n_committed, config.protocol))
-    row.update(_job_classes(workload, outcome, in_window, committed, latency))
+    row.update(_requests_per_commit(outcome, rows, committed, n_committed, retries, config.protocol))
+    row.update(_job_classes(workload, outcome, rows, committed, latency))
     for prefix, code in OP_PREFIXES:
         of_type = op == code
-        n_type = int(of_type.sum())
+        n_type = int(np.count_nonzero(of_type))
         type_committed = committed & of_type
+        n_type_committed = int(np.count_nonzero(type_committed))
         row[f"{prefix}_n_txns"] = n_type
-        row[f"{prefix}_success_rate"] = int(type_committed.sum()) / n_type if n_type else NAN
-        row[f"{prefix}_throughput_cps"] = _rate(int(type_committed.sum()), span_s) if n_type else NAN
-        row[f"{prefix}_commit_latency_mean_ms"] = _mean(latency[type_committed])
-        row[f"{prefix}_commit_latency_p99_ms"] = _percentile(latency[type_committed], 99)
+        row[f"{prefix}_success_rate"] = n_type_committed / n_type if n_type else NAN
+        row[f"{prefix}_throughput_cps"] = _rate(n_type_committed, span_s) if n_type else NAN
+        if n_type_committed == n_committed:  # every commit is of this type (an FA-only mix): the same numbers
+            row[f"{prefix}_commit_latency_mean_ms"] = latency_mean
+            row[f"{prefix}_commit_latency_p99_ms"] = p99
+        else:
+            row[f"{prefix}_commit_latency_mean_ms"] = _mean(latency[type_committed])
+            row[f"{prefix}_commit_latency_p99_ms"] = _percentile(latency[type_committed], 99)
 
     tables = config.num_tables
     per_table_txns = np.bincount(table, minlength=tables)
@@ -149,30 +167,32 @@ def summarize(config: SimConfig, workload: Workload, outcome: Outcome) -> dict:
     return row
 
 
-def _requests_per_commit(outcome: Outcome, in_window: np.ndarray, committed: np.ndarray, n_committed: int,
-                         protocol: str) -> dict:
+def _requests_per_commit(outcome: Outcome, rows: np.ndarray, committed: np.ndarray, n_committed: int,
+                         retries: np.ndarray, protocol: str) -> dict:
     """Requests of every recorded window transaction (committed or not) per commit, by kind, and the
     bytes written by attempts that lost: everything an aborted transaction's attempts wrote, and what a
     committed one wrote beyond its final attempt's (a manifest file and list, published; a manifest list
-    and table metadata, corrected, whose manifest file is written during the runtime)."""
-    counts = {
-        "catalog_read": outcome.catalog_reads,
-        "cas": outcome.retries + 1,  # every recorded transaction made retries + 1 CAS requests
-        "manifest_list_read": outcome.manifest_list_reads,
-        "manifest_list_write": outcome.manifest_list_writes,
-        "manifest_file_read": outcome.manifest_file_reads,
-        "manifest_file_write": outcome.manifest_file_writes,
-        "table_metadata_read": outcome.table_metadata_reads,
-        "table_metadata_write": outcome.table_metadata_writes,
+    and table metadata, corrected, whose manifest file is written during the runtime). ``rows``: the
+    window's transactions; ``retries``: theirs."""
+    list_writes = outcome.manifest_list_writes.take(rows)
+    file_writes = outcome.manifest_file_writes.take(rows)
+    metadata_writes = (outcome.table_metadata_writes.take(rows) if outcome.table_metadata_writes is not None
+                       else np.zeros(len(rows), np.int32))
+    totals = {
+        "catalog_read": int(outcome.catalog_reads.take(rows).sum()) if outcome.catalog_reads is not None else 0,
+        "cas": int(retries.sum()) + len(rows),  # every recorded transaction made retries + 1 CAS requests
+        "manifest_list_read": int(outcome.manifest_list_reads.take(rows).sum()),
+        "manifest_list_write": int(list_writes.sum()),
+        "manifest_file_read": int(outcome.manifest_file_reads.take(rows).sum()),
+        "manifest_file_write": int(file_writes.sum()),
+        "table_metadata_read": (int(outcome.table_metadata_reads.take(rows).sum())
+                                if outcome.table_metadata_reads is not None else 0),
+        "table_metadata_write": int(metadata_writes.sum()),
     }
-    row = {}
-    for kind in REQUEST_KINDS:
-        total = int(counts[kind][in_window].sum()) if counts[kind] is not None else 0
-        row[f"requests_{kind}_per_commit"] = total / n_committed if n_committed else NAN
-    written = (outcome.manifest_file_writes[in_window].astype(np.float64) * MANIFEST_FILE_BYTES
-               + outcome.manifest_list_writes[in_window] * MANIFEST_LIST_BYTES)
-    if outcome.table_metadata_writes is not None:
-        written += outcome.table_metadata_writes[in_window] * TABLE_METADATA_BYTES
+    row = {f"requests_{kind}_per_commit": totals[kind] / n_committed if n_committed else NAN
+           for kind in REQUEST_KINDS}
+    written = (file_writes.astype(np.float64) * MANIFEST_FILE_BYTES + list_writes * MANIFEST_LIST_BYTES
+               + metadata_writes * TABLE_METADATA_BYTES)
     final_attempt = (MANIFEST_LIST_BYTES + TABLE_METADATA_BYTES if protocol == "corrected"
                      else MANIFEST_FILE_BYTES + MANIFEST_LIST_BYTES)
     kept = committed * float(final_attempt)
@@ -185,30 +205,40 @@ def _or_zeros(counts, n: int) -> np.ndarray:
     return counts if counts is not None else np.zeros(n, np.int32)
 
 
-def _job_classes(workload: Workload, outcome: Outcome, in_window: np.ndarray, committed: np.ndarray,
+def _job_classes(workload: Workload, outcome: Outcome, rows: np.ndarray, committed: np.ndarray,
                  latency: np.ndarray) -> dict:
-    """Per writer class (writers, maintenance jobs): success, time to commit, lag behind the schedule."""
+    """Per writer class (writers, maintenance jobs): success, time to commit, lag behind the schedule.
+    ``rows``: the window's transactions; ``committed`` and ``latency``: theirs."""
     row = {}
-    job_class = workload.job_class[in_window] if workload.job_class is not None else None
-    lag_s = ((outcome.start_ms - workload.submit_ms)[in_window] / 1000.0 if outcome.start_ms is not None
-             else np.full(int(in_window.sum()), NAN))
+    if workload.job_class is None:  # open-loop arrivals: no writer class has a transaction
+        for prefix, _ in JOB_CLASS_PREFIXES:
+            row.update({f"{prefix}_n_txns": 0, f"{prefix}_success_rate": NAN, f"{prefix}_aborted": 0,
+                        f"{prefix}_commit_latency_p50_ms": NAN, f"{prefix}_commit_latency_p99_ms": NAN,
+                        f"{prefix}_lag_p50_s": NAN, f"{prefix}_lag_p99_s": NAN, f"{prefix}_lag_max_s": NAN})
+        return row
+    job_class = workload.job_class.take(rows)
+    lag_s = ((outcome.start_ms.take(rows) - workload.submit_ms.take(rows)) / 1000.0 if outcome.start_ms is not None
+             else np.full(len(rows), NAN))
     for prefix, code in JOB_CLASS_PREFIXES:
-        of_class = job_class == code if job_class is not None else np.zeros(len(committed), bool)
-        n_class = int(of_class.sum())
+        of_class = job_class == code
+        n_class = int(np.count_nonzero(of_class))
         class_committed = committed & of_class
+        n_class_committed = int(np.count_nonzero(class_committed))
         row[f"{prefix}_n_txns"] = n_class
-        row[f"{prefix}_success_rate"] = int(class_committed.sum()) / n_class if n_class else NAN
-        row[f"{prefix}_aborted"] = n_class - int(class_committed.sum())
-        row[f"{prefix}_commit_latency_p50_ms"] = _percentile(latency[class_committed], 50)
-        row[f"{prefix}_commit_latency_p99_ms"] = _percentile(latency[class_committed], 99)
-        row[f"{prefix}_lag_p50_s"] = _percentile(lag_s[of_class], 50)
-        row[f"{prefix}_lag_p99_s"] = _percentile(lag_s[of_class], 99)
-        row[f"{prefix}_lag_max_s"] = float(lag_s[of_class].max()) if n_class else NAN
+        row[f"{prefix}_success_rate"] = n_class_committed / n_class if n_class else NAN
+        row[f"{prefix}_aborted"] = n_class - n_class_committed
+        row[f"{prefix}_commit_latency_p50_ms"], row[f"{prefix}_commit_latency_p99_ms"] = _percentiles(
+            latency[class_committed], (50, 99))
+        class_lag = lag_s[of_class]
+        row[f"{prefix}_lag_p50_s"], row[f"{prefix}_lag_p99_s"] = _percentiles(class_lag, (50, 99))
+        row[f"{prefix}_lag_max_s"] = float(class_lag.max()) if n_class else NAN
     return row
 
 
 def transactions_table(config: SimConfig, workload: Workload, outcome: Outcome) -> pa.Table:
     """Every transaction of one run, one row each (unfinished ones included)."""
+    import pyarrow as pa  # here, not at the top: a run that writes no transactions never loads it (~30-80 ms)
+
     status = outcome.status
     committed = status == COMMITTED
     in_window = window_mask(config, workload, outcome)

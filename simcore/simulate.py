@@ -7,15 +7,17 @@ process, on any machine, whatever else runs beside it.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Union
+from typing import TYPE_CHECKING, Iterable, Optional, Union
 
 import numpy as np
-import pyarrow as pa
 
-from simcore import bounds, engine, metrics
+from simcore import bounds, engine, jit_start, metrics
 from simcore.config import SimConfig
 from simcore.errors import ConfigError
 from simcore.workload import draw_workload
+
+if TYPE_CHECKING:  # pyarrow loads only where a transactions table is made
+    import pyarrow as pa
 
 _WORKLOAD_STREAM = 0
 _PROTOCOL_STREAM = 1
@@ -38,6 +40,7 @@ def run_seed(config: SimConfig, seed: int, max_memory_bytes: Optional[int] = Non
     seed = bounds.check_seed(seed)
     _check(config, max_memory_bytes)
     workload = draw_workload(config, np.random.default_rng([seed, _WORKLOAD_STREAM]))
+    jit_start.start()  # Numba's target, loaded without the SciPy import the kernels do not need
     outcome = engine.run(config, workload, np.random.default_rng([seed, _PROTOCOL_STREAM]))
     return workload, outcome
 

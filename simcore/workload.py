@@ -67,8 +67,12 @@ def draw_gaps(config: SimConfig, rng: np.random.Generator, n: int) -> np.ndarray
 
 
 def draw_ops(config: SimConfig, rng: np.random.Generator, n: int) -> np.ndarray:
-    u = rng.random(n)
-    op = np.full(n, VALIDATED_OVERWRITE, dtype=np.int8)
+    return ops_of_uniforms(config, rng.random(n))
+
+
+def ops_of_uniforms(config: SimConfig, u: np.ndarray) -> np.ndarray:
+    """The op type of each transaction from one uniform draw each (the mix's shares, in FA, MA, VO order)."""
+    op = np.full(len(u), VALIDATED_OVERWRITE, dtype=np.int8)
     op[u < config.fast_append_ratio + config.merge_append_ratio] = MERGE_APPEND
     op[u < config.fast_append_ratio] = FAST_APPEND
     return op
@@ -83,17 +87,16 @@ def draw_writer_workload(config: SimConfig, rng: np.random.Generator) -> Workloa
     and never runs two commits at a time.
     """
     duration_ms = config.duration_ms
-    jobs = []  # (due times, op codes, table, runtimes, class)
+    jobs = []  # per group of jobs: (due times, op codes, tables, runtimes, class, job ids), one entry per commit
     probabilities = table_probabilities(config)
     writer_tables = (np.arange(config.writers) % config.num_tables if config.table_distribution == "uniform"
                      else rng.choice(config.num_tables, size=config.writers, p=probabilities))
     interval_ms = config.commit_interval_s * 1000.0
-    for w in range(config.writers):
-        due = rng.random() * interval_ms + interval_ms * np.arange(int(duration_ms / interval_ms) + 1)
-        due = due[due < duration_ms]
-        # A streaming writer's data files are written during the interval: its commit reads the
-        # catalog and goes straight to the commit (no runtime between snapshot and commit).
-        jobs.append((due, draw_ops(config, rng, len(due)), writer_tables[w], np.zeros(len(due)), WRITER))
+    # A streaming writer's data files are written during the interval: its commit reads the
+    # catalog and goes straight to the commit (no runtime between snapshot and commit).
+    due, ops, counts = _writer_schedules(config, rng, interval_ms)
+    jobs.append((due, ops, np.repeat(writer_tables.astype(np.int32), counts), np.zeros(len(due)), WRITER,
+                 np.repeat(np.arange(config.writers), counts)))
     if config.maintenance_jobs:
         interval_ms = config.maintenance_interval_s * 1000.0
         for m in range(config.maintenance_jobs):
@@ -101,10 +104,11 @@ def draw_writer_workload(config: SimConfig, rng: np.random.Generator) -> Workloa
             due = due[due < duration_ms]
             runtime = np.maximum(rng.lognormal(np.log(config.runtime_median_ms), config.runtime_sigma, len(due)),
                                  config.runtime_min_ms)
-            jobs.append((due, np.full(len(due), VALIDATED_OVERWRITE, np.int8), m % config.num_tables, runtime,
-                         MAINTENANCE))
+            jobs.append((due, np.full(len(due), VALIDATED_OVERWRITE, np.int8),
+                         np.full(len(due), m % config.num_tables, np.int32), runtime, MAINTENANCE,
+                         np.full(len(due), config.writers + m)))
     submit = np.concatenate([j[0] for j in jobs])
-    job_id = np.concatenate([np.full(len(j[0]), i) for i, j in enumerate(jobs)])
+    job_id = np.concatenate([j[5] for j in jobs])  # writers 0..W-1, then the maintenance jobs
     order = np.lexsort((job_id, submit))
     # Within a job the due times increase, so after sorting each job's commits keep their order.
     # Group the sorted positions by job (a stable sort keeps each job's positions increasing) and link
@@ -116,9 +120,45 @@ def draw_writer_workload(config: SimConfig, rng: np.random.Generator) -> Workloa
     chain_next[by_job[:-1][same_job]] = by_job[1:][same_job]
     return Workload(submit_ms=submit[order], runtime_ms=np.concatenate([j[3] for j in jobs])[order],
                     op=np.concatenate([j[1] for j in jobs])[order],
-                    table=np.concatenate([np.full(len(j[0]), j[2], np.int32) for j in jobs])[order],
+                    table=np.concatenate([j[2] for j in jobs])[order],
                     chain_next=chain_next,
                     job_class=np.concatenate([np.full(len(j[0]), j[4], np.int8) for j in jobs])[order])
+
+
+def _writer_schedules(config: SimConfig, rng: np.random.Generator, interval_ms: float):
+    """(due times, op codes, commits per writer) of every writer, writer by writer, as one pass of draws.
+
+    Writer w draws its phase u (due times u x interval + j x interval before the end), then one
+    uniform per commit for its op type: 1 + n_w consecutive uniforms of ``rng``. They are drawn here
+    in one call from a copy of the generator, split writer by writer with scalar arithmetic (the same
+    float64 operations NumPy does elementwise, so the same numbers), and ``rng`` is then moved past
+    exactly as many uniforms (one 64-bit draw each), leaving it where a call per writer would.
+    """
+    duration_ms = config.duration_ms
+    grid = interval_ms * np.arange(int(duration_ms / interval_ms) + 1)
+    writers = config.writers
+    copy = np.random.Generator(type(rng.bit_generator)())
+    copy.bit_generator.state = rng.bit_generator.state
+    uniforms = copy.random(writers * (len(grid) + 1))  # enough for every writer's phase and commits
+    steps = grid.tolist()
+    phases, counts = [0.0] * writers, [0] * writers
+    at = 0  # the index of the next writer's phase in uniforms
+    for w in range(writers):
+        phase = float(uniforms[at]) * interval_ms
+        n = len(steps)
+        while n and phase + steps[n - 1] >= duration_ms:  # due times increase: those before the end are a prefix
+            n -= 1
+        phases[w], counts[w] = phase, n
+        at += 1 + n
+    rng.random(at)  # moves rng past the uniforms used, as the per-writer calls did
+    counts = np.array(counts, dtype=np.int64)
+    # Writer by writer, its due times before the end (a prefix of phase + grid) and its op uniforms
+    # (its block of the stream after the phase), picked with masks in that order.
+    due = np.array(phases)[:, None] + grid[None, :]
+    before_end = np.arange(len(grid))[None, :] < counts[:, None]
+    is_op = np.ones(at, dtype=bool)
+    is_op[np.cumsum(counts + 1) - (counts + 1)] = False  # where each writer's phase was drawn
+    return due[before_end], ops_of_uniforms(config, uniforms[:at][is_op]), counts
 
 
 def draw_workload(config: SimConfig, rng: np.random.Generator) -> Workload:
