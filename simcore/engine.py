@@ -211,6 +211,26 @@ def throttle_terms(throttle: Optional[Throttle]) -> list[float]:
             throttle.retry_multiplier, throttle.retry_cap_ms, throttle.retry_jitter]
 
 
+def kernel_features(params: np.ndarray, chains: bool) -> tuple:
+    """Which of the kernel's optional parts a run uses: for each, None (unused) or True.
+
+    The kernel is compiled once per combination (Numba specialises on the
+    argument types, and a None argument makes its ``is not None`` branches
+    constant), so a config pays only for the parts it uses: the reference's
+    configs run a loop without throttle, contention, lagged reads, writer
+    chains, refusals, budgets or the corrected protocol's steps. The results
+    are those of the general loop, draw for draw.
+    """
+    def used(flag) -> Optional[bool]:
+        return True if flag else None
+
+    contention = any(params[slot] != 0.0 for slot in (P_CONTENTION_EXPONENT, P_CONTENTION_SIGMA,
+                                                         P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA))
+    return (used(params[P_THROTTLE_PER_MS] > 0.0), used(contention), used(params[P_READ_OBSERVED_AT] < 1.0),
+            used(chains), used(params[P_CORRECTED] > 0.0), used(params[P_CAS_AT_LEAST_PUT] > 0.0),
+            used(params[P_REFUSED_MAX] > 0.0), used(params[P_RETRY_BUDGET_MS] > 0.0))
+
+
 def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outcome:
     """Run the commit protocol for every transaction of ``workload``."""
     median, sigma, floor, moments = latency_table(config)
@@ -223,10 +243,12 @@ def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outc
     status = np.zeros(n, dtype=np.int8)
     commit_seq = np.full(n, -1, dtype=np.int64)
     snapshot_seq = np.zeros(n, dtype=np.int64)
+    params = protocol_parameters(config)
     final_seq = _event_loop(
         workload.submit_ms, workload.runtime_ms, workload.op, workload.table,
-        config.num_tables, np.log(median), sigma, floor, moments, protocol_parameters(config),
-        rng, status, out_f64, out_i32, snapshot_seq, commit_seq, chain_next)
+        config.num_tables, np.log(median), sigma, floor, moments, params,
+        rng, status, out_f64, out_i32, snapshot_seq, commit_seq, chain_next,
+        *kernel_features(params, workload.chain_next is not None))
     end = out_f64[0]
     end[status == UNFINISHED] = np.nan
     return Outcome(status=status, end_ms=end, commit_start_ms=out_f64[1], retries=out_i32[0],
@@ -316,7 +338,11 @@ def _heap_pop(times, codes, size):
 
 @numba.njit(cache=True)
 def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moments, params, rng,
-                status, out_f64, out_i32, snapshot_seq, commit_seq, chain_next):
+                status, out_f64, out_i32, snapshot_seq, commit_seq, chain_next,
+                use_throttle, use_contention, use_lag, use_chains, use_corrected, use_cas_put, use_refusals,
+                use_budget):
+    """The loop. Each ``use_*`` argument is None (the part is unused: its branches compile away) or True
+    (``kernel_features``)."""
     n = submit.shape[0]
     end_ms = out_f64[0]
     commit_start = out_f64[1]
@@ -334,14 +360,14 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     tm_reads = out_i32[9]
     tm_writes = out_i32[10]
     start_ms = out_f64[4]
-    corrected = params[P_CORRECTED] > 0.0
     retry_budget_ms = params[P_RETRY_BUDGET_MS]
     rewrite = params[P_REWRITE]
     # A transaction some other one's chain leads to is started by that one's end, not admitted.
-    follower = np.zeros(n, dtype=np.bool_)
-    for k in range(n):
-        if chain_next[k] >= 0:
-            follower[chain_next[k]] = True
+    follower = np.zeros(n if use_chains is not None else 1, dtype=np.bool_)
+    if use_chains is not None:
+        for k in range(n):
+            if chain_next[k] >= 0:
+                follower[chain_next[k]] = True
 
     max_retries = np.int64(params[P_MAX_RETRIES])
     duration_ms = params[P_DURATION_MS]
@@ -362,7 +388,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     seq = 0
     bucket = np.array([throttle_burst, 0.0])  # the throttled object's tokens, as of an instant
     refused_max = params[P_REFUSED_MAX]
-    refusals = np.zeros(n if refused_max > 0.0 else 1, dtype=np.int64)  # resends of the CAS now pending
+    refusals = np.zeros(n if use_refusals is not None else 1, dtype=np.int64)  # resends of the CAS now pending
     # The measured model's bookkeeping: conditional requests in flight on the
     # catalog object, each transaction's last CAS and catalog-read latency,
     # and when each commit happened and to which table (a read that observed
@@ -370,8 +396,8 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     inflight = np.zeros(1, dtype=np.int64)
     cas_ms = np.zeros(n, dtype=np.float64)
     read_ms = np.zeros(n, dtype=np.float64)
-    commit_at = np.zeros(n + 1 if read_lag > 0.0 else 1, dtype=np.float64)
-    commit_table = np.zeros(n + 1 if read_lag > 0.0 else 1, dtype=np.int64)
+    commit_at = np.zeros(n + 1 if use_lag is not None else 1, dtype=np.float64)
+    commit_table = np.zeros(n + 1 if use_lag is not None else 1, dtype=np.int64)
 
     heap_t = np.empty(n + 1, dtype=np.float64)
     heap_c = np.empty(n + 1, dtype=np.int64)
@@ -384,11 +410,12 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         while next_arrival < n and (size == 0 or submit[next_arrival] <= heap_t[0]):
             k = next_arrival
             next_arrival += 1
-            if follower[k]:
-                continue
+            if use_chains is not None:
+                if follower[k]:
+                    continue
             start_ms[k] = submit[k]
             catalog_reads[k] += 1
-            read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight)
+            read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight, use_contention)
             t_read = submit[k] + read_ms[k]
             size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
         if size == 0:
@@ -402,20 +429,21 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         kind = code & 3
         tbl = table[k]
 
-        if kind == _CAS_ISSUED:
+        if use_throttle is not None and kind == _CAS_ISSUED:
             # Token bucket: a CAS that finds a token proceeds; one that finds
             # none is refused (GCS answers 429) after the same round trip.
             outcome = _CAS_DECIDED
             if not take_token(bucket, t, throttle_per_ms, throttle_burst):
                 outcome = _CAS_REFUSED
                 throttled[k] += 1
-            cas_ms[k] = _draw_cas(rng, mu, sigma, floor, params, inflight)
+            cas_ms[k] = _draw_cas(rng, mu, sigma, floor, params, inflight, use_contention, use_cas_put)
             size = _heap_push(heap_t, heap_c, size, t + decided_at * cas_ms[k], 4 * k + outcome)
             continue
 
         if kind == _CAS_DECIDED or kind == _CAS_REFUSED:
-            inflight[0] -= 1
-            if refused_max > 0.0:
+            if use_contention is not None:
+                inflight[0] -= 1
+            if use_refusals is not None:
                 if kind == _CAS_REFUSED and refusals[k] < refused_max:
                     # The client library waits, then resends the same conditional write.
                     refusals[k] += 1
@@ -425,13 +453,13 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 refusals[k] = 0
             t_learned = t
             if discovery_read:
-                t_learned += _draw_read(rng, mu, sigma, floor, params, inflight)
+                t_learned += _draw_read(rng, mu, sigma, floor, params, inflight, use_contention)
                 catalog_reads[k] += 1
             if kind == _CAS_DECIDED and seq == snapshot_seq[k]:
                 seq += 1
                 table_version[tbl] += 1
                 commit_seq[k] = seq
-                if read_lag > 0.0:
+                if use_lag is not None:
                     commit_at[seq] = t
                     commit_table[seq] = tbl
                 commit_ms[k] = t
@@ -441,7 +469,8 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                     status[k] = COMMITTED
                     end_ms[k] = t_learned
                     size = _start_next(heap_t, heap_c, size, k, t_learned, chain_next, submit, start_ms,
-                                       catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight)
+                                       catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
+                                           use_contention)
             else:
                 # Failed: re-read the catalog to learn what changed. A backoff
                 # policy waits first, so that the read (and the retry built on
@@ -449,17 +478,18 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 t_read = t_learned
                 if failure_tail > 0.0:  # the answer arrives after the decision
                     t_read += failure_tail * cas_ms[k]
-                if retry_budget_ms > 0.0 and retries[k] >= 1 and t_read - commit_start[k] > retry_budget_ms:
+                if use_budget is not None and retries[k] >= 1 and t_read - commit_start[k] > retry_budget_ms:
                     # Out of retry budget (checked from the second failed attempt on): give up at once.
                     if t_read < duration_ms:
                         status[k] = ABORTED_BUDGET
                         end_ms[k] = t_read
                         size = _start_next(heap_t, heap_c, size, k, t_read, chain_next, submit, start_ms,
-                                           catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight)
+                                           catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
+                                           use_contention)
                     continue
                 if policy == BACKOFF and retries[k] < max_retries:
                     t_read += _backoff_ms(params, rng, retries[k] + 1)
-                read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight)
+                read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight, use_contention)
                 t_read += read_ms[k]
                 catalog_reads[k] += 1
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
@@ -469,7 +499,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         # measured model) when the request reached the object.
         seen_seq = seq
         seen_version = table_version[tbl]
-        if read_lag > 0.0:
+        if use_lag is not None:
             seen_seq, seen_version = _observed(t - read_lag * read_ms[k], seq, tbl, table_version, commit_at,
                                                commit_table)
         if not started[k]:
@@ -478,7 +508,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             snapshot_version[k] = seen_version
             snapshot_ms[k] = t
             commit_start[k] = t + runtime[k]
-            if corrected:  # the manifest file was written during the runtime
+            if use_corrected is not None:  # the manifest file was written during the runtime
                 t_ready = commit_start[k] + _corrected_attempt_io(rng, mu, sigma, floor)
                 tm_reads[k] += 1
                 tm_writes[k] += 1
@@ -487,8 +517,8 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 mf_writes[k] += 1
             ml_reads[k] += 1
             ml_writes[k] += 1
-            size = _schedule_cas(heap_t, heap_c, size, k, t_ready, throttle_per_ms, rng, mu, sigma, floor, params,
-                                 inflight, cas_ms)
+            size = _schedule_cas(heap_t, heap_c, size, k, t_ready, rng, mu, sigma, floor, params, inflight, cas_ms,
+                                 use_throttle, use_contention, use_cas_put)
             continue
 
         # A read after a failed CAS. A refresh is the second read of the split
@@ -497,7 +527,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         refreshing[k] = False
         overlap = refresh or seen_version != snapshot_version[k]
         t_known = t  # when the transaction knows what changed
-        if corrected:
+        if use_corrected is not None:
             # The catalog names the table-metadata file; reading it tells which
             # tables (partitions) changed, so the conflict is known only after it.
             t_known += _draw(rng, TM_READ, mu, sigma, floor)
@@ -511,7 +541,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 # Same-table conflict: wait, then read again before redoing the work.
                 refreshing[k] = True
                 t_read = t_known + _backoff_ms(params, rng, same_table[k])  # drawn first, as it always was
-                read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight)
+                read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight, use_contention)
                 t_read += read_ms[k]
                 catalog_reads[k] += 1
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
@@ -519,18 +549,20 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         # The convoy's length: commits missed since the snapshot, to any table
         # (the published reference) or, with vo_convoy="table" and in the
         # corrected protocol, to this table only.
-        behind = seen_version - snapshot_version[k] if convoy_per_table or corrected else seen_seq - snapshot_seq[k]
+        per_table = convoy_per_table or use_corrected is not None
+        behind = seen_version - snapshot_version[k] if per_table else seen_seq - snapshot_seq[k]
         t_next = t_known
         if overlap:
             if op[k] == VALIDATED_OVERWRITE:  # the I/O convoy, then validation
                 # Corrected: the attempt's own manifest-list read covers the newest version.
-                convoy = max(behind - 1, 0) if corrected else behind
+                convoy = max(behind - 1, 0) if use_corrected is not None else behind
                 t_next += _draw_sum(rng, ML_READ, convoy, mu, sigma, floor, moments)
                 ml_reads[k] += convoy
                 if params[P_REAL_CONFLICT] > 0.0 and rng.random() < params[P_REAL_CONFLICT]:
                     if _finish(status, end_ms, k, ABORTED_VALIDATION, t_next, duration_ms):
                         size = _start_next(heap_t, heap_c, size, k, t_next, chain_next, submit, start_ms,
-                                           catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight)
+                                           catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
+                                           use_contention)
                     continue
             elif op[k] == MERGE_APPEND:  # re-merge the manifests it missed
                 m = np.int64(behind * params[P_MERGE_MANIFESTS])
@@ -541,13 +573,14 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         if retries[k] >= max_retries:
             if _finish(status, end_ms, k, ABORTED_MAX_RETRIES, t_next, duration_ms):
                 size = _start_next(heap_t, heap_c, size, k, t_next, chain_next, submit, start_ms,
-                                   catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight)
+                                   catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
+                                           use_contention)
             continue
         retries[k] += 1
         snapshot_seq[k] = seen_seq
         snapshot_version[k] = seen_version
         snapshot_ms[k] = t
-        if corrected:
+        if use_corrected is not None:
             # A full attempt (table metadata and manifest list, read then written) after a same-table
             # conflict, or on every retry for a client that rewrites its manifest list; else the CAS alone.
             if rewrite == REWRITE_MANIFEST_LIST or (rewrite == REWRITE_CONFLICT and overlap):
@@ -566,35 +599,41 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             t_next += _draw(rng, ML_READ, mu, sigma, floor) + _draw(rng, ML_WRITE, mu, sigma, floor)
             ml_reads[k] += 1
             ml_writes[k] += 1
-        size = _schedule_cas(heap_t, heap_c, size, k, t_next, throttle_per_ms, rng, mu, sigma, floor, params,
-                             inflight, cas_ms)
+        size = _schedule_cas(heap_t, heap_c, size, k, t_next, rng, mu, sigma, floor, params, inflight, cas_ms,
+                             use_throttle, use_contention, use_cas_put)
     return seq
 
 
 @numba.njit(cache=True, inline="always")
-def _schedule_cas(heap_t, heap_c, size, k, t_ready, throttle_per_ms, rng, mu, sigma, floor, params, inflight,
-                  cas_ms):
+def _schedule_cas(heap_t, heap_c, size, k, t_ready, rng, mu, sigma, floor, params, inflight, cas_ms,
+                  use_throttle, use_contention, use_cas_put):
     """Send transaction k's CAS at t_ready: straight to its decision, or into the throttle's queue."""
-    if throttle_per_ms > 0.0:
+    if use_throttle is not None:
         return _heap_push(heap_t, heap_c, size, t_ready, 4 * k + _CAS_ISSUED)
-    cas_ms[k] = _draw_cas(rng, mu, sigma, floor, params, inflight)
+    cas_ms[k] = _draw_cas(rng, mu, sigma, floor, params, inflight, use_contention, use_cas_put)
     return _heap_push(heap_t, heap_c, size, t_ready + params[P_DECIDED_AT] * cas_ms[k], 4 * k + _CAS_DECIDED)
 
 
 @numba.njit(cache=True, inline="always")
-def _draw_cas(rng, mu, sigma, floor, params, inflight):
-    """A conditional write's latency, issued now; it joins the requests in flight."""
-    inflight[0] += 1
-    value = draw_contended(rng, mu[CATALOG_CAS], sigma[CATALOG_CAS], floor[CATALOG_CAS], inflight[0],
-                           params[P_CONTENTION_EXPONENT], params[P_CONTENTION_SIGMA])
-    if params[P_CAS_AT_LEAST_PUT] > 0.0:
+def _draw_cas(rng, mu, sigma, floor, params, inflight, use_contention, use_cas_put):
+    """A conditional write's latency, issued now; it joins the requests in flight (counted only where
+    contention terms read them)."""
+    if use_contention is not None:
+        inflight[0] += 1
+        value = draw_contended(rng, mu[CATALOG_CAS], sigma[CATALOG_CAS], floor[CATALOG_CAS], inflight[0],
+                               params[P_CONTENTION_EXPONENT], params[P_CONTENTION_SIGMA])
+    else:
+        value = _draw(rng, CATALOG_CAS, mu, sigma, floor)
+    if use_cas_put is not None:
         return max(value, _draw(rng, CATALOG_PUT, mu, sigma, floor))
     return value
 
 
 @numba.njit(cache=True, inline="always")
-def _draw_read(rng, mu, sigma, floor, params, inflight):
+def _draw_read(rng, mu, sigma, floor, params, inflight, use_contention):
     """A catalog read's latency, sent now (the conditional requests in flight may slow it)."""
+    if use_contention is None:
+        return _draw(rng, CATALOG_READ, mu, sigma, floor)
     return draw_contended(rng, mu[CATALOG_READ], sigma[CATALOG_READ], floor[CATALOG_READ], inflight[0] + 1,
                           params[P_READ_CONTENTION_EXPONENT], params[P_READ_CONTENTION_SIGMA])
 
@@ -708,7 +747,7 @@ def _finish(status, end_ms, k, outcome, t, duration_ms):
 
 @numba.njit(cache=True)
 def _start_next(heap_t, heap_c, size, k, t_end, chain_next, submit, start_ms, catalog_reads, read_ms, rng, mu,
-                sigma, floor, params, inflight):
+                sigma, floor, params, inflight, use_contention):
     """Transaction k ended at t_end: start its writer's next commit, when due (at once if already late)."""
     nxt = chain_next[k]
     if nxt < 0:
@@ -716,5 +755,5 @@ def _start_next(heap_t, heap_c, size, k, t_end, chain_next, submit, start_ms, ca
     start = max(submit[nxt], t_end)
     start_ms[nxt] = start
     catalog_reads[nxt] += 1
-    read_ms[nxt] = _draw_read(rng, mu, sigma, floor, params, inflight)
+    read_ms[nxt] = _draw_read(rng, mu, sigma, floor, params, inflight, use_contention)
     return _heap_push(heap_t, heap_c, size, start + read_ms[nxt], 4 * nxt + _READ_DONE)
