@@ -97,13 +97,16 @@ flags, duration, seeds, repeats = sys.argv[1], sys.argv[2], json.loads(sys.argv[
 def parse(words):
     return cli.build_parser().parse_args(["run", *words, "--duration-s", duration, "--seeds", "1"])
 words = shlex.split(flags)
-try:
-    args = parse(words)
-except (SystemExit, Exception):  # a flag this version does not have
-    if flags.endswith("--protocol published"):  # a version from before the protocol flag has only this one
-        args = parse(words[:-2])
-    else:
-        print("null"); sys.exit(0)
+def parse_or_none(words):
+    try:
+        return parse(words)
+    except (SystemExit, Exception):  # a flag this version does not have
+        return None
+args = parse_or_none(words)
+if args is None and flags.endswith("--protocol published"):  # a version from before the flag has only this one
+    args = parse_or_none(words[:-2])
+if args is None:
+    print("null"); sys.exit(0)
 config = (cli.config_of if hasattr(cli, "config_of") else cli._config_from_args)(args)
 simulate(config, seeds[:1])
 times = []

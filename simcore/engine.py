@@ -273,7 +273,7 @@ def _draw(rng, slot, mu, sigma, floor):
     return value if value > floor[slot] else floor[slot]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _draw_sum(rng, slot, count, mu, sigma, floor, moments):
     """The sum of ``count`` independent draws of one latency slot."""
     if count <= EXACT_SUM_MAX_TERMS or sigma[slot] == 0.0:
@@ -299,7 +299,7 @@ def _draw_long_sum(rng, count, mean, variance, third_moment):
     return shift + np.exp(c + np.sqrt(s2) * rng.standard_normal())
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _heap_push(times, codes, size, t, code):
     i = size
     times[i] = t
@@ -314,7 +314,7 @@ def _heap_push(times, codes, size, t, code):
     return size + 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _heap_pop(times, codes, size):
     """Remove the root; the caller has read times[0] and codes[0] already."""
     size -= 1
@@ -468,8 +468,9 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 if t_learned < duration_ms:
                     status[k] = COMMITTED
                     end_ms[k] = t_learned
-                    size = _start_next(heap_t, heap_c, size, k, t_learned, chain_next, submit, start_ms,
-                                       catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
+                    if use_chains is not None:  # a writer's next commit starts when this one ends
+                        size = _start_next(heap_t, heap_c, size, k, t_learned, chain_next, submit, start_ms,
+                                           catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
                                            use_contention)
             else:
                 # Failed: re-read the catalog to learn what changed. A backoff
@@ -483,9 +484,10 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                     if t_read < duration_ms:
                         status[k] = ABORTED_BUDGET
                         end_ms[k] = t_read
-                        size = _start_next(heap_t, heap_c, size, k, t_read, chain_next, submit, start_ms,
-                                           catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
-                                           use_contention)
+                        if use_chains is not None:  # a writer's next commit starts when this one ends
+                            size = _start_next(heap_t, heap_c, size, k, t_read, chain_next, submit, start_ms,
+                                               catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
+                                               use_contention)
                     continue
                 if policy == BACKOFF and retries[k] < max_retries:
                     t_read += _backoff_ms(params, rng, retries[k] + 1)
@@ -560,9 +562,10 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 ml_reads[k] += convoy
                 if params[P_REAL_CONFLICT] > 0.0 and rng.random() < params[P_REAL_CONFLICT]:
                     if _finish(status, end_ms, k, ABORTED_VALIDATION, t_next, duration_ms):
-                        size = _start_next(heap_t, heap_c, size, k, t_next, chain_next, submit, start_ms,
-                                           catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
-                                           use_contention)
+                        if use_chains is not None:  # a writer's next commit starts when this one ends
+                            size = _start_next(heap_t, heap_c, size, k, t_next, chain_next, submit, start_ms,
+                                               catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
+                                               use_contention)
                     continue
             elif op[k] == MERGE_APPEND:  # re-merge the manifests it missed
                 m = np.int64(behind * params[P_MERGE_MANIFESTS])
@@ -572,9 +575,10 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 mf_writes[k] += m
         if retries[k] >= max_retries:
             if _finish(status, end_ms, k, ABORTED_MAX_RETRIES, t_next, duration_ms):
-                size = _start_next(heap_t, heap_c, size, k, t_next, chain_next, submit, start_ms,
-                                   catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
-                                           use_contention)
+                if use_chains is not None:  # a writer's next commit starts when this one ends
+                    size = _start_next(heap_t, heap_c, size, k, t_next, chain_next, submit, start_ms,
+                                       catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
+                                       use_contention)
             continue
         retries[k] += 1
         snapshot_seq[k] = seen_seq
@@ -655,7 +659,7 @@ def draw_contended(rng, mu, sigma, floor, in_flight, exponent, sigma_per_ln):
     return value if value > floor else floor
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _observed(t_seen, seq, tbl, table_version, commit_at, commit_table):
     """(catalog seq, version of table tbl) as of t_seen, from the commits so far (commit_at is sorted)."""
     lo, hi = 0, seq  # the commits 1..seq; find how many were made at or before t_seen
@@ -672,7 +676,7 @@ def _observed(t_seen, seq, tbl, table_version, commit_at, commit_table):
     return lo, version
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def take_token(bucket, t, per_ms, burst):
     """Refill ``bucket`` ([tokens, as of ms]) to instant t, then take a token if there is one."""
     bucket[0] = min(burst, bucket[0] + (t - bucket[1]) * per_ms)
