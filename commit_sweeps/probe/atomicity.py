@@ -88,7 +88,8 @@ def prove(stores: Sequence[Store], name: str, operation: str, rounds: int, progr
                  f"{len(stores)} concurrent writers in each of {rounds} rounds)")
         return Proof(rounds, len(stores), tuple(winners))
     except StoreError as error:
-        raise ConfigError("store_uri", store.describe(), f"a store that answers conditional writes ({error})") \
+        what = "appends (a conditional append at the object's length)" if append else "writes"
+        raise ConfigError("store_uri", store.describe(), f"a store that answers conditional {what} ({error})") \
             from None
 
 
