@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -29,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from probe_servers import KEYS, MinioServer, MotoServer, Proxy, free_port, minio_binary
+from probe_servers import KEYS, MINIO_VERSION, MinioServer, MotoServer, Proxy, free_port, minio_binary
 
 ROOT = Path(__file__).resolve().parents[1]
 BUCKET = "probe-bucket"
@@ -218,3 +219,49 @@ def test_minio_passes_the_race_when_its_build_is_cached(tmp_path):
         assert server.client().list_objects_v2(Bucket=BUCKET, Prefix="race").get("Contents", []) == []
     finally:
         server.stop()
+
+
+def _lab_tools_cached() -> bool:
+    tools = Path(os.environ.get("SWEEPS_TOOLS_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "commit-sweeps", "tools"))
+    return all(os.access(tools / path, os.X_OK) for path in (
+        f"minio-{MINIO_VERSION}/bin/minio", "fake-gcs-server-v1.56.1/bin/fake-gcs-server",
+        "toxiproxy-v2.5.0/bin/server", "azurite-3.37.0/node_modules/.bin/azurite-blob"))
+
+
+@pytest.mark.slow
+def test_the_store_lab_serves_all_three_stores_on_loopback_to_the_probe(tmp_path):
+    """scripts/store-lab.sh up / env / down, and a probe of each store, when the lab's tools are cached."""
+    if not _lab_tools_cached():
+        pytest.skip("the store lab's tools are not built on this machine (scripts/store-lab.sh up builds them, "
+                    "about 5 minutes of CPU for MinIO)")
+    import psutil
+
+    lab = {**os.environ, "STORE_LAB_DIR": str(tmp_path / "lab"), "PYTHON": sys.executable}
+    up = subprocess.run(["bash", "scripts/store-lab.sh", "up", "--delay-ms", "3"], cwd=ROOT, env=lab,
+                        capture_output=True, text=True, timeout=300)
+    try:
+        assert up.returncode == 0, up.stderr
+        exports = subprocess.run(["bash", "scripts/store-lab.sh", "env"], cwd=ROOT, env=lab, capture_output=True,
+                                 text=True, timeout=30).stdout
+        env = {}
+        for line in exports.splitlines():
+            for assignment in shlex.split(line.removeprefix("export ")):
+                key, _, value = assignment.partition("=")
+                env[key] = value
+        assert env["STORE_LAB_DELAY_MS"] == "3"
+        pids = [int((tmp_path / "lab" / f"{name}.pid").read_text()) for name in
+                ("minio", "azurite", "fake-gcs-server", "toxiproxy")]
+        listening = [c.laddr.ip for c in psutil.net_connections("tcp") if c.status == "LISTEN" and c.pid in pids]
+        assert listening and set(listening) <= {"127.0.0.1", "::1"}, listening
+        for store in ("S3", "AZ", "GS"):
+            result = probe("--store-uri", env[f"STORE_LAB_{store}_URI"], "--endpoint-url",
+                           env[f"STORE_LAB_{store}_ENDPOINT"], "--clients", "2", "--duration-s", "3",
+                           "--race-rounds", "5", "--json", "--max-client-lag", "100", env_extra=env)
+            assert result.returncode == 0, (store, result.stderr)
+            (line,) = [json.loads(text) for text in result.stdout.splitlines()]
+            assert line["successes"] > 0 and line["latency_p50_ms"] > 4 * 3  # at least two round trips of 2 x 3 ms
+    finally:
+        down = subprocess.run(["bash", "scripts/store-lab.sh", "down"], cwd=ROOT, env=lab, capture_output=True,
+                              text=True, timeout=60)
+    assert down.returncode == 0 and not (tmp_path / "lab").exists()

@@ -31,8 +31,8 @@ from typing import Callable, Optional
 from urllib.parse import urlsplit
 
 from simcore.errors import ConfigError
-from simcore.flags import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, bad_input, number, output_path, \
-    positive_int
+from simcore.flags import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_duration_flag, bad_input, number, \
+    output_path, positive_int
 
 PROBE_HELP = ("measure seed 000's conditional-write benchmark on a real store (s3://, az://, gs://): N clients "
               "reading then conditionally writing one object, no retry")
@@ -40,6 +40,7 @@ MAX_PROBE_CLIENTS = 256
 # The client side distorts a count when a client ready to send waits for its CPU this long, as a share of the
 # median successful op: above WARN_LAG the count is printed with a warning, above MAX_LAG it is refused.
 WARN_LAG, MAX_LAG = 0.10, 0.25
+MAX_RACE_ROUNDS, MAX_RACE_WRITERS, MAX_PROCESSES = 10_000, 64, 256
 WARN_CPU = 0.8  # the clients used this share of the machine's cores: latencies may include CPU queueing
 
 
@@ -55,9 +56,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "it: Azure append blobs, S3 Express); default cas")
     parser.add_argument("--clients", required=True, help="client counts: 1-16, 4 or 1,2,4,8 (as bench takes them; "
                                                          f"each in [1, {MAX_PROBE_CLIENTS}])")
-    parser.add_argument("--duration-s", type=number, default=60.0, metavar="S",
-                        help="seconds measured per client count (default 60; the first min(5, S/10) are warm-up, "
-                             "as in bench)")
+    add_duration_flag(parser, default_s=60.0, warm_up=False,
+                      what="seconds measured per client count, the first min(5, S/10) a warm-up as in bench")
     parser.add_argument("--out", type=output_path, default=None, metavar="CSV",
                         help="write every measured op here, the format fit --samples reads")
     parser.add_argument("--json", action="store_true", help="one JSON object per client count per line "
@@ -119,6 +119,11 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("duration_s", args.duration_s, "seconds in [2, 86400]")
         if not (math.isfinite(args.max_client_lag) and args.max_client_lag > 0):
             raise ConfigError("max_client_lag", args.max_client_lag, "a share > 0 of the median op")
+        for field, value, most in (("race_rounds", args.race_rounds, MAX_RACE_ROUNDS),
+                                   ("race_writers", args.race_writers, MAX_RACE_WRITERS),
+                                   ("processes", args.processes, MAX_PROCESSES)):
+            if value is not None and not 1 <= value <= most:
+                raise ConfigError(field, value, f"an integer in [1, {most}]")
         if args.operation == "append" and uri.scheme == "gs":
             raise ConfigError("operation", "append", "cas (GCS has no conditional append)")
         if args.out is not None:

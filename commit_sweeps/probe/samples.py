@@ -116,5 +116,6 @@ def samples_csv(operation: str, counts: Iterable[tuple[int, Sequence[Op]]]) -> s
     writer.writerow(SAMPLE_COLUMNS)
     for clients, ops in counts:
         for op in ops:
-            writer.writerow((operation, f"{op.latency_ms:.3f}", int(op.succeeded), clients))
+            # Microsecond resolution, and never 0: fit refuses a latency that is not > 0.
+            writer.writerow((operation, f"{max(op.latency_ms, 0.001):.3f}", int(op.succeeded), clients))
     return out.getvalue()
