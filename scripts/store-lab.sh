@@ -49,7 +49,7 @@ go_tool() {  # go_tool NAME MODULE VERSION -> path of the cached binary, built i
     local binary="$bin_dir/$(basename "${module%%@*}")"
     [ "$name" = toxiproxy ] && binary="$bin_dir/server"
     if [ ! -x "$binary" ]; then
-        command -v go >/dev/null 2>&1 || die "'go' is not on PATH; install Go 1.26 or newer (fake-gcs-server 's go.mod asks for 1.26; Debian's golang-go may be older)"
+        command -v go >/dev/null 2>&1 || die "'go' is not on PATH; install Go 1.26 or newer (fake-gcs-server $FAKE_GCS_VERSION's go.mod asks for 1.26; Debian's golang-go may be older)"
         say "building $name $version with 'go install' into $bin_dir (minutes the first time)"
         mkdir -p "$bin_dir"
         GOBIN="$bin_dir" nice go install "$module@$version" >&2
