@@ -203,21 +203,24 @@ def _probe(args, uri, endpoint, counts, progress) -> int:
 
 
 def _delete(store, name: str, progress) -> None:
-    for attempt in range(3):
+    """Delete the probe's object and check it is gone; three tries, then say what to delete by hand."""
+    why = "it still exists"
+    for _ in range(3):
         try:
             store.delete(name)
             if not store.exists(name):
                 progress(f"probe: deleted {name}")
                 return
         except Exception as error:  # noqa: BLE001 - told to the user below, with the name to delete by hand
-            last = error
+            why = f"{type(error).__name__}: {error}"
         time.sleep(1.0)
-    print(f"warning: probe: could not delete {store.uri.scheme}://{store.uri.bucket}/{name}; delete it by hand "
-          f"({locals().get('last', 'still exists')})", file=sys.stderr)
+    print(f"warning: probe: could not delete {store.uri.scheme}://{store.uri.bucket}/{name} ({why}); delete it "
+          f"by hand", file=sys.stderr)
 
 
 def _one_count(pool, store, args, clients: int):
     from commit_sweeps.probe.samples import Overhead, in_window, summarise
+    from commit_sweeps.probe.stores import StoreError
     import numpy as np
     import psutil
 
@@ -229,10 +232,8 @@ def _one_count(pool, store, args, clients: int):
     overhead = Overhead(cpu_s=sum(b.cpu_s for b in batches), cores=psutil.cpu_count() or 1,
                         wall_s=max(b.wall_s for b in batches), lag_p99_ms=float(np.percentile(lags, 99)))
     if not any(op.succeeded for op in ops):
-        raise_from = f"no op succeeded at {clients} clients" + (f" ({len(errors)} errors, first: {errors[0]})"
-                                                               if errors else "")
-        from commit_sweeps.probe.stores import StoreError
-        raise StoreError(raise_from)
+        raise StoreError(f"no op succeeded at {clients} clients" + (f" ({len(errors)} errors, first: {errors[0]})"
+                                                                    if errors else ""))
     result = summarise(str(store.uri), args.operation, clients, ops, args.duration_s, overhead)
     lag_share = overhead.lag_p99_ms / result.bench.latency_p50_ms
     verdict = None
