@@ -5,6 +5,7 @@
     commit-sweeps knee --experiment exp4c                        each curve's knee, by bisection
     commit-sweeps capacity --provider s3 --num-tables 10 ...      one setup's usable commits/s or max writers
     commit-sweeps bench --provider s3 --operation cas ...         seed 000's conditional-write benchmark, simulated
+    commit-sweeps probe --store-uri s3://bucket/p --clients 1-4 ...  the same benchmark measured on a real store
     commit-sweeps fit --samples latencies.csv --out mine.toml      a provider profile fitted to your measurements
     commit-sweeps status [--store URI]                           what the store holds
     commit-sweeps dashboard build|serve|compare                  the results dashboard
@@ -47,6 +48,7 @@ COMMANDS = (
     Command("knee", "commit_sweeps.experiments", "KNEE_HELP", "configure_knee", "run_knee"),
     Command("capacity", "ray_jobs.capacity", "CAPACITY_HELP"),
     Command("bench", "simcore.cli", "BENCH_HELP", "configure_bench", "run_bench"),
+    Command("probe", "commit_sweeps.probe.command", "PROBE_HELP"),
     Command("fit", "simcore.fit_command", "FIT_HELP"),
     Command("status", "ray_jobs.cli", "STATUS_HELP", "configure_status", "run_status"),
     Command("dashboard", "dashboards.cli", "DASHBOARD_HELP"),

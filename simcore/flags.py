@@ -194,11 +194,12 @@ def add_seeds_flag(parser: argparse.ArgumentParser, *, required: bool = False, d
 
 
 def add_duration_flag(parser: argparse.ArgumentParser, *, default_s: float = DEFAULT_DURATION_S,
-                      warm_up: bool = True) -> None:
-    """``--duration-s S``; ``warm_up``: the runs are catalog simulations, whose steady-state window needs time."""
+                      warm_up: bool = True, what: str = "simulated seconds per run") -> None:
+    """``--duration-s S``; ``warm_up``: the runs are catalog simulations, whose steady-state window needs time;
+    ``what``: what the seconds are (``probe``'s are measured, not simulated)."""
     note = "; must exceed twice the warm-up, 1800 s with the default runtime" if warm_up else ""
     parser.add_argument("--duration-s", type=number, default=default_s, metavar="S",
-                        help=f"simulated seconds per run (default {default_s:g}){note}")
+                        help=f"{what} (default {default_s:g}){note}")
 
 
 def add_provider_flag(parser: argparse.ArgumentParser) -> None:

@@ -78,6 +78,9 @@ BASE_COMMANDS: Mapping[str, Sequence[str]] = {
               "--json"],
     # --observed-at fixed: a third of the fit's grid.
     "fit": ["--table", MEASURED_TABLE, "--provider", "s3", "--observed-at", "0", "--max-evaluations", "3", "--quiet"],
+    # Stops where it would first reach the store (work_would_start): the flags' checks all come before.
+    "probe": ["--store-uri", "s3://bucket/p", "--endpoint-url", "http://127.0.0.1:9", "--clients", "1",
+              "--duration-s", "2", "--out", "samples.csv", "--json"],
     "status": ["--store", "store"],
     "dashboard build": ["--store", "store", "--out", "site"],
     "dashboard serve": ["--store", "store", "--port", "0", "--quiet"],
@@ -232,6 +235,7 @@ def work_would_start() -> contextlib.ExitStack:
     """
     import ray
 
+    import commit_sweeps.probe.stores
     import dashboards.server
     import ray_jobs.connect
 
@@ -250,6 +254,7 @@ def work_would_start() -> contextlib.ExitStack:
     stack.enter_context(mock.patch.object(ray_jobs.connect, "connect_ray", refuse))
     stack.enter_context(mock.patch.object(ray, "init", refuse))
     stack.enter_context(mock.patch.object(dashboards.server, "make_server", make_server_that_stops))
+    stack.enter_context(mock.patch.object(commit_sweeps.probe.stores, "open_store", refuse))  # probe's network
     return stack
 
 

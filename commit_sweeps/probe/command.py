@@ -1,0 +1,284 @@
+"""``probe``: seed 000's conditional-write benchmark against a real store, measured.
+
+    commit-sweeps probe --store-uri s3://bucket/prefix [--endpoint-url URL] --operation cas \\
+                        --clients 1-4 --duration-s 60 --out samples.csv [--json]
+
+For each client count, N clients loop on one object: read it (its ETag or
+generation; appending, its length), then write it conditionally on what they
+read, no retry. Printed per count: goodput, failure rate and latency
+percentiles, ``bench``'s columns (``--json``: ``bench --json``'s keys, then
+the failed ops' latency and the client side's own cost). ``--out`` gets one
+row per op in the format ``fit --samples`` reads, rewritten whole after each
+client count, so an interrupted probe keeps every count it finished.
+
+Before measuring, the store must prove its conditional writes atomic
+(``atomicity``); the probe's one object (``<prefix>/commit-sweeps-probe-<random>``)
+is deleted at the end, also on ^C or SIGTERM. Exit status: 0 measured, 1 the
+client side distorted a count (its figures are not printed), 2 bad input or a
+store refused (one line, nothing measured), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import sys
+import time
+from typing import Callable, Optional
+from urllib.parse import urlsplit
+
+from simcore.errors import ConfigError
+from simcore.flags import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_duration_flag, bad_input, number, \
+    output_path, positive_int
+
+PROBE_HELP = ("measure seed 000's conditional-write benchmark on a real store (s3://, az://, gs://): N clients "
+              "reading then conditionally writing one object, no retry")
+MAX_PROBE_CLIENTS = 256
+# The client side distorts a count when a client ready to send waits for its CPU this long, as a share of the
+# median successful op: above WARN_LAG the count is printed with a warning, above MAX_LAG it is refused.
+WARN_LAG, MAX_LAG = 0.10, 0.25
+MAX_RACE_ROUNDS, MAX_RACE_WRITERS, MAX_PROCESSES = 10_000, 64, 256
+WARN_CPU = 0.8  # the clients used this share of the machine's cores: latencies may include CPU queueing
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store-uri", required=True, metavar="URI",
+                        help="s3://bucket/prefix, az://container/prefix or gs://bucket/prefix: where the probe's "
+                             "one object goes (deleted at the end)")
+    parser.add_argument("--endpoint-url", default=None, metavar="URL",
+                        help="the store's endpoint, http(s)://host[:port][/account] (MinIO, Azurite, an emulator); "
+                             "default: the SDK's")
+    parser.add_argument("--operation", default="cas", choices=("cas", "append"),
+                        help="cas (read, then overwrite if unchanged) or append (read the length, then append at "
+                             "it: Azure append blobs, S3 Express); default cas")
+    parser.add_argument("--clients", required=True, help="client counts: 1-16, 4 or 1,2,4,8 (as bench takes them; "
+                                                         f"each in [1, {MAX_PROBE_CLIENTS}])")
+    add_duration_flag(parser, default_s=60.0, warm_up=False,
+                      what="seconds measured per client count, the first min(5, S/10) a warm-up as in bench")
+    parser.add_argument("--out", type=output_path, default=None, metavar="CSV",
+                        help="write every measured op here, the format fit --samples reads")
+    parser.add_argument("--json", action="store_true", help="one JSON object per client count per line "
+                                                            "(bench --json's keys, then the probe's own)")
+    parser.add_argument("--race-rounds", type=positive_int, default=20, metavar="N",
+                        help="rounds of the single-winner check before measuring (default 20)")
+    parser.add_argument("--race-writers", type=positive_int, default=8, metavar="N",
+                        help="concurrent writers per round of that check (default 8)")
+    parser.add_argument("--processes", type=positive_int, default=None, metavar="N",
+                        help="client processes (default: 4 per core, at most one per client)")
+    parser.add_argument("--max-client-lag", type=number, default=MAX_LAG, metavar="F",
+                        help="refuse a client count whose clients, ready to send, waited for their CPU longer "
+                             f"than this share of the median op (99th percentile; default {MAX_LAG:g}; a warning "
+                             f"from {WARN_LAG:g})")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def parse_endpoint_url(text: Optional[str]) -> Optional[str]:
+    """``http(s)://host[:port][/path]`` or None.
+
+    >>> parse_endpoint_url("http://127.0.0.1:9000/")
+    'http://127.0.0.1:9000'
+    """
+    if text is None:
+        return None
+    allowed = "http://host[:port] or https://host[:port], optionally with a path (Azurite's account)"
+    try:
+        parts = urlsplit(text)
+        parts.port  # raises ValueError on a bad port
+    except ValueError:
+        raise ConfigError("endpoint_url", text, allowed) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise ConfigError("endpoint_url", text, allowed)
+    return text.rstrip("/")
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def _on_signal(signum, frame):
+    raise _Interrupted(signal.Signals(signum).name)
+
+
+def run(args: argparse.Namespace) -> int:
+    from commit_sweeps.probe.uri import parse_store_uri
+    from simcore.bench import parse_clients
+    from simcore.fit_command import _check_out
+
+    progress: Callable[[str], None] = (lambda line: None) if args.quiet else (
+        lambda line: print(line, file=sys.stderr, flush=True))
+    try:
+        uri = parse_store_uri(args.store_uri)
+        endpoint = parse_endpoint_url(args.endpoint_url)
+        counts = parse_clients(args.clients)
+        if max(counts) > MAX_PROBE_CLIENTS:
+            raise ConfigError("clients", args.clients, f"client counts in [1, {MAX_PROBE_CLIENTS}]")
+        if not (math.isfinite(args.duration_s) and 2 <= args.duration_s <= 86400):
+            raise ConfigError("duration_s", args.duration_s, "seconds in [2, 86400]")
+        if not (math.isfinite(args.max_client_lag) and args.max_client_lag > 0):
+            raise ConfigError("max_client_lag", args.max_client_lag, "a share > 0 of the median op")
+        for field, value, most in (("race_rounds", args.race_rounds, MAX_RACE_ROUNDS),
+                                   ("race_writers", args.race_writers, MAX_RACE_WRITERS),
+                                   ("processes", args.processes, MAX_PROCESSES)):
+            if value is not None and not 1 <= value <= most:
+                raise ConfigError(field, value, f"an integer in [1, {most}]")
+        if args.operation == "append" and uri.scheme == "gs":
+            raise ConfigError("operation", "append", "cas (GCS has no conditional append)")
+        if args.out is not None:
+            _check_out(args.out)
+    except ConfigError as error:
+        return bad_input(error)
+    # ^C and SIGTERM both unwind through the clean-up below; the client processes ignore ^C themselves.
+    previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _probe(args, uri, endpoint, counts, progress)
+    finally:
+        for number_, handler in previous.items():
+            signal.signal(number_, handler)
+
+
+def _probe(args, uri, endpoint, counts, progress) -> int:
+    from commit_sweeps.probe.atomicity import prove
+    from commit_sweeps.probe.clients import ClientPool, Target, default_processes
+    from commit_sweeps.probe.stores import StoreError, open_store
+
+    store = None
+    name = uri.object_name()
+    created = False
+    pool = None
+    try:
+        try:
+            store = open_store(uri, endpoint)
+            store.check()
+            racers = [store] + [open_store(uri, endpoint) for _ in range(args.race_writers - 1)]
+            created = True  # from here on the object may exist: clean up whatever happens
+            progress(f"probe: {store.describe()}: proving conditional writes atomic on {name}")
+            prove(racers, name, args.operation, args.race_rounds, progress)
+        except ConfigError as error:
+            return bad_input(error)
+        target = Target(uri, endpoint, name, args.operation)
+        pool = ClientPool(target, args.processes or default_processes(max(counts)))
+        measured: list = []
+        for clients in counts:
+            if args.operation == "append":  # a fresh append object per count (Azure caps an append blob's blocks)
+                store.delete(name)
+                if not store.create(name, b"", append=True):
+                    raise StoreError("the append object could not be made anew")
+            progress(f"probe: {clients} client(s): measuring for {args.duration_s:g} s")
+            started = time.monotonic()
+            result, ops, verdict = _one_count(pool, store, args, clients)
+            if verdict is not None:
+                print(f"error: clients: {clients} is not allowed; expected a client count this machine can run "
+                      f"without distorting the result ({verdict}); use fewer clients or --processes, or a "
+                      f"bigger machine", file=sys.stderr)
+                return EXIT_FAILED
+            measured.append((clients, ops, result))
+            if args.out is not None:
+                _write_samples(args.out, args.operation, measured)
+            if args.json:
+                print(json.dumps({key: None if isinstance(value, float) and not math.isfinite(value) else value
+                                  for key, value in result.to_json().items()}, allow_nan=False), flush=True)
+            progress(_progress_line(result, time.monotonic() - started))
+        if not args.json:
+            print(_table(store.describe(), args, [r for _, _, r in measured]))
+        if args.out is not None:
+            progress(f"probe: wrote {sum(len(o) for _, o, _ in measured)} samples to {args.out}")
+        return EXIT_OK
+    except _Interrupted as signal_name:
+        progress(f"probe: interrupted ({signal_name}); cleaning up")
+        return EXIT_INTERRUPTED
+    except StoreError as error:
+        print(f"error: {store.describe() if store else args.store_uri}: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        # Neither ^C nor SIGTERM may stop the clean-up half-way: both are ignored until the object is gone.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if pool is not None:
+            pool.close()
+        if created and store is not None:
+            _delete(store, name, progress)
+
+
+def _delete(store, name: str, progress) -> None:
+    """Delete the probe's object and check it is gone; three tries, then say what to delete by hand."""
+    why = "it still exists"
+    for _ in range(3):
+        try:
+            store.delete(name)
+            if not store.exists(name):
+                progress(f"probe: deleted {name}")
+                return
+        except Exception as error:  # noqa: BLE001 - told to the user below, with the name to delete by hand
+            why = f"{type(error).__name__}: {error}"
+        time.sleep(1.0)
+    print(f"warning: probe: could not delete {store.uri.scheme}://{store.uri.bucket}/{name} ({why}); delete it "
+          f"by hand", file=sys.stderr)
+
+
+def _one_count(pool, store, args, clients: int):
+    from commit_sweeps.probe.samples import Overhead, in_window, summarise
+    from commit_sweeps.probe.stores import StoreError
+    import numpy as np
+    import psutil
+
+    batches = pool.run(clients, args.duration_s)
+    ops = in_window([op for batch in batches for op in batch.ops], args.duration_s)
+    errors = [e for batch in batches for e in batch.errors]
+    lags = np.array([lag for batch in batches for lag in batch.lags_ms]) if any(b.lags_ms for b in batches) else \
+        np.zeros(1)
+    overhead = Overhead(cpu_s=sum(b.cpu_s for b in batches), cores=psutil.cpu_count() or 1,
+                        wall_s=max(b.wall_s for b in batches), lag_p99_ms=float(np.percentile(lags, 99)))
+    if not any(op.succeeded for op in ops):
+        raise StoreError(f"no op succeeded at {clients} clients" + (f" ({len(errors)} errors, first: {errors[0]})"
+                                                                    if errors else ""))
+    result = summarise(str(store.uri), args.operation, clients, ops, args.duration_s, overhead)
+    lag_share = overhead.lag_p99_ms / result.bench.latency_p50_ms
+    verdict = None
+    if lag_share > args.max_client_lag:
+        verdict = (f"a ready client waited {overhead.lag_p99_ms:.1f} ms for the CPU (p99), "
+                   f"{lag_share:.0%} of the {result.bench.latency_p50_ms:.1f} ms median op")
+    elif lag_share > min(WARN_LAG, args.max_client_lag) or overhead.cpu_share > WARN_CPU:
+        print(f"warning: probe: at {clients} clients the client side may distort the result: CPU lag p99 "
+              f"{overhead.lag_p99_ms:.1f} ms ({lag_share:.0%} of the median op), clients used "
+              f"{overhead.cpu_share:.0%} of {overhead.cores} cores", file=sys.stderr)
+    if errors:
+        print(f"warning: probe: {len(errors)} request(s) at {clients} clients failed other than by a refused "
+              f"condition, not counted (first: {errors[0]})", file=sys.stderr)
+    return result, ops, verdict
+
+
+def _progress_line(result, elapsed_s: float) -> str:
+    b = result.bench
+    return (f"probe: {b.clients} client(s): {b.goodput_ops:.2f} op/s, {b.failure_rate:.1%} failed, p50 "
+            f"{b.latency_p50_ms:.1f} ms, p99 {b.latency_p99_ms:.1f} ms; client CPU {result.overhead.cpu_share:.0%} "
+            f"of {result.overhead.cores} cores, lag p99 {result.overhead.lag_p99_ms:.1f} ms ({elapsed_s:.0f} s)")
+
+
+def _table(store: str, args, results) -> str:
+    from simcore.cli import BENCH_COLUMNS
+
+    columns = BENCH_COLUMNS + (("failed_mean_ms", "failed mean ms", "{:.1f}"),)
+    cells = [[title for _, title, _ in columns]]
+    for result in results:
+        row = []
+        for key, _, fmt in columns:
+            value = getattr(result.bench, key, None) if key != "failed_mean_ms" else result.failed_mean_ms
+            row.append("-" if value is None or (isinstance(value, float) and math.isnan(value)) else fmt.format(value))
+        cells.append(row)
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    head = (f"{store} {args.operation} probe, {args.duration_s:g} s per client count: closed loop, read then "
+            f"conditional write, no retry")
+    return head + "\n" + "\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in cells)
+
+
+def _write_samples(path: str, operation: str, measured) -> None:
+    """Rewrite ``path`` with every count measured so far, through a temporary name: never a torn file."""
+    from commit_sweeps.probe.samples import samples_csv
+
+    partial = path + ".partial"
+    with open(partial, "w", newline="") as handle:
+        handle.write(samples_csv(operation, [(clients, ops) for clients, ops, _ in measured]))
+    os.replace(partial, path)

@@ -1,0 +1,319 @@
+"""``commit-sweeps probe`` against real servers: moto's S3 server (always), MinIO (when its build is cached).
+
+What is checked, each through the command as a user runs it:
+
+- the samples file round-trips through ``fit --samples`` (and ``commit-sweeps fit`` fits a profile from it),
+  and ``--json`` carries ``bench --json``'s keys in the same order;
+- a proxy that drops If-Match / If-None-Match makes the probe refuse the store, by name;
+- a gateway that emulates conditions by checking then writing, without a lock, is refused by the
+  single-winner race (moto itself also checks then writes without a lock, but its window is short: no two
+  winners in 200 rounds of 8 writers here; so the race is shown to bite through that gateway, and shown to
+  pass on an atomic store with MinIO when its build is cached);
+- an interrupted probe (SIGINT, SIGTERM) leaves no object behind;
+- bad input exits 2 with one line.
+
+moto is reached through a proxy adding 5 ms each way, so that an op costs more than the client's own CPU and
+the probe's client-overhead check has something real to compare against.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from probe_servers import KEYS, MINIO_VERSION, MinioServer, MotoServer, Proxy, free_port, minio_binary
+
+ROOT = Path(__file__).resolve().parents[1]
+BUCKET = "probe-bucket"
+
+
+@pytest.fixture(scope="module")
+def moto():
+    server = MotoServer()
+    server.client().create_bucket(Bucket=BUCKET)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def slow_moto(moto):
+    proxy = Proxy(moto.endpoint, delay_ms=5.0)
+    yield proxy
+    proxy.stop()
+
+
+def probe(*flags: str, env_extra=None, timeout=120) -> subprocess.CompletedProcess:
+    env = {**os.environ, **KEYS, "PYTHONPATH": str(ROOT), **(env_extra or {})}
+    env = {key: value for key, value in env.items() if value is not None}  # None: unset
+    return subprocess.run([sys.executable, "-m", "commit_sweeps", "probe", *flags], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=timeout)
+
+
+def leftover(server, prefix: str) -> list[str]:
+    answer = server.client().list_objects_v2(Bucket=BUCKET, Prefix=prefix)
+    return [item["Key"] for item in answer.get("Contents", [])]
+
+
+def one_error_line(result: subprocess.CompletedProcess) -> str:
+    lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+# -- the pure parts: no server ------------------------------------------------------------------------
+
+def test_store_uris_parse_and_name_one_object_per_run():
+    from commit_sweeps.probe.uri import StoreURI, parse_store_uri
+    from simcore.errors import ConfigError
+
+    assert parse_store_uri("az://lab/a/b/") == StoreURI("az", "lab", "a/b")
+    assert parse_store_uri("GS://bucket.with.dots") == StoreURI("gs", "bucket.with.dots", "")
+    uri = parse_store_uri("s3://lab/p")
+    first, second = uri.object_name(), uri.object_name()
+    assert first != second and first.startswith("p/commit-sweeps-probe-")
+    for bad in ("lab/p", "s3://", "s3://ab", "s3://UPPER", "s3://lab/a//b", "s3://lab/p?x=1", "file:///tmp",
+                "s3://lab/\x00"):
+        with pytest.raises(ConfigError) as refused:
+            parse_store_uri(bad)
+        assert refused.value.field == "store_uri"
+
+
+def test_ops_become_bench_figures_and_the_samples_fit_reads(tmp_path):
+    from commit_sweeps.probe.samples import Op, Overhead, in_window, samples_csv, summarise
+    from simcore.bench import warmup_s
+    from simcore.fit import read_samples
+
+    duration = 20.0  # warm-up 2 s
+    ops = [Op(0, 1.0, 1.9, True),  # completes in the warm-up: not counted
+           Op(0, 1.9, 2.0, True), Op(1, 1.95, 2.05, False), Op(0, 2.0, 2.25, True), Op(1, 2.05, 2.30, False),
+           Op(0, 19.9, 20.1, True)]  # completes after the end: not counted
+    kept = in_window(ops, duration)
+    assert warmup_s(duration) == 2.0 and [op.ended_s for op in kept] == [2.0, 2.05, 2.25, 2.30]
+    result = summarise("s3://b", "cas", 2, kept, duration, Overhead(cpu_s=0.4, cores=2, wall_s=20.0, lag_p99_ms=1.0))
+    assert (result.bench.successes, result.bench.failures) == (2, 2)
+    assert result.bench.goodput_ops == pytest.approx(2 / 18.0) and result.bench.failure_rate == 0.5
+    assert result.bench.latency_mean_ms == pytest.approx(175.0) and result.failed_mean_ms == pytest.approx(175.0)
+    assert result.overhead.cpu_share == pytest.approx(0.01) and result.cpu_ms_per_op == pytest.approx(100.0)
+    path = tmp_path / "samples.csv"
+    path.write_text(samples_csv("cas", [(2, kept)]))
+    (stats,) = read_samples(str(path))["cas"]
+    assert (stats.clients, stats.successes, stats.failures) == (2, 2, 2)
+    assert stats.mean_ms == pytest.approx(175.0) and stats.failed_mean_ms == pytest.approx(175.0)
+
+
+# -- against moto's server --------------------------------------------------------------------------
+
+def test_samples_round_trip_through_fit_and_json_has_bench_keys(moto, slow_moto, tmp_path):
+    from simcore.bench import BenchResult
+    from simcore.fit import read_samples
+
+    out = tmp_path / "samples.csv"
+    result = probe("--store-uri", f"s3://{BUCKET}/round-trip", "--endpoint-url", slow_moto.endpoint,
+                   "--clients", "1,2", "--duration-s", "4", "--race-rounds", "3", "--processes", "2",
+                   "--out", str(out), "--json", "--max-client-lag", "1")
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["clients"] for line in lines] == [1, 2]
+    bench_keys = [field.name for field in fields(BenchResult)]
+    assert all(list(line)[:len(bench_keys)] == bench_keys for line in lines)
+    assert all(line["provider"] == f"s3://{BUCKET}/round-trip" and line["operation"] == "cas" for line in lines)
+    assert lines[0]["failures"] == 0 and lines[0]["successes"] > 10  # one client never loses
+    assert lines[1]["client_cpu_share"] > 0 and lines[1]["client_lag_p99_ms"] >= 0
+    # The file holds exactly the ops the JSON counted, and fit reads the same counts back.
+    stats = read_samples(str(out))["cas"]
+    assert [(s.clients, s.successes, s.failures) for s in stats] == [
+        (line["clients"], line["successes"], line["failures"]) for line in lines]
+    assert stats[0].mean_ms == pytest.approx(lines[0]["latency_mean_ms"], rel=1e-3)
+    assert stats[0].mean_ms > 20  # two requests through the proxy, 10 ms added to each
+    assert "measuring" in result.stderr and "deleted" in result.stderr  # progress per count; the clean-up
+    assert leftover(moto, "round-trip") == []
+    # And the command fits a profile from it.
+    profile = tmp_path / "mine.toml"
+    fitted = subprocess.run([sys.executable, "-m", "commit_sweeps", "fit", "--samples", str(out), "--base", "s3",
+                             "--name", "moto", "--max-evaluations", "3", "--out", str(profile), "--quiet"],
+                            capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            timeout=600)
+    assert fitted.returncode == 0, fitted.stderr
+    from simcore.profiles import load_profile
+    assert load_profile(str(profile)).name == "moto"
+
+
+def test_a_proxy_that_drops_the_condition_headers_is_refused(moto):
+    proxy = Proxy(moto.endpoint, mode="strip")
+    try:
+        result = probe("--store-uri", f"s3://{BUCKET}/stripped", "--endpoint-url", proxy.endpoint,
+                       "--clients", "1", "--duration-s", "2")
+    finally:
+        proxy.stop()
+    assert result.returncode == 2, result.stderr
+    line = one_error_line(result)
+    assert f"S3 store s3://{BUCKET}/stripped at {proxy.endpoint}" in line and "If-None-Match" in line
+    assert "measuring" not in result.stderr and result.stdout == ""
+    assert leftover(moto, "stripped") == []
+
+
+def test_a_gateway_that_checks_then_writes_without_a_lock_fails_the_race(moto):
+    proxy = Proxy(moto.endpoint, mode="check-then-write")
+    try:
+        result = probe("--store-uri", f"s3://{BUCKET}/unlocked", "--endpoint-url", proxy.endpoint,
+                       "--clients", "1", "--duration-s", "2", "--race-rounds", "3")
+    finally:
+        proxy.stop()
+    assert result.returncode == 2, result.stderr
+    line = one_error_line(result)
+    assert re.search(r"\d of 8 concurrent writers on one version won in round \d", line), line  # stale checks pass
+    assert leftover(moto, "unlocked") == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_probe_leaves_no_object_behind(moto, slow_moto, signum, tmp_path):
+    prefix = f"interrupted-{signum.name}"
+    env = {**os.environ, **KEYS, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([sys.executable, "-m", "commit_sweeps", "probe", "--store-uri",
+                                f"s3://{BUCKET}/{prefix}", "--endpoint-url", slow_moto.endpoint, "--clients", "2",
+                                "--duration-s", "60", "--race-rounds", "2", "--processes", "2"],
+                               stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    try:
+        seen = ""
+        deadline = time.monotonic() + 90
+        while "measuring" not in seen:  # interrupted while its clients write
+            line = process.stderr.readline()
+            assert line and time.monotonic() < deadline, f"the probe did not start measuring: {seen}"
+            seen += line
+        time.sleep(2.0)
+        assert leftover(moto, prefix) != []  # its object exists while it measures
+        process.send_signal(signum)
+        _, rest = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, seen + rest
+    assert "interrupted" in rest and "deleted" in rest
+    assert leftover(moto, prefix) == []
+
+
+def test_a_client_side_that_distorts_the_result_is_refused(moto, slow_moto):
+    result = probe("--store-uri", f"s3://{BUCKET}/strict", "--endpoint-url", slow_moto.endpoint, "--clients", "1",
+                   "--duration-s", "2", "--race-rounds", "1", "--max-client-lag", "0.000001")
+    assert result.returncode == 1, result.stderr
+    assert "without distorting the result" in one_error_line(result)
+    assert leftover(moto, "strict") == []
+
+
+def test_bad_input_exits_2_with_one_line(moto, tmp_path):
+    no_keys = {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": None,
+               "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"), "AWS_CONFIG_FILE": str(tmp_path / "none")}
+    cases = [
+        (["--store-uri", "ftp://bucket/p"], {}, "unknown scheme 'ftp'"),
+        (["--store-uri", "s3://Bad_Bucket"], {}, "bucket name"),
+        (["--store-uri", f"s3://{BUCKET}", "--endpoint-url", "localhost:9000"], {}, "endpoint_url"),
+        (["--store-uri", f"s3://{BUCKET}", "--endpoint-url", f"http://127.0.0.1:{free_port()}"], {},
+         "a reachable S3 endpoint"),
+        (["--store-uri", "s3://no-such-bucket", "--endpoint-url", moto.endpoint], {}, "does not exist"),
+        (["--store-uri", f"s3://{BUCKET}", "--endpoint-url", moto.endpoint], no_keys, "credentials"),
+        (["--store-uri", "gs://bucket", "--operation", "append"], {}, "GCS has no conditional append"),
+        (["--store-uri", f"s3://{BUCKET}", "--clients", "0"], {}, "clients"),
+        (["--store-uri", f"s3://{BUCKET}", "--clients", "300"], {}, "clients"),
+        (["--store-uri", f"s3://{BUCKET}", "--duration-s", "nan"], {}, "duration_s"),
+        (["--store-uri", f"s3://{BUCKET}", "--out", str(tmp_path / "missing" / "x.csv")], {}, "out"),
+    ]
+    for flags, env, expected in cases:
+        flags = flags + ([] if "--clients" in flags else ["--clients", "1"])
+        result = probe(*flags, "--duration-s", "2", env_extra=env) if "--duration-s" not in flags else \
+            probe(*flags, env_extra=env)
+        assert result.returncode == 2, (flags, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1 and expected in result.stderr, (flags, result.stderr)
+        assert result.stdout == ""
+
+
+def test_credentials_the_store_refuses_exit_2():
+    server = MotoServer(auth=True)  # checks keys: ours are unknown to it
+    try:
+        result = probe("--store-uri", f"s3://{BUCKET}", "--endpoint-url", server.endpoint, "--clients", "1",
+                       "--duration-s", "2")
+    finally:
+        server.stop()
+    assert result.returncode == 2, result.stderr
+    assert "credentials" in one_error_line(result) and "answered 403" in result.stderr
+    assert "testing" not in result.stderr  # never printed
+
+
+def test_minio_passes_the_race_when_its_build_is_cached(tmp_path):
+    binary = minio_binary()
+    if binary is None:
+        pytest.skip("MinIO is not built on this machine (scripts/store-lab.sh up builds and caches it)")
+    server = MinioServer(binary, tmp_path / "minio")
+    try:
+        server.client().create_bucket(Bucket=BUCKET)
+        result = probe("--store-uri", f"s3://{BUCKET}/race", "--endpoint-url", server.endpoint, "--clients", "2",
+                       "--duration-s", "3", "--race-rounds", "30", "--processes", "2", "--max-client-lag", "100",
+                       env_extra=server.keys())
+        assert result.returncode == 0, result.stderr
+        assert "one winner of 8 concurrent writers in each of 30 rounds" in result.stderr
+        assert server.client().list_objects_v2(Bucket=BUCKET, Prefix="race").get("Contents", []) == []
+    finally:
+        server.stop()
+
+
+def _lab_tools_cached() -> bool:
+    tools = Path(os.environ.get("SWEEPS_TOOLS_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "commit-sweeps", "tools"))
+    return all(os.access(tools / path, os.X_OK) for path in (
+        f"minio-{MINIO_VERSION}/bin/minio", "fake-gcs-server-v1.56.1/bin/fake-gcs-server",
+        "toxiproxy-v2.5.0/bin/server", "azurite-3.37.0/node_modules/.bin/azurite-blob"))
+
+
+@pytest.mark.slow
+def test_the_store_lab_serves_all_three_stores_on_loopback_to_the_probe(tmp_path):
+    """scripts/store-lab.sh up / env / down, and a probe of each store, when the lab's tools are cached."""
+    if not _lab_tools_cached():
+        pytest.skip("the store lab's tools are not built on this machine (scripts/store-lab.sh up builds them, "
+                    "about 5 minutes of CPU for MinIO)")
+    import psutil
+
+    lab = {**os.environ, "STORE_LAB_DIR": str(tmp_path / "lab"), "PYTHON": sys.executable}
+    up = subprocess.run(["bash", "scripts/store-lab.sh", "up", "--delay-ms", "3"], cwd=ROOT, env=lab,
+                        capture_output=True, text=True, timeout=300)
+    try:
+        assert up.returncode == 0, up.stderr
+        exports = subprocess.run(["bash", "scripts/store-lab.sh", "env"], cwd=ROOT, env=lab, capture_output=True,
+                                 text=True, timeout=30).stdout
+        env = {}
+        for line in exports.splitlines():
+            for assignment in shlex.split(line.removeprefix("export ")):
+                key, _, value = assignment.partition("=")
+                env[key] = value
+        assert env["STORE_LAB_DELAY_MS"] == "3"
+        pids = [int((tmp_path / "lab" / f"{name}.pid").read_text()) for name in
+                ("minio", "azurite", "fake-gcs-server", "toxiproxy")]
+        listening = [c.laddr.ip for c in psutil.net_connections("tcp") if c.status == "LISTEN" and c.pid in pids]
+        assert listening and set(listening) <= {"127.0.0.1", "::1"}, listening
+        for store in ("S3", "AZ", "GS"):
+            result = probe("--store-uri", env[f"STORE_LAB_{store}_URI"], "--endpoint-url",
+                           env[f"STORE_LAB_{store}_ENDPOINT"], "--clients", "2", "--duration-s", "3",
+                           "--race-rounds", "5", "--json", "--max-client-lag", "100", env_extra=env)
+            assert result.returncode == 0, (store, result.stderr)
+            (line,) = [json.loads(text) for text in result.stdout.splitlines()]
+            assert line["successes"] > 0 and line["latency_p50_ms"] > 4 * 3  # at least two round trips of 2 x 3 ms
+        appended = probe("--store-uri", env["STORE_LAB_AZ_URI"], "--endpoint-url", env["STORE_LAB_AZ_ENDPOINT"],
+                         "--operation", "append", "--clients", "2", "--duration-s", "3", "--race-rounds", "5",
+                         "--json", "--max-client-lag", "100", env_extra=env)
+        assert appended.returncode == 0, appended.stderr
+        assert json.loads(appended.stdout)["operation"] == "append"
+        refused = probe("--store-uri", env["STORE_LAB_S3_URI"], "--endpoint-url", env["STORE_LAB_S3_ENDPOINT"],
+                        "--operation", "append", "--clients", "1", "--duration-s", "2", env_extra=env)
+        assert refused.returncode == 2 and "conditional appends" in refused.stderr  # MinIO has no WriteOffsetBytes
+    finally:
+        down = subprocess.run(["bash", "scripts/store-lab.sh", "down"], cwd=ROOT, env=lab, capture_output=True,
+                              text=True, timeout=60)
+    assert down.returncode == 0 and not (tmp_path / "lab").exists()
