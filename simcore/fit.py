@@ -50,6 +50,10 @@ from simcore.providers import OperationLatency, Provider, Throttle
 CONTENTION_FIT_EVALUATIONS = 420
 THROTTLE_FIT_EVALUATIONS = 5040
 FIT_CLIENTS = (1, 2, 3, 4, 6, 8, 12, 16)  # the client counts the simulation fit compares (all that exist)
+# The operations each store of seed 000 throttles on one object, fitted with the throttle model (`fit --throttle
+# OP`): GCS's CAS (about one write per second, documented; seed 000's failed CAS take 7.1 s) and Azure's CAS
+# (goodput flat at about 10 and 15 op/s from 1 to 16 clients, seeds 000 and 003). docs/measured.md.
+SEED000_THROTTLED = {"gcp": ("cas",), "azure": ("cas",), "azurex": ("cas",)}
 
 
 @dataclass(frozen=True)
