@@ -125,13 +125,18 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         return bad_input(error)
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    report: dict = {}
     try:
         profile, losses = fit.fit_profile(base, measurements, name=name, description=args.description,
                                           observed_at=args.observed_at, max_evaluations=args.max_evaluations,
                                           failed_ratios=failed_ratios, throttled=tuple(args.throttle),
-                                          progress=progress)
+                                          progress=progress, report=report)
     except ConfigError as error:
         return bad_input(error)
+    # How well the data determined the terms: printed (always, even with --quiet) and kept in the file.
+    determined = [line for operation in losses for line in report[operation].lines()]
+    for line in determined:
+        print(line, file=sys.stderr, flush=True)
     source = args.table or args.samples
     flags = [f"--{key.replace('_', '-')} {shlex.quote(str(value))}" for key, value in vars(args).items()
              if key in ("table", "samples", "provider", "base", "base_file", "name", "observed_at", "max_evaluations")
@@ -141,7 +146,9 @@ def run(args: argparse.Namespace) -> int:
               f"Measurements: {os.path.basename(source)} ({', '.join(f'{op} at {len(s)} client counts' for op, s in measurements.items())}).\n"
               f"Read, write and floor from {args.base_file or base.name}; conditional writes and terms fitted\n"
               f"(docs/measured.md). Fit loss per operation: "
-              + ", ".join(f"{op} {loss:.2f}" for op, loss in losses.items()))
+              + ", ".join(f"{op} {loss:.2f}" for op, loss in losses.items())
+              + "\nHow well the data determine the terms (equally good fits, and what they predict):\n"
+              + "\n".join(determined))
     text = dump_profile(profile, header)
     if args.out is None:
         sys.stdout.write(text)
