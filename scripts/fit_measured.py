@@ -42,7 +42,7 @@ if __name__ == "__main__":
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="seed 000's per-thread CSV")
     parser.add_argument("--only", default=None, help="comma list of stores to refit (default: all)")
     parser.add_argument("--max-evaluations", default=None,
-                        help="simulations per operation (default 420; 5040 for a throttled operation)")
+                        help="simulations per operation (default 492; 5040 for a throttled operation)")
     parser.add_argument("--with-failed-ratios", action="store_true",
                         help="also fit seed 000 section 8's failed/successful latency ratios")
     args = parser.parse_args()

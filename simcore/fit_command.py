@@ -50,7 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "token bucket and the client's resends of refused writes instead of the contention "
                              "terms; repeatable")
     parser.add_argument("--max-evaluations", type=int, default=None, metavar="N",
-                        help="simulations per operation fitted (default 420; 5040 for a throttled one)")
+                        help="simulations per operation fitted (default 492; 5040 for a throttled one)")
     parser.add_argument("--out", default=None, metavar="PATH", help="write the TOML here (default: print it)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
