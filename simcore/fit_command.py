@@ -133,10 +133,11 @@ def run(args: argparse.Namespace) -> int:
                                           progress=progress, report=report)
     except ConfigError as error:
         return bad_input(error)
-    # How well the data determined the terms: printed (always, even with --quiet) and kept in the file.
+    # How well the data determined the terms: on stderr with the progress lines, and kept in the file.
     determined = [line for operation in losses for line in report[operation].lines()]
     for line in determined:
-        print(line, file=sys.stderr, flush=True)
+        if progress:
+            progress(line)
     source = args.table or args.samples
     flags = [f"--{key.replace('_', '-')} {shlex.quote(str(value))}" for key, value in vars(args).items()
              if key in ("table", "samples", "provider", "base", "base_file", "name", "observed_at", "max_evaluations")
