@@ -255,8 +255,38 @@ def run(args: argparse.Namespace) -> int:
         search, step = capacity_search(base, args.writers_at_interval_s, search_range, submit, seeds, slots,
                                        progress)
     result = answer(search, step, simulations, time.perf_counter() - started)
+    note = extrapolation(base, result)
+    if note is not False:  # the profile records the client counts it was fitted on
+        if args.json:
+            result["extrapolation"] = note
+        elif note:
+            print(note, file=sys.stderr, flush=True)
     print(json.dumps(result) if args.json else render(base, result))
     return EXIT_OK
+
+
+def extrapolation(base: SimConfig, result: dict):
+    """A line saying the answer lies beyond the client counts the profile's terms were fitted on; None when it
+    does not; False when the profile does not record them (the built-in and older profiles).
+
+    The transactions committing at once at the usable point (Little's law: throughput x median commit
+    latency) stand for the benchmark's clients, each always reading or writing the catalog object.
+    """
+    from simcore.bench import extrapolation_note
+
+    if base.catalog == "service":
+        return False
+    operation = "append" if base.catalog == "append" else "cas"
+    if not base.latency_profile.conditional(operation).fitted_clients:
+        return False
+    rate = result.get("throughput_cps", result.get("usable_throughput_cps"))
+    latency_ms = result.get("commit_latency_p50_ms")
+    if rate is None or latency_ms is None:
+        return None
+    committing = rate * latency_ms / 1000.0
+    return extrapolation_note(base.latency_profile, operation, [round(committing, 1)],
+                              f"at the usable point about {committing:.1f} transactions commit at once "
+                              "(throughput x median commit latency), so the answer and its figures")
 
 
 def render(base: SimConfig, result: dict) -> str:

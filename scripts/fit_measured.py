@@ -19,6 +19,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout
 
 from simcore.cli import main  # noqa: E402
+from simcore.fit import SEED000_THROTTLED as THROTTLED  # noqa: E402  (the stores' throttled operations)
 
 DEFAULT_DATA = ROOT / "simcore" / "measured" / "seed000_conditional_writes.csv"  # seed 000's tables, as shipped
 
@@ -26,10 +27,6 @@ DEFAULT_DATA = ROOT / "simcore" / "measured" / "seed000_conditional_writes.csv" 
 # mean successful op latency, all thread counts pooled. Not fitted by default (`--with-failed-ratios`
 # fits them too): fitting them costs Azure CAS its goodput and failure-rate match (docs/measured.md),
 # and they serve as an independent check instead.
-# The operations each store throttles on one object, fitted with the throttle model (`fit --throttle OP`):
-# GCS's CAS (about one write per second, documented; seed 000's failed CAS take 7.1 s) and Azure's CAS
-# (goodput flat at about 10 and 15 op/s from 1 to 16 clients, seeds 000 and 003). docs/measured.md.
-THROTTLED = {"gcp": ("cas",), "azure": ("cas",), "azurex": ("cas",)}
 
 FAILED_RATIOS = {"s3": {"cas": 1.22}, "s3x": {"cas": 0.95, "append": 1.09}, "azure": {"cas": 0.81, "append": 31.59},
                  "azurex": {"cas": 1.28, "append": 36.24}, "gcp": {"cas": 13.42}}
@@ -45,7 +42,7 @@ if __name__ == "__main__":
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="seed 000's per-thread CSV")
     parser.add_argument("--only", default=None, help="comma list of stores to refit (default: all)")
     parser.add_argument("--max-evaluations", default=None,
-                        help="simulations per operation (default 420; 5040 for a throttled operation)")
+                        help="simulations per operation (default 492; 5040 for a throttled operation)")
     parser.add_argument("--with-failed-ratios", action="store_true",
                         help="also fit seed 000 section 8's failed/successful latency ratios")
     args = parser.parse_args()

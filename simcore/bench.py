@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Optional, Sequence
 
 import numba
 import numpy as np
@@ -70,6 +70,24 @@ class BenchResult:
                 "latency_p95_ms": self.latency_p95_ms, "latency_p99_ms": self.latency_p99_ms,
                 "seeds": list(self.seeds), "successes": self.successes, "failures": self.failures,
                 "duration_s": self.duration_s}
+
+
+def extrapolation_note(profile: Provider, operation: str, clients: Iterable[float], what: str = "") -> Optional[str]:
+    """One line when ``clients`` go beyond the client counts ``operation``'s terms were fitted on, else None.
+
+    Only a profile that records them (``fit`` writes ``fitted_clients``) can
+    say; between two fitted counts is not beyond them.
+    """
+    fitted = profile.conditional(operation).fitted_clients
+    if not fitted:
+        return None
+    outside = sorted({c for c in clients if c > max(fitted) or c < min(fitted)})
+    if not outside:
+        return None
+    shown = ", ".join(f"{c:g}" for c in outside[:4]) + (", ..." if len(outside) > 4 else "")
+    return (f"note: {profile.name} {operation} was fitted on {len(fitted)} client count(s) "
+            f"({', '.join(map(str, fitted))}); {what or 'results at ' + shown + ' client(s)'} extrapolate beyond "
+            f"them (docs/measured.md, 'Predicting what was not measured')")
 
 
 def warmup_s(duration_s: float) -> float:

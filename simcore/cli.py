@@ -258,7 +258,7 @@ def _bench(args: argparse.Namespace, seeds: list[int]) -> int:
     """``bench``: bad input raises ConfigError (exit 2 in main) before anything runs."""
     import time
 
-    from simcore.bench import OPERATIONS, bench, parse_clients
+    from simcore.bench import OPERATIONS, bench, extrapolation_note, parse_clients
     from simcore.profiles import resolve_profile
 
     profile = resolve_profile(args.provider, args.latency_model, args.provider_file)
@@ -281,4 +281,7 @@ def _bench(args: argparse.Namespace, seeds: list[int]) -> int:
         print("\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in cells))
     print(f"simulated {len(clients)} client counts x {len(seeds)} seeds x {args.duration_s:g} s in {elapsed:.2f} s",
           file=sys.stderr)
+    note = extrapolation_note(profile, args.operation, clients)
+    if note:
+        print(note, file=sys.stderr)
     return EXIT_OK

@@ -50,7 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "token bucket and the client's resends of refused writes instead of the contention "
                              "terms; repeatable")
     parser.add_argument("--max-evaluations", type=int, default=None, metavar="N",
-                        help="simulations per operation fitted (default 420; 5040 for a throttled one)")
+                        help="simulations per operation fitted (default 492; 5040 for a throttled one)")
     parser.add_argument("--out", default=None, metavar="PATH", help="write the TOML here (default: print it)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
@@ -125,13 +125,19 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         return bad_input(error)
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    report: dict = {}
     try:
         profile, losses = fit.fit_profile(base, measurements, name=name, description=args.description,
                                           observed_at=args.observed_at, max_evaluations=args.max_evaluations,
                                           failed_ratios=failed_ratios, throttled=tuple(args.throttle),
-                                          progress=progress)
+                                          progress=progress, report=report)
     except ConfigError as error:
         return bad_input(error)
+    # How well the data determined the terms: on stderr with the progress lines, and kept in the file.
+    determined = [line for operation in losses for line in report[operation].lines()]
+    for line in determined:
+        if progress:
+            progress(line)
     source = args.table or args.samples
     flags = [f"--{key.replace('_', '-')} {shlex.quote(str(value))}" for key, value in vars(args).items()
              if key in ("table", "samples", "provider", "base", "base_file", "name", "observed_at", "max_evaluations")
@@ -141,7 +147,9 @@ def run(args: argparse.Namespace) -> int:
               f"Measurements: {os.path.basename(source)} ({', '.join(f'{op} at {len(s)} client counts' for op, s in measurements.items())}).\n"
               f"Read, write and floor from {args.base_file or base.name}; conditional writes and terms fitted\n"
               f"(docs/measured.md). Fit loss per operation: "
-              + ", ".join(f"{op} {loss:.2f}" for op, loss in losses.items()))
+              + ", ".join(f"{op} {loss:.2f}" for op, loss in losses.items())
+              + "\nHow well the data determine the terms (equally good fits, and what they predict):\n"
+              + "\n".join(determined))
     text = dump_profile(profile, header)
     if args.out is None:
         sys.stdout.write(text)

@@ -26,6 +26,7 @@ the reference's behaviour::
     contention_sigma = 0.0            # optional: sigma + this x ln(c)
     decided_at = 1.0                  # optional: when the object decides it (0 on arrival .. 1 as it answers)
     contention_in = "write"           # optional: what contention delays, the write or the read before it
+    fitted_clients = [1, 2, 3, 4]     # optional: the client counts fit saw (written by fit; not simulated)
 
     [append]                          # optional: conditional append, same keys as [cas]
     median_ms = 21
@@ -77,6 +78,11 @@ _MULTIPLIER = ("a number > 0 and <= 1000, and >= decided_at (a failure is answer
                lambda v: 0 < v <= 1000)
 _EXPONENT = ("a number in [-1, 5]", lambda v: -1 <= v <= 5)
 _CONTENTION_IN = ("write or read", lambda v: v in ("write", "read"))
+MAX_FITTED_CLIENTS = 1024  # as many clients as bench runs
+_CLIENT_COUNTS = (f"a list of client counts, each a whole number in [1, {MAX_FITTED_CLIENTS}], increasing",
+                  lambda v: isinstance(v, (list, tuple)) and len(v) > 0
+                  and all(_is_number(c) and float(c).is_integer() and 1 <= c <= MAX_FITTED_CLIENTS for c in v)
+                  and all(a < b for a, b in zip(v, v[1:])))
 _BURST = (f"a number of tokens >= 1 and <= {MAX_RATE_PER_S:g}", lambda v: 1 <= v <= MAX_RATE_PER_S)
 _BACKOFF_MULTIPLIER = ("a number >= 1 and <= 100", lambda v: 1 <= v <= 100)
 _COUNT = ("a whole number >= 0 and <= 100", lambda v: 0 <= v <= 100 and float(v).is_integer())
@@ -87,7 +93,8 @@ _CONDITIONAL_SCHEMA = {"median_ms": ("median_ms", _LATENCY, True), "sigma": ("si
                        "contention_exponent": ("contention_exponent", _EXPONENT, False),
                        "contention_sigma": ("contention_sigma", _SIGMA_GROWTH, False),
                        "decided_at": ("decided_at", _FRACTION, False),
-                       "contention_in": ("contention_in", _CONTENTION_IN, False)}
+                       "contention_in": ("contention_in", _CONTENTION_IN, False),
+                       "fitted_clients": ("fitted_clients", _CLIENT_COUNTS, False)}
 _SCHEMA: dict[str, dict[str, tuple[str, tuple, bool]]] = {
     # table -> key -> (Provider attribute, or OperationLatency's for [cas] and [append]; rule, required),
     # in the order a profile file lists them.
@@ -184,8 +191,8 @@ def _checked_fields(section: Mapping[str, Any], keys: Mapping[str, tuple[str, tu
                 raise ConfigError(where + key, None, allowed)
             continue
         value = section[key]
-        if rule is _CONTENTION_IN:
-            if not isinstance(value, str) or not ok(value):
+        if rule is _CONTENTION_IN or rule is _CLIENT_COUNTS:
+            if isinstance(value, bool) or not ok(value) or (rule is _CONTENTION_IN and not isinstance(value, str)):
                 raise ConfigError(where + key, value, allowed)
         elif not _is_number(value) or not ok(value):
             raise ConfigError(where + key, value, allowed)
@@ -197,6 +204,8 @@ def _stored(value: Any, rule: tuple) -> Any:
     """A field's value as profiles hold it: text as is, counts as int, every other number as float."""
     if isinstance(value, str):
         return value
+    if rule is _CLIENT_COUNTS:
+        return tuple(int(c) for c in value)
     return int(value) if rule is _COUNT else float(value)
 
 
@@ -271,6 +280,8 @@ def load_profile(path: str) -> Provider:
 
 
 def _toml_value(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, str):
         return json.dumps(value)  # a TOML basic string is a JSON string for these characters
     if isinstance(value, int):

@@ -105,6 +105,11 @@ class OperationLatency:
             decision, or they would fail).
         throttle: the object's throttle on these writes; None, no throttle
             (the reference).
+        fitted_clients: the client counts of the measurements these terms
+            were fitted to (``fit`` records them); None where unknown (the
+            built-in profiles, and profile files written before they were
+            recorded). ``bench`` and ``capacity`` say when they simulate more
+            clients than that.
     """
 
     median_ms: float
@@ -115,6 +120,7 @@ class OperationLatency:
     decided_at: float = 1.0
     contention_in: str = "write"
     throttle: Optional[Throttle] = None
+    fitted_clients: Optional[tuple[int, ...]] = None
 
 
 CONDITIONAL_OPERATIONS = ("cas", "append")

@@ -1,0 +1,198 @@
+"""Predict what was not measured: fit seed 000 on a few client counts, score the rest (issue 22).
+
+    python -m benchmarks.holdout --fit 1-4 [--only s3:cas,gcp:cas] [--seeds 1,2,3] [--duration-s 300]
+                                 [--max-evaluations N] [--data seed000_conditional_writes.csv] [--out FILE]
+
+For every store of seed 000's per-thread table, ``fit`` (simcore.fit, as
+``commit-sweeps fit --table`` does, with the throttle model for the CAS of
+gcp, azure and azurex as scripts/fit_measured.py fits them) sees only the
+rows of the client counts given to ``--fit`` (parsed as ``bench --clients``
+parses them). ``bench`` of the fitted profile then runs at every client
+count of the table, and each client count the fit did not see is scored
+with the issue's tolerance: failure rate within 5 points and goodput within
+10% (seed 000's goodput recovered from its counts, as ``read_table`` does).
+Prints, per (store, operation), the held-out cells within tolerance and
+what drifts, as markdown (docs/measured.md holds the tables), and progress
+on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import pathlib
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from simcore.bench import bench, parse_clients  # noqa: E402
+from simcore.errors import ConfigError  # noqa: E402
+from simcore.fit import SEED000_THROTTLED, ClientStats, fit_profile, read_table  # noqa: E402
+from simcore.flags import add_seeds_flag, bad_input  # noqa: E402
+from simcore.providers import PROVIDERS, Provider  # noqa: E402
+
+DEFAULT_DATA = ROOT / "simcore" / "measured" / "seed000_conditional_writes.csv"  # seed 000's tables, as shipped
+STORES = ("s3", "s3x", "azure", "azurex", "gcp")
+GOODPUT_TOLERANCE, FAILURE_TOLERANCE = 0.10, 0.05
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One held-out client count: seed 000 against the profile fitted without it."""
+
+    clients: int
+    measured_goodput: float
+    simulated_goodput: float
+    measured_failure: float
+    simulated_failure: float
+
+    @property
+    def goodput_error(self) -> float:
+        """Relative: +0.12 is 12% above seed 000."""
+        return self.simulated_goodput / self.measured_goodput - 1.0
+
+    @property
+    def failure_points(self) -> float:
+        return 100.0 * (self.simulated_failure - self.measured_failure)
+
+    @property
+    def within(self) -> bool:
+        return (abs(self.goodput_error) <= GOODPUT_TOLERANCE
+                and abs(self.failure_points) <= 100.0 * FAILURE_TOLERANCE)
+
+
+def held_out_cells(profile: Provider, operation: str, measured: Sequence[ClientStats], fitted: Sequence[int],
+                   seeds: Sequence[int], duration_s: float) -> list[Cell]:
+    """``profile``'s benchmark at every client count of ``measured`` the fit did not see, beside seed 000's."""
+    held = [s for s in measured if s.clients not in set(fitted)]
+    if not held:
+        return []
+    results = bench(profile, operation, [s.clients for s in held], seeds, duration_s)
+    return [Cell(m.clients, m.goodput_ops, r.goodput_ops, m.failure_rate, r.failure_rate)
+            for m, r in zip(held, results)]
+
+
+def _span(values: Sequence[float], unit: str) -> str:
+    low, high = min(values), max(values)
+    return f"{low:.0f}{unit}" if round(low) == round(high) else f"{low:.0f}-{high:.0f}{unit}"
+
+
+def _where(counts: Sequence[int], cells: Sequence[Cell]) -> str:
+    """'at 7', 'at 5-9', 'from 12' (every held-out count from there on) or 'at 5, 9, 16'."""
+    counts = sorted(counts)
+    later = [c.clients for c in cells if c.clients >= counts[0]]
+    if len(counts) == 1:
+        return f"at {counts[0]}"
+    if counts == later and len(counts) > 1:
+        return f"from {counts[0]}"
+    if counts == list(range(counts[0], counts[-1] + 1)):
+        return f"at {counts[0]}-{counts[-1]}"
+    return "at " + ", ".join(map(str, counts))
+
+
+def drift(cells: Sequence[Cell]) -> str:
+    """What the cells outside tolerance get wrong, in words: 'goodput 11-12% low from 8 clients (...)'."""
+    parts = []
+    for name, error, limit, unit in (
+            ("failure", lambda c: c.failure_points, 100.0 * FAILURE_TOLERANCE, " points"),
+            ("goodput", lambda c: 100.0 * c.goodput_error, 100.0 * GOODPUT_TOLERANCE, "%")):
+        for sign, word in ((1, "high"), (-1, "low")):
+            bad = [c for c in cells if sign * error(c) > limit]
+            if not bad:
+                continue
+            worst = max(bad, key=lambda c: abs(error(c)))
+            example = (f"{100 * worst.simulated_failure:.1f}% vs {100 * worst.measured_failure:.1f}%"
+                       if name == "failure" else f"{worst.simulated_goodput:.3g} vs {worst.measured_goodput:.3g} op/s")
+            parts.append(f"{name} {_span([abs(error(c)) for c in bad], unit)} {word} "
+                         f"{_where([c.clients for c in bad], cells)} clients ({example} at {worst.clients})")
+    return "; ".join(parts) if parts else "-"
+
+
+def fit_store(store: str, measured: dict[str, list[ClientStats]], fitted: Sequence[int],
+              max_evaluations: Optional[int] = None, progress: Optional[Callable[[str], None]] = None
+              ) -> Provider:
+    """The profile ``fit --table --provider STORE`` writes from the rows of the ``fitted`` client counts only."""
+    seen = {op: [s for s in stats if s.clients in set(fitted)] for op, stats in measured.items()}
+    for op, rows in seen.items():
+        if not any(s.clients == 1 for s in rows):
+            raise ConfigError("fit", list(fitted), f"client counts that include 1 ({store} {op} has no such row)")
+    profile, _ = fit_profile(PROVIDERS[store], seen, throttled=SEED000_THROTTLED.get(store, ()),
+                             max_evaluations=max_evaluations, progress=progress)
+    return profile
+
+
+def table(rows: Sequence[tuple[str, Sequence[Cell]]]) -> str:
+    """The issue's table: held-out cells within tolerance and what drifts, per (store, operation), then all."""
+    lines = ["| store, operation | held-out cells within tolerance | what drifts |", "|---|---|---|"]
+    total = within = 0
+    for name, cells in rows:
+        ok = sum(c.within for c in cells)
+        total += len(cells)
+        within += ok
+        lines.append(f"| {name} | {ok} / {len(cells)} | {drift(cells)} |")
+    share = f" ({within / total:.0%})" if total else ""
+    lines.append(f"| **all** | **{within} / {total}**{share} | |")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.holdout", description=__doc__.splitlines()[0])
+    parser.add_argument("--fit", required=True, metavar="CLIENTS",
+                        help="the client counts the fit sees: 1-4, or a list like 1,2,4,8 (must include 1)")
+    parser.add_argument("--only", default=None, metavar="STORE:OP,...",
+                        help="the (store, operation) pairs to fit and score, e.g. s3:cas,gcp:cas (default: all)")
+    parser.add_argument("--data", default=str(DEFAULT_DATA), help="seed 000's per-thread CSV")
+    add_seeds_flag(parser)
+    parser.add_argument("--duration-s", type=float, default=300.0, help="simulated seconds per bench run")
+    parser.add_argument("--max-evaluations", type=int, default=None,
+                        help="simulations per operation fitted (default: fit's)")
+    parser.add_argument("--out", default=None, help="also write the markdown table here")
+    args = parser.parse_args(argv)
+    try:
+        fitted = parse_clients(args.fit)
+        if 1 not in fitted:
+            raise ConfigError("fit", args.fit, "client counts that include 1 (the fit's measuring time and write)")
+        wanted = None
+        if args.only:
+            wanted = {tuple(item.split(":", 1)) if ":" in item else (item, "cas") for item in args.only.split(",")}
+            for store, op in wanted:
+                if store not in STORES or op not in ("cas", "append"):
+                    raise ConfigError("only", f"{store}:{op}", "STORE:OP with STORE one of " + ", ".join(STORES)
+                                      + " and OP cas or append")
+        if not (math.isfinite(args.duration_s) and args.duration_s >= 1):
+            raise ConfigError("duration_s", args.duration_s, "a number of seconds >= 1")
+        seeds = list(args.seeds)
+        tables = {store: read_table(args.data, store) for store in STORES
+                  if wanted is None or any(s == store for s, _ in wanted)}
+    except ConfigError as error:
+        return bad_input(error)
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    rows = []
+    for store, measured in tables.items():
+        ops = {op: stats for op, stats in measured.items() if wanted is None or (store, op) in wanted}
+        if not ops:
+            continue
+        started = time.perf_counter()
+        profile = fit_store(store, ops, fitted, args.max_evaluations, progress)
+        progress(f"{store}: fitted {', '.join(ops)} on clients {args.fit} in {time.perf_counter() - started:.0f} s")
+        for op in sorted(ops, key=lambda o: o != "cas"):
+            cells = held_out_cells(profile, op, ops[op], fitted, seeds, args.duration_s)
+            rows.append((f"{store} {op}", cells))
+            progress(f"{store} {op}: {sum(c.within for c in cells)} of {len(cells)} held-out cells within tolerance")
+    text = (f"Fitted on clients {args.fit}, scored at the others (seeds {','.join(map(str, seeds))} x "
+            f"{args.duration_s:g} s): `python -m benchmarks.holdout --fit {args.fit}`\n\n" + table(rows))
+    print(text)
+    if args.out:
+        pathlib.Path(args.out).write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
