@@ -201,8 +201,10 @@ class Provider:
         reference's kind, to which the corrected protocol adds its own
         decision points (``simcore.engine.protocol_parameters``).
         """
-        plain = [OperationLatency(terms.median_ms, terms.sigma) for terms in (self.cas, self.append) if terms]
-        return self.read_observed_at != 1.0 or [t for t in (self.cas, self.append) if t] != plain
+        present = [terms for terms in (self.cas, self.append) if terms]
+        plain = [OperationLatency(terms.median_ms, terms.sigma) for terms in present]
+        # Which client counts a fit saw is a record of the fit, not a latency term.
+        return self.read_observed_at != 1.0 or [replace(t, fitted_clients=None) for t in present] != plain
 
 
 PROVIDERS: Mapping[str, Provider] = {
