@@ -661,19 +661,18 @@ def draw_contended(rng, mu, sigma, floor, in_flight, exponent, sigma_per_ln):
 
 @numba.njit(cache=True, inline="always")
 def _observed(t_seen, seq, tbl, table_version, commit_at, commit_table):
-    """(catalog seq, version of table tbl) as of t_seen, from the commits so far (commit_at is sorted)."""
-    lo, hi = 0, seq  # the commits 1..seq; find how many were made at or before t_seen
-    while lo < hi:
-        mid = (lo + hi + 1) >> 1
-        if commit_at[mid] <= t_seen:
-            lo = mid
-        else:
-            hi = mid - 1
+    """(catalog seq, version of table tbl) as of t_seen, from the commits so far (commit_at is sorted).
+
+    Walks back from the newest commit: a read observes the catalog at most one
+    read latency before it returns, so only the last few commits are undone.
+    """
+    j = seq
     version = table_version[tbl]
-    for j in range(lo + 1, seq + 1):
+    while j > 0 and commit_at[j] > t_seen:
         if commit_table[j] == tbl:
             version -= 1
-    return lo, version
+        j -= 1
+    return j, version
 
 
 @numba.njit(cache=True, inline="always")
