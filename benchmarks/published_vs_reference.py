@@ -42,21 +42,21 @@ _OPS = {"fast_append": FAST_APPEND, "validated_overwrite": VALIDATED_OVERWRITE, 
 # (what seed 001 printed, config, metric-set key, factor to the published unit)
 POINTS = (
     ("exp4c gcp, 1 table, FA, 1000 ms (the knee): usable throughput 0.7 c/s",
-     SimConfig(provider="gcp", num_tables=1, inter_arrival_scale_ms=1000.0), "throughput_cps", 1.0),
+     SimConfig(protocol="published", provider="gcp", num_tables=1, inter_arrival_scale_ms=1000.0), "throughput_cps", 1.0),
     ("exp4c s3, 10 tables, FA, 100 ms (the knee): usable throughput 7.4 c/s",
-     SimConfig(provider="s3", num_tables=10, inter_arrival_scale_ms=100.0), "throughput_cps", 1.0),
+     SimConfig(protocol="published", provider="s3", num_tables=10, inter_arrival_scale_ms=100.0), "throughput_cps", 1.0),
     ("exp4c s3, 10 tables, FA, 100 ms (the knee): FA mean latency 0.75 s",
-     SimConfig(provider="s3", num_tables=10, inter_arrival_scale_ms=100.0), "fa_commit_latency_mean_ms", 1e-3),
+     SimConfig(protocol="published", provider="s3", num_tables=10, inter_arrival_scale_ms=100.0), "fa_commit_latency_mean_ms", 1e-3),
     ("exp4c azure, 10 tables, FA, 100 ms: success over every recorded transaction (the printed kind)",
-     SimConfig(provider="azure", num_tables=10, inter_arrival_scale_ms=100.0), "success_rate", 100.0),
+     SimConfig(protocol="published", provider="azure", num_tables=10, inter_arrival_scale_ms=100.0), "success_rate", 100.0),
     ("exp4c azure, 10 tables, FA, 100 ms: success over the steady-state window, which decides usability "
      "(published knee 3.7 c/s at 200 ms needs it below 95%)",
-     SimConfig(provider="azure", num_tables=10, inter_arrival_scale_ms=100.0), "knee_success_rate", 100.0),
+     SimConfig(protocol="published", provider="azure", num_tables=10, inter_arrival_scale_ms=100.0), "knee_success_rate", 100.0),
     ("exp4a s3 CAS 10 ms, 1 table, FA, 20 ms: FA success 18.7%",
-     SimConfig(provider="s3", catalog="service", catalog_latency_ms=10.0, num_tables=1, inter_arrival_scale_ms=20.0),
+     SimConfig(protocol="published", provider="s3", catalog="service", catalog_latency_ms=10.0, num_tables=1, inter_arrival_scale_ms=20.0),
      "fa_success_rate", 100.0),
     ("exp4a s3 CAS 10 ms, 1 table, FA, 20 ms: FA mean latency 1089 ms",
-     SimConfig(provider="s3", catalog="service", catalog_latency_ms=10.0, num_tables=1, inter_arrival_scale_ms=20.0),
+     SimConfig(protocol="published", provider="s3", catalog="service", catalog_latency_ms=10.0, num_tables=1, inter_arrival_scale_ms=20.0),
      "fa_commit_latency_mean_ms", 1.0),
 )
 

@@ -127,7 +127,7 @@ def exp4_grid(duration_s: float = 3600.0) -> list[SimConfig]:
 
 def spread(duration_s: float) -> list[SimConfig]:
     """A spread of exp4 configs from light to the heaviest high-load VO ones."""
-    d = dict(duration_s=duration_s)
+    d = dict(duration_s=duration_s, protocol="published")  # the reference's snapshot runs the published protocol
     return [
         SimConfig(provider="s3", catalog="service", catalog_latency_ms=50, num_tables=5,
                   inter_arrival_scale_ms=100, **d),
