@@ -184,52 +184,32 @@ def _time_reference(config: SimConfig, seed: int, endive: str, python: str, time
 
 
 def reference_comparison(args) -> None:
-    if args.whole_process:
-        return reference_whole_process(args)
-    print(f"\n== simcore vs reference, {args.duration_s:g} simulated s, seed 1, one run at a time ==")
+    """Each simulator's wall time per config of the spread, and the median speed-up.
+
+    By default one in-process simcore run of seed 1 against one reference process. With
+    ``--whole-process`` (issue 20's measure) each simulator as a user runs it: one simcore process for
+    all of ``--seeds`` (imports and Numba's start included), one reference process per seed (its driver
+    runs one), summed.
+    """
+    seeds = list(args.seeds) if args.whole_process else [1]
+    how = "whole process" if args.whole_process else "one run at a time"
+    print(f"\n== simcore vs reference, {args.duration_s:g} simulated s, seeds {','.join(map(str, seeds))}, {how} ==")
     print(f"(a reference run still going after {args.reference_timeout_s:g} s is stopped: its time and "
           "speed-up are lower bounds, marked >=)")
     print(f"{'config':62s} {'reference s':>12s} {'simcore s':>10s} {'speed-up':>9s}")
     simulate(spread(args.duration_s)[0], [1])  # compile / load the cache first
     ratios = []
     for config in spread(args.duration_s):
-        ours = _time_simcore(config, 1)
-        theirs, finished = _time_reference(config, 1, args.endive, args.endive_python, args.reference_timeout_s)
+        ours = _time_simcore_process(config, seeds) if args.whole_process else _time_simcore(config, 1)
+        theirs, finished = 0.0, True
+        for seed in seeds:
+            took, done = _time_reference(config, seed, args.endive, args.endive_python, args.reference_timeout_s)
+            theirs, finished = theirs + took, finished and done
         ratios.append(theirs / ours)
         bound = "" if finished else ">="
         label = (f"{config.provider} {config.catalog} {config.catalog_latency_ms or ''} {config.num_tables}t "
                  f"FA{config.fast_append_ratio:g} {config.inter_arrival_scale_ms:g}ms")
         print(f"{label:62s} {bound:>2s}{theirs:10.2f} {ours:10.4f} {bound:>2s}{theirs / ours:6.0f}x", flush=True)
-    print(f"median speed-up: {statistics.median(ratios):.0f}x (min {min(ratios):.0f}x; lower bounds where a "
-          "reference run was stopped)")
-
-
-def reference_whole_process(args) -> None:
-    """Issue 20's measure: each simulator as a user runs it, a whole process per run, ``--seeds`` seeds.
-
-    simcore: one process for all the seeds (imports and Numba's start included). The reference: one
-    process per seed (its driver runs one), summed.
-    """
-    seeds = list(args.seeds)
-    print(f"\n== simcore vs reference, whole process, {args.duration_s:g} simulated s, seeds "
-          f"{','.join(map(str, seeds))} ==")
-    print(f"(a reference run still going after {args.reference_timeout_s:g} s is stopped: its time and "
-          "speed-up are lower bounds, marked >=)")
-    print(f"{'config':52s} {'reference s':>12s} {'simcore s':>10s} {'speed-up':>9s}")
-    simulate(spread(args.duration_s)[0], [1])  # the kernel cache is warm, as after any earlier run
-    ratios = []
-    for config in spread(args.duration_s):
-        ours = _time_simcore_process(config, seeds)
-        theirs, finished = 0.0, True
-        for seed in seeds:
-            took, done = _time_reference(config, seed, args.endive, args.endive_python, args.reference_timeout_s)
-            theirs += took
-            finished = finished and done
-        ratios.append(theirs / ours)
-        bound = "" if finished else ">="
-        label = (f"{config.provider} {config.catalog} {config.catalog_latency_ms or ''} {config.num_tables}t "
-                 f"FA{config.fast_append_ratio:g} {config.inter_arrival_scale_ms:g}ms")
-        print(f"{label:52s} {bound:>2s}{theirs:10.1f} {ours:10.2f} {bound:>2s}{theirs / ours:6.0f}x", flush=True)
     print(f"median speed-up: {statistics.median(ratios):.0f}x (min {min(ratios):.0f}x; lower bounds where a "
           "reference run was stopped)")
 
