@@ -265,6 +265,8 @@ def main(argv=None) -> int:
     parser.add_argument("--duration-s", type=float, default=30.0, help="seconds each point runs (default 30)")
     parser.add_argument("--seeds", type=int, default=3, help="the model's seeds (default 3)")
     parser.add_argument("--sim-duration-s", type=float, default=3600.0, help="simulated seconds (default 3600)")
+    parser.add_argument("--max-writers", type=int, default=200,
+                        help="capacity's upper bound on writers (default 200; a store near this lab's takes tens)")
     parser.add_argument("--work-dir", default="real-clients", help="where the log and the JSON lines go")
     args = parser.parse_args(argv)
     try:
@@ -294,7 +296,7 @@ def main(argv=None) -> int:
         for interval in intervals:
             capacity = json.loads(_commit_sweeps(
                 ["capacity", *_model_flags(args.provider_file, name), "--writers-at-interval-s", f"{interval:g}",
-                 "--seeds", str(args.seeds), "--json"], log))
+                 "--max-writers", str(args.max_writers), "--seeds", str(args.seeds), "--json"], log))
             measured = {}
             for n in writer_counts:
                 from deltalake import DeltaTable
