@@ -1,0 +1,53 @@
+"""The pure parts of benchmarks/real_clients.py: reading delta-rs history entries and the figures of a run.
+
+The comparison itself needs the store lab and deltalake (opt-in: python -m benchmarks.real_clients)."""
+
+import pytest
+
+from benchmarks.real_clients import Attempt, largest_passing, measure, tagged_retries
+
+# What deltalake 1.6.6 returns from DeltaTable.history() (newest first): the custom metadata at the top
+# level, the lost conditional PUTs in operationMetrics.num_retries.
+HISTORY = [
+    {"timestamp": 3, "operation": "WRITE", "operationParameters": {"mode": "Append"},
+     "commit_sweeps_writer": "1", "commit_sweeps_seq": "0",
+     "operationMetrics": {"num_added_files": 1, "num_retries": 3, "execution_time_ms": 24}, "version": 3},
+    {"timestamp": 2, "operation": "WRITE", "commit_sweeps_writer": "0", "commit_sweeps_seq": "1",
+     "operationMetrics": {"num_retries": 0}, "version": 2},
+    {"timestamp": 1, "operation": "WRITE", "commit_sweeps_writer": "0", "commit_sweeps_seq": "0",
+     "operationMetrics": {"num_retries": 1}, "version": 1},
+    {"timestamp": 0, "operation": "CREATE TABLE", "operationMetrics": {"num_retries": 0}, "version": 0},
+]
+
+
+def test_tagged_retries_reads_each_writers_commit_and_skips_untagged():
+    assert tagged_retries(HISTORY) == {(1, 0): 3, (0, 1): 0, (0, 0): 1}
+
+
+def test_tagged_retries_refuses_a_commit_without_its_count_or_twice():
+    with pytest.raises(ValueError, match="writer 0 commit 1 has no operationMetrics.num_retries"):
+        tagged_retries([{"commit_sweeps_writer": "0", "commit_sweeps_seq": "1", "operationMetrics": {}}])
+    with pytest.raises(ValueError, match="appears twice"):
+        tagged_retries(HISTORY[:1] * 2)
+
+
+def test_measure_counts_raised_calls_failed_and_averages_retries_over_committed():
+    attempts = [Attempt(0, 0, 0.0, 0.0, 0.2, ""), Attempt(0, 1, 1.0, 1.1, 1.5, ""),
+                Attempt(1, 0, 0.5, 0.5, 0.9, ""), Attempt(1, 1, 1.5, 1.5, 3.0, "CommitFailedError")]
+    m = measure(attempts, tagged_retries(HISTORY), writers=2, interval_s=1.0, duration_s=2.0)
+    assert (m.attempts, m.committed, m.success_rate) == (4, 3, 0.75)
+    assert m.retries_per_commit == pytest.approx(4 / 3)
+    assert m.commits_per_s == 1.5
+    assert m.latency_p50_ms == pytest.approx(400.0)
+    assert m.lag_p99_s == pytest.approx(0.1, abs=0.01)
+    assert m.raised == {"CommitFailedError": 1} and m.raised_but_committed == 0
+
+
+def test_measure_refuses_a_returned_commit_missing_from_the_history():
+    with pytest.raises(ValueError, match="missing from the history"):
+        measure([Attempt(5, 0, 0.0, 0.0, 0.1, "")], tagged_retries(HISTORY), 1, 1.0, 1.0)
+
+
+def test_largest_passing_stops_at_the_first_count_at_or_below_95_percent():
+    assert largest_passing({16: 0.99, 2: 1.0, 8: 0.95, 4: 0.97}) == (4, 8)
+    assert largest_passing({2: 1.0, 4: 0.999}) == (4, None)
