@@ -385,6 +385,10 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     snapshot_version = np.zeros(n, dtype=np.int64)
     started = np.zeros(n, dtype=np.bool_)  # its initial catalog read has completed
     refreshing = np.zeros(n, dtype=np.bool_)  # its pending read follows a split-policy backoff
+    # Corrected, a client whose commit is a log entry (retry_rewrite "none", delta-rs): its pending read
+    # is the listing of the log as its commit begins, after the runtime.
+    log_entries = use_corrected is not None and rewrite == REWRITE_NONE
+    listing = np.zeros(n if log_entries else 1, dtype=np.bool_)
     seq = 0
     bucket = np.array([throttle_burst, 0.0])  # the throttled object's tokens, as of an instant
     refused_max = params[P_REFUSED_MAX]
@@ -510,6 +514,14 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             snapshot_version[k] = seen_version
             snapshot_ms[k] = t
             commit_start[k] = t + runtime[k]
+            if log_entries:
+                # A log-entry commit: its data was written during the runtime; the commit lists the log
+                # again (the read it builds on), reads the entries it missed, then creates the next one.
+                listing[k] = True
+                read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight, use_contention)
+                catalog_reads[k] += 1
+                size = _heap_push(heap_t, heap_c, size, commit_start[k] + read_ms[k], 4 * k + _READ_DONE)
+                continue
             if use_corrected is not None:  # the manifest file was written during the runtime
                 t_ready = commit_start[k] + _corrected_attempt_io(rng, mu, sigma, floor)
                 tm_reads[k] += 1
@@ -523,13 +535,30 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                                  use_throttle, use_contention, use_cas_put)
             continue
 
+        if log_entries:
+            if listing[k]:  # the listing as its commit begins: read each entry missed since the first
+                listing[k] = False
+                missed = seen_seq - snapshot_seq[k]
+                t_ready = t + _draw_sum(rng, TM_READ, missed, mu, sigma, floor, moments)
+                tm_reads[k] += missed
+                snapshot_seq[k] = seen_seq
+                snapshot_version[k] = seen_version
+                snapshot_ms[k] = t
+                size = _schedule_cas(heap_t, heap_c, size, k, t_ready, rng, mu, sigma, floor, params, inflight,
+                                     cas_ms, use_throttle, use_contention, use_cas_put)
+                continue
+
         # A read after a failed CAS. A refresh is the second read of the split
         # policy, made after backing off from a same-table conflict (already counted).
         refresh = refreshing[k]
         refreshing[k] = False
         overlap = refresh or seen_version != snapshot_version[k]
         t_known = t  # when the transaction knows what changed
-        if use_corrected is not None:
+        if log_entries:  # it reads each log entry that beat it
+            missed = seen_seq - snapshot_seq[k]
+            t_known += _draw_sum(rng, TM_READ, missed, mu, sigma, floor, moments)
+            tm_reads[k] += missed
+        elif use_corrected is not None:
             # The catalog names the table-metadata file; reading it tells which
             # tables (partitions) changed, so the conflict is known only after it.
             t_known += _draw(rng, TM_READ, mu, sigma, floor)
