@@ -5,7 +5,7 @@
     commit-sweeps probe --store-uri "$STORE_LAB_S3_URI" --endpoint-url "$STORE_LAB_S3_ENDPOINT" \\
         --clients 1-4 --duration-s 20 --max-client-lag 1 --out samples.csv
     commit-sweeps fit --samples samples.csv --base s3 --name lab-s3 --out lab-s3.toml
-    python -m benchmarks.real_clients --provider-file lab-s3.toml [--writers 2,4,8,16] [--intervals-s 1] \\
+    python -m benchmarks.real_clients --lab-profile lab-s3.toml [--writers 2,4,8,16] [--intervals-s 1] \\
         [--duration-s 30] [--seeds 3] [--work-dir real-clients]
 
 (``pip install 'commit-sweeps[realclients]'`` installs deltalake.) For each
@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from simcore.flags import add_seeds_flag
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITER_KEY, SEQ_KEY = "commit_sweeps_writer", "commit_sweeps_seq"  # the tags each commit carries
@@ -259,11 +261,11 @@ def _profile_name(provider_file: str) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--provider-file", required=True, help="the lab S3's profile (probe, then fit --samples)")
+    parser.add_argument("--lab-profile", required=True, help="the lab S3's profile (probe, then fit --samples)")
     parser.add_argument("--writers", default="2,4,8,16", help="writer counts (default 2,4,8,16)")
     parser.add_argument("--intervals-s", default="1", help="commit intervals in seconds (default 1)")
     parser.add_argument("--duration-s", type=float, default=30.0, help="seconds each point runs (default 30)")
-    parser.add_argument("--seeds", type=int, default=3, help="the model's seeds (default 3)")
+    add_seeds_flag(parser, default=3)  # the model's seeds
     parser.add_argument("--sim-duration-s", type=float, default=3600.0, help="simulated seconds (default 3600)")
     parser.add_argument("--max-writers", type=int, default=200,
                         help="capacity's upper bound on writers (default 200; a store near this lab's takes tens)")
@@ -278,16 +280,16 @@ def main(argv=None) -> int:
         print(f"error: writers/intervals_s: '{args.writers}'/'{args.intervals_s}' is not allowed; expected "
               "comma-separated positive numbers", file=sys.stderr)
         return 2
-    if not Path(args.provider_file).is_file():
-        print(f"error: provider_file: '{args.provider_file}' is not allowed; expected a profile file", file=sys.stderr)
+    if not Path(args.lab_profile).is_file():
+        print(f"error: lab_profile: '{args.lab_profile}' is not allowed; expected a profile file", file=sys.stderr)
         return 2
     options = storage_options()
     bucket_uri = os.environ.get("STORE_LAB_S3_URI", "s3://lab/probes").rsplit("/", 1)[0]
     run_id = uuid.uuid4().hex[:8]
     work = Path(args.work_dir)
     work.mkdir(parents=True, exist_ok=True)
-    name = _profile_name(args.provider_file)
-    seeds = ",".join(str(s) for s in range(1, args.seeds + 1))
+    name = _profile_name(args.lab_profile)
+    seeds = ",".join(str(s) for s in args.seeds)
     cores = os.cpu_count() or 1
     rows = []
     with open(work / "log.txt", "a") as log, open(work / "points.jsonl", "a") as points:
@@ -295,8 +297,8 @@ def main(argv=None) -> int:
               f"{' '.join(argv if argv is not None else sys.argv[1:])}", file=log, flush=True)
         for interval in intervals:
             capacity = json.loads(_commit_sweeps(
-                ["capacity", *_model_flags(args.provider_file, name), "--writers-at-interval-s", f"{interval:g}",
-                 "--max-writers", str(args.max_writers), "--seeds", str(args.seeds), "--json"], log))
+                ["capacity", *_model_flags(args.lab_profile, name), "--writers-at-interval-s", f"{interval:g}",
+                 "--max-writers", str(args.max_writers), "--seeds", seeds, "--json"], log))
             measured = {}
             for n in writer_counts:
                 from deltalake import DeltaTable
@@ -308,7 +310,7 @@ def main(argv=None) -> int:
                             n, interval, args.duration_s)
                 cpu_share = cpu_s / (args.duration_s * cores)
                 simulated = [json.loads(line) for line in _commit_sweeps(
-                    ["simulate", *_model_flags(args.provider_file, name), "--writers", str(n),
+                    ["simulate", *_model_flags(args.lab_profile, name), "--writers", str(n),
                      "--commit-interval-s", f"{interval:g}", "--duration-s", f"{args.sim_duration_s:g}",
                      "--seeds", seeds, "--json"], log).splitlines() if line.strip()]
                 predicted = {key: float(np.mean([s[key] for s in simulated]))

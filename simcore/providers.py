@@ -194,7 +194,7 @@ class Provider:
 
     @property
     def has_measured_terms(self) -> bool:
-        """Whether any term beyond the reference's lognormals is set (the measured model, a fitted file).
+        """Whether any timing term beyond the reference's lognormals is set (the measured model, a fitted file).
 
         Such a profile says where its store decides a conditional write and
         observes a read, from measurements; one without them is the
@@ -203,8 +203,10 @@ class Provider:
         """
         present = [terms for terms in (self.cas, self.append) if terms]
         plain = [OperationLatency(terms.median_ms, terms.sigma) for terms in present]
-        # Which client counts a fit saw is a record of the fit, not a latency term.
-        return self.read_observed_at != 1.0 or [replace(t, fitted_clients=None) for t in present] != plain
+        # A throttle is the store's limit, not where it decides; which client counts a fit saw is a record
+        # of the fit, not a latency term.
+        return (self.read_observed_at != 1.0
+                or [replace(t, throttle=None, fitted_clients=None) for t in present] != plain)
 
 
 PROVIDERS: Mapping[str, Provider] = {
