@@ -87,8 +87,9 @@ CORRECTED_CANDIDATES = (Candidate("corrected", metric_sets.SEED001, protocol="co
 def config_of(figure: PublishedFigure, scale_ms: float, duration_s: float,
               vo_convoy: Optional[str] = None, protocol: str = "published") -> SimConfig:
     service = figure.experiment in ("exp4a", "exp4b")
-    # The convoy only changes VO (and MergeAppend) transactions: FA-only runs are shared.
-    convoy = vo_convoy if figure.fast_append_ratio < 1.0 and protocol == "published" else None
+    # The convoy only changes VO (and MergeAppend) transactions: FA-only runs are shared. (SimConfig drops it
+    # under the corrected protocol, whose convoy always counts the table's own commits.)
+    convoy = vo_convoy if figure.fast_append_ratio < 1.0 else None
     return SimConfig(vo_convoy=convoy, protocol=protocol, provider=figure.provider, catalog="service" if service else "storage",
                      catalog_latency_ms=figure.catalog_latency_ms if service else None,
                      num_tables=figure.num_tables, table_distribution=figure.table_distribution,

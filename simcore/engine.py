@@ -141,6 +141,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
     params = np.zeros(30)
+    profile = config.latency_profile  # read once: a profile file's content is parsed on each access
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
     params[P_MERGE_MANIFESTS] = config.merge_manifests_per_commit
@@ -154,7 +155,7 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     # The store's own throttle on the catalog object (a catalog service has none), and how its client
     # library answers a refused (429) write; a what-if throttle replaces the store's bucket.
     operation = "append" if config.catalog == "append" else "cas"
-    store_throttle = None if config.catalog == "service" else config.latency_profile.conditional(operation).throttle
+    store_throttle = None if config.catalog == "service" else profile.conditional(operation).throttle
     throttle = throttle_terms(store_throttle)
     params[P_THROTTLE_PER_MS], params[P_THROTTLE_BURST] = throttle[:2]
     params[P_REFUSED_MAX:P_REFUSED_JITTER + 1] = throttle[2:]
@@ -163,14 +164,14 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         params[P_THROTTLE_BURST] = config.cas_throttle_burst
     # An append catalog learns its commit's outcome by reading the log back.
     params[P_DISCOVERY_READ] = 1.0 if config.catalog == "append" else 0.0
-    params[P_CONVOY_PER_TABLE] = 1.0 if config.vo_convoy == "table" else 0.0
+    # The convoy counts the table's own commits with vo_convoy="table", and always in the corrected protocol.
+    params[P_CONVOY_PER_TABLE] = 1.0 if config.vo_convoy == "table" or config.protocol == "corrected" else 0.0
     # The measured model's terms (all at their no-op values for the reference
     # profiles, where the kernel then draws exactly as before).
     params[P_READ_OBSERVED_AT] = 1.0
     params[P_FAILED_MULTIPLIER] = 1.0
     params[P_DECIDED_AT] = 1.0
     if config.catalog != "service":  # a catalog service's fixed latency has no storage terms
-        profile = config.latency_profile
         terms = profile.conditional(operation)  # the catalog's conditional write: CAS or append
         params[P_FAILED_MULTIPLIER] = terms.failed_multiplier
         params[P_DECIDED_AT] = terms.decided_at
@@ -184,7 +185,7 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         # The corrected reference decides a CAS, and a catalog read observes the catalog, half-way
         # through the round trip. A profile with measured terms (the measured model, a fitted file) says
         # where its store does; a catalog service and the reference's kind of profile take the half.
-        reference_kind = not config.latency_profile.has_measured_terms
+        reference_kind = not profile.has_measured_terms
         if config.catalog == "service" or reference_kind:
             params[P_DECIDED_AT] = CORRECTED_DECIDED_AT
             params[P_READ_OBSERVED_AT] = CORRECTED_DECIDED_AT
@@ -580,8 +581,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         # The convoy's length: commits missed since the snapshot, to any table
         # (the published reference) or, with vo_convoy="table" and in the
         # corrected protocol, to this table only.
-        per_table = convoy_per_table or use_corrected is not None
-        behind = seen_version - snapshot_version[k] if per_table else seen_seq - snapshot_seq[k]
+        behind = seen_version - snapshot_version[k] if convoy_per_table else seen_seq - snapshot_seq[k]
         t_next = t_known
         if overlap:
             if op[k] == VALIDATED_OVERWRITE:  # the I/O convoy, then validation

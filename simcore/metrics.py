@@ -176,8 +176,7 @@ def _requests_per_commit(outcome: Outcome, rows: np.ndarray, committed: np.ndarr
     window's transactions; ``retries``: theirs."""
     list_writes = outcome.manifest_list_writes.take(rows)
     file_writes = outcome.manifest_file_writes.take(rows)
-    metadata_writes = (outcome.table_metadata_writes.take(rows) if outcome.table_metadata_writes is not None
-                       else np.zeros(len(rows), np.int32))
+    metadata_writes = _or_zeros(outcome.table_metadata_writes, len(outcome.status)).take(rows)
     totals = {
         "catalog_read": int(outcome.catalog_reads.take(rows).sum()) if outcome.catalog_reads is not None else 0,
         "cas": int(retries.sum()) + len(rows),  # every recorded transaction made retries + 1 CAS requests
@@ -185,8 +184,7 @@ def _requests_per_commit(outcome: Outcome, rows: np.ndarray, committed: np.ndarr
         "manifest_list_write": int(list_writes.sum()),
         "manifest_file_read": int(outcome.manifest_file_reads.take(rows).sum()),
         "manifest_file_write": int(file_writes.sum()),
-        "table_metadata_read": (int(outcome.table_metadata_reads.take(rows).sum())
-                                if outcome.table_metadata_reads is not None else 0),
+        "table_metadata_read": int(_or_zeros(outcome.table_metadata_reads, len(outcome.status)).take(rows).sum()),
         "table_metadata_write": int(metadata_writes.sum()),
     }
     row = {f"requests_{kind}_per_commit": totals[kind] / n_committed if n_committed else NAN
