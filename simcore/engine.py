@@ -301,6 +301,15 @@ def _draw_long_sum(rng, count, mean, variance, third_moment):
 
 
 @numba.njit(cache=True, inline="always")
+def _next_instant(heap_t, size, far_t, far_size):
+    """The earliest pending instant of the two heaps (infinity when both are empty)."""
+    t = heap_t[0] if size > 0 else np.inf
+    if far_size > 0 and far_t[0] < t:
+        return far_t[0]
+    return t
+
+
+@numba.njit(cache=True, inline="always")
 def _heap_push(times, codes, size, t, code):
     i = size
     times[i] = t
@@ -404,15 +413,21 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     commit_at = np.zeros(n + 1 if use_lag is not None else 1, dtype=np.float64)
     commit_table = np.zeros(n + 1 if use_lag is not None else 1, dtype=np.int64)
 
+    # Two event heaps: the near one for the I/O-scale steps of commits in progress (a few hundred at most),
+    # the far one for each transaction's end of runtime (every transaction in its runtime, thousands).
+    # A retry's steps then sift through a small heap; the far heap is touched twice per transaction.
     heap_t = np.empty(n + 1, dtype=np.float64)
     heap_c = np.empty(n + 1, dtype=np.int64)
     size = 0
+    far_t = np.empty(n + 1, dtype=np.float64)
+    far_c = np.empty(n + 1, dtype=np.int64)
+    far_size = 0
     next_arrival = 0
 
     while True:
         # Admit arrivals up to the next pending instant: each starts with a
         # catalog read, whose completion is its first instant of interest.
-        while next_arrival < n and (size == 0 or submit[next_arrival] <= heap_t[0]):
+        while next_arrival < n and submit[next_arrival] <= _next_instant(heap_t, size, far_t, far_size):
             k = next_arrival
             next_arrival += 1
             if use_chains is not None:
@@ -423,13 +438,20 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight, use_contention)
             t_read = submit[k] + read_ms[k]
             size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
-        if size == 0:
+        if size == 0 and far_size == 0:
             break
-        t = heap_t[0]
-        code = heap_c[0]
-        if t >= duration_ms:
-            break  # everything still pending ends after the simulated time
-        size = _heap_pop(heap_t, heap_c, size)
+        if far_size == 0 or (size > 0 and heap_t[0] <= far_t[0]):
+            t = heap_t[0]
+            code = heap_c[0]
+            if t >= duration_ms:
+                break  # everything still pending ends after the simulated time
+            size = _heap_pop(heap_t, heap_c, size)
+        else:
+            t = far_t[0]
+            code = far_c[0]
+            if t >= duration_ms:
+                break
+            far_size = _heap_pop(far_t, far_c, far_size)
         k = code >> 2
         kind = code & 3
         tbl = table[k]
@@ -474,7 +496,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                     status[k] = COMMITTED
                     end_ms[k] = t_learned
                     if use_chains is not None:  # a writer's next commit starts when this one ends
-                        size = _start_next(heap_t, heap_c, size, k, t_learned, chain_next, submit, start_ms,
+                        far_size = _start_next(far_t, far_c, far_size, k, t_learned, chain_next, submit, start_ms,
                                            catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
                                            use_contention)
             else:
@@ -490,7 +512,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                         status[k] = ABORTED_BUDGET
                         end_ms[k] = t_read
                         if use_chains is not None:  # a writer's next commit starts when this one ends
-                            size = _start_next(heap_t, heap_c, size, k, t_read, chain_next, submit, start_ms,
+                            far_size = _start_next(far_t, far_c, far_size, k, t_read, chain_next, submit, start_ms,
                                                catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
                                                use_contention)
                     continue
@@ -521,7 +543,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 listing[k] = True
                 read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight, use_contention)
                 catalog_reads[k] += 1
-                size = _heap_push(heap_t, heap_c, size, commit_start[k] + read_ms[k], 4 * k + _READ_DONE)
+                far_size = _heap_push(far_t, far_c, far_size, commit_start[k] + read_ms[k], 4 * k + _READ_DONE)
                 continue
             if use_corrected is not None:  # the manifest file was written during the runtime
                 t_ready = commit_start[k] + _corrected_attempt_io(rng, mu, sigma, floor)
@@ -532,8 +554,8 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 mf_writes[k] += 1
             ml_reads[k] += 1
             ml_writes[k] += 1
-            size = _schedule_cas(heap_t, heap_c, size, k, t_ready, rng, mu, sigma, floor, params, inflight, cas_ms,
-                                 use_throttle, use_contention, use_cas_put)
+            far_size = _schedule_cas(far_t, far_c, far_size, k, t_ready, rng, mu, sigma, floor, params, inflight,
+                                     cas_ms, use_throttle, use_contention, use_cas_put)
             continue
 
         if log_entries:
@@ -592,7 +614,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 if params[P_REAL_CONFLICT] > 0.0 and rng.random() < params[P_REAL_CONFLICT]:
                     if _finish(status, end_ms, k, ABORTED_VALIDATION, t_next, duration_ms):
                         if use_chains is not None:  # a writer's next commit starts when this one ends
-                            size = _start_next(heap_t, heap_c, size, k, t_next, chain_next, submit, start_ms,
+                            far_size = _start_next(far_t, far_c, far_size, k, t_next, chain_next, submit, start_ms,
                                                catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
                                                use_contention)
                     continue
@@ -605,7 +627,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         if retries[k] >= max_retries:
             if _finish(status, end_ms, k, ABORTED_MAX_RETRIES, t_next, duration_ms):
                 if use_chains is not None:  # a writer's next commit starts when this one ends
-                    size = _start_next(heap_t, heap_c, size, k, t_next, chain_next, submit, start_ms,
+                    far_size = _start_next(far_t, far_c, far_size, k, t_next, chain_next, submit, start_ms,
                                        catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
                                        use_contention)
             continue
