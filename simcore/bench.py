@@ -185,7 +185,8 @@ def check_bench(params: np.ndarray, clients: int, duration_s: float,
 
 
 @numba.njit(cache=True)
-def _closed_loop(p, clients, duration_ms, warmup_ms, rng):
+def _closed_loop(p, clients, duration_ms, warmup_ms, generator):
+    rng = generator.bit_generator  # what the engine's draw helpers take (see simcore.engine)
     read_mu, read_sigma, read_floor, observed_at = p[0], p[1], p[2], p[3]
     write_mu, write_sigma, write_floor = p[4], p[5], p[6]
     failed_multiplier, exponent, sigma_per_ln, decided_at = p[7], p[8], p[9], p[10]

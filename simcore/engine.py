@@ -21,6 +21,8 @@ from typing import Optional
 
 import numba
 import numpy as np
+from numba.np.random.distributions import random_standard_normal
+from numba.np.random.generator_core import next_double
 
 from simcore.config import SimConfig
 from simcore.providers import (CATALOG_OBJECT_BYTES, MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, TABLE_METADATA_BYTES,
@@ -236,30 +238,43 @@ def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outc
     """Run the commit protocol for every transaction of ``workload``."""
     median, sigma, floor, moments = latency_table(config)
     n = len(workload)
-    out_i32 = np.zeros((11, n), dtype=np.int32)
-    out_f64 = np.zeros((5, n), dtype=np.float64)
-    out_f64[4] = np.nan  # start times: NaN until a transaction starts
+    # Per-transaction state, a row per transaction: an event touches one transaction's row (a cache line or
+    # two) rather than a line in each of twenty arrays; the kernel sees each column as a strided array.
+    floats = np.zeros((n, _FLOAT_COLUMNS), dtype=np.float64)
+    floats[:, 4] = np.nan  # start times: NaN until a transaction starts
+    ints = np.zeros((n, _INT_COLUMNS), dtype=np.int32)
+    longs = np.zeros((n, _LONG_COLUMNS), dtype=np.int64)
+    longs[:, 1] = -1  # commit sequence numbers: -1 for none
+    longs[:, 3] = workload.table
+    longs[:, 4] = workload.op
     # A writer's next commit (a chain) starts when this one ends; -1: none.
     chain_next = workload.chain_next if workload.chain_next is not None else np.full(n, -1, np.int64)
-    status = np.zeros(n, dtype=np.int8)
-    commit_seq = np.full(n, -1, dtype=np.int64)
-    snapshot_seq = np.zeros(n, dtype=np.int64)
     params = protocol_parameters(config)
     final_seq = _event_loop(
-        workload.submit_ms, workload.runtime_ms, workload.op, workload.table,
-        config.num_tables, np.log(median), sigma, floor, moments, params,
-        rng, status, out_f64, out_i32, snapshot_seq, commit_seq, chain_next,
-        *kernel_features(params, workload.chain_next is not None))
-    end = out_f64[0]
+        workload.submit_ms, workload.runtime_ms, config.num_tables, np.log(median), sigma, floor, moments, params,
+        rng, floats.T, ints.T, longs.T, chain_next, *kernel_features(params, workload.chain_next is not None))
+
+    def column(table, j):
+        return np.ascontiguousarray(table[:, j])
+
+    status = ints[:, 11].astype(np.int8)
+    end = column(floats, 0)
     end[status == UNFINISHED] = np.nan
-    return Outcome(status=status, end_ms=end, commit_start_ms=out_f64[1], retries=out_i32[0],
-                   conflicts_same_table=out_i32[1], conflicts_catalog_only=out_i32[2],
-                   manifest_list_reads=out_i32[3], manifest_list_writes=out_i32[4],
-                   manifest_file_reads=out_i32[5], manifest_file_writes=out_i32[6], cas_throttled=out_i32[7],
-                   snapshot_ms=out_f64[2], commit_ms=np.where(commit_seq >= 0, out_f64[3], np.nan),
-                   snapshot_seq=snapshot_seq, commit_seq=commit_seq,
-                   final_seq=int(final_seq), catalog_reads=out_i32[8],
-                   start_ms=out_f64[4], table_metadata_reads=out_i32[9], table_metadata_writes=out_i32[10])
+    commit_seq = column(longs, 1)
+    return Outcome(status=status, end_ms=end, commit_start_ms=column(floats, 1), retries=column(ints, 0),
+                   conflicts_same_table=column(ints, 1), conflicts_catalog_only=column(ints, 2),
+                   manifest_list_reads=column(ints, 3), manifest_list_writes=column(ints, 4),
+                   manifest_file_reads=column(ints, 5), manifest_file_writes=column(ints, 6),
+                   cas_throttled=column(ints, 7), snapshot_ms=column(floats, 2),
+                   commit_ms=np.where(commit_seq >= 0, floats[:, 3], np.nan),
+                   snapshot_seq=column(longs, 0), commit_seq=commit_seq,
+                   final_seq=int(final_seq), catalog_reads=column(ints, 8),
+                   start_ms=column(floats, 4), table_metadata_reads=column(ints, 9),
+                   table_metadata_writes=column(ints, 10))
+
+
+# Columns of the per-transaction rows (see ``run`` and the views at the top of ``_event_loop``).
+_FLOAT_COLUMNS, _INT_COLUMNS, _LONG_COLUMNS = 7, 16, 5
 
 
 # ---------------------------------------------------------------------------
@@ -267,26 +282,26 @@ def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outc
 # ---------------------------------------------------------------------------
 
 @numba.njit(cache=True, inline="always")
-def _draw(rng, slot, mu, sigma, floor):
+def _draw(bits, slot, mu, sigma, floor):
     if sigma[slot] == 0.0:
         return np.exp(mu[slot])
-    value = np.exp(mu[slot] + sigma[slot] * rng.standard_normal())
+    value = np.exp(mu[slot] + sigma[slot] * random_standard_normal(bits))
     return value if value > floor[slot] else floor[slot]
 
 
 @numba.njit(cache=True, inline="always")
-def _draw_sum(rng, slot, count, mu, sigma, floor, moments):
+def _draw_sum(bits, slot, count, mu, sigma, floor, moments):
     """The sum of ``count`` independent draws of one latency slot."""
     if count <= EXACT_SUM_MAX_TERMS or sigma[slot] == 0.0:
         total = 0.0
         for _ in range(count):
-            total += _draw(rng, slot, mu, sigma, floor)
+            total += _draw(bits, slot, mu, sigma, floor)
         return total
-    return _draw_long_sum(rng, count, moments[slot, 0], moments[slot, 1], moments[slot, 2])
+    return _draw_long_sum(bits, count, moments[slot, 0], moments[slot, 1], moments[slot, 2])
 
 
 @numba.njit(cache=True)
-def _draw_long_sum(rng, count, mean, variance, third_moment):
+def _draw_long_sum(bits, count, mean, variance, third_moment):
     """One draw of shift + exp(c + s Z), fitted to the sum's first three moments."""
     sum_mean = count * mean
     sum_var = count * variance
@@ -297,7 +312,7 @@ def _draw_long_sum(rng, count, mean, variance, third_moment):
     s2 = np.log1p(w * w)
     c = 0.5 * np.log(sum_var / (np.exp(s2) * np.expm1(s2)))
     shift = sum_mean - np.exp(c + s2 / 2.0)
-    return shift + np.exp(c + np.sqrt(s2) * rng.standard_normal())
+    return shift + np.exp(c + np.sqrt(s2) * random_standard_normal(bits))
 
 
 @numba.njit(cache=True, inline="always")
@@ -347,17 +362,23 @@ def _heap_pop(times, codes, size):
 
 
 @numba.njit(cache=True)
-def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moments, params, rng,
-                status, out_f64, out_i32, snapshot_seq, commit_seq, chain_next,
-                use_throttle, use_contention, use_lag, use_chains, use_corrected, use_cas_put, use_refusals,
+def _event_loop(submit, runtime, num_tables, mu, sigma, floor, moments, params, rng, out_f64, out_i32, out_i64,
+                chain_next, use_throttle, use_contention, use_lag, use_chains, use_corrected, use_cas_put, use_refusals,
                 use_budget):
     """The loop. Each ``use_*`` argument is None (the part is unused: its branches compile away) or True
-    (``kernel_features``)."""
+    (``kernel_features``). ``out_*`` are the transposed per-transaction rows of ``run``: one row each here."""
+    # Every draw takes the Generator's bit generator, a plain struct: the Generator itself is reference
+    # counted, and passing it to each inlined helper cost two atomic operations per draw, about half
+    # the loop's time. The draws are the Generator's own functions on it, the same numbers.
+    bits = rng.bit_generator
     n = submit.shape[0]
     end_ms = out_f64[0]
     commit_start = out_f64[1]
     snapshot_ms = out_f64[2]
     commit_ms = out_f64[3]
+    start_ms = out_f64[4]
+    cas_ms = out_f64[5]  # each transaction's last CAS latency
+    read_ms = out_f64[6]  # ... and last catalog-read latency
     retries = out_i32[0]
     same_table = out_i32[1]
     catalog_only = out_i32[2]
@@ -369,7 +390,18 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     catalog_reads = out_i32[8]
     tm_reads = out_i32[9]
     tm_writes = out_i32[10]
-    start_ms = out_f64[4]
+    status = out_i32[11]
+    started = out_i32[12]  # its initial catalog read has completed
+    refreshing = out_i32[13]  # its pending read follows a split-policy backoff
+    # Corrected, a client whose commit is a log entry (retry_rewrite "none", delta-rs): its pending read
+    # is the listing of the log as its commit begins, after the runtime.
+    listing = out_i32[14]
+    refusals = out_i32[15]  # resends of the CAS now pending
+    snapshot_seq = out_i64[0]
+    commit_seq = out_i64[1]
+    snapshot_version = out_i64[2]
+    table = out_i64[3]
+    op = out_i64[4]
     retry_budget_ms = params[P_RETRY_BUDGET_MS]
     rewrite = params[P_REWRITE]
     # A transaction some other one's chain leads to is started by that one's end, not admitted.
@@ -392,24 +424,16 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
     read_lag = 1.0 - params[P_READ_OBSERVED_AT]  # share of a read's latency after it observed the catalog
 
     table_version = np.zeros(num_tables, dtype=np.int64)
-    snapshot_version = np.zeros(n, dtype=np.int64)
-    started = np.zeros(n, dtype=np.bool_)  # its initial catalog read has completed
-    refreshing = np.zeros(n, dtype=np.bool_)  # its pending read follows a split-policy backoff
     # Corrected, a client whose commit is a log entry (retry_rewrite "none", delta-rs): its pending read
     # is the listing of the log as its commit begins, after the runtime.
     log_entries = use_corrected is not None and rewrite == REWRITE_NONE
-    listing = np.zeros(n if log_entries else 1, dtype=np.bool_)
     seq = 0
     bucket = np.array([throttle_burst, 0.0])  # the throttled object's tokens, as of an instant
     refused_max = params[P_REFUSED_MAX]
-    refusals = np.zeros(n if use_refusals is not None else 1, dtype=np.int64)  # resends of the CAS now pending
     # The measured model's bookkeeping: conditional requests in flight on the
-    # catalog object, each transaction's last CAS and catalog-read latency,
-    # and when each commit happened and to which table (a read that observed
-    # the catalog before it returned sees the state as of then).
+    # catalog object, and when each commit happened and to which table (a
+    # read that observed the catalog before it returned sees the state as of then).
     inflight = np.zeros(1, dtype=np.int64)
-    cas_ms = np.zeros(n, dtype=np.float64)
-    read_ms = np.zeros(n, dtype=np.float64)
     commit_at = np.zeros(n + 1 if use_lag is not None else 1, dtype=np.float64)
     commit_table = np.zeros(n + 1 if use_lag is not None else 1, dtype=np.int64)
 
@@ -435,7 +459,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                     continue
             start_ms[k] = submit[k]
             catalog_reads[k] += 1
-            read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight, use_contention)
+            read_ms[k] = _draw_read(bits, mu, sigma, floor, params, inflight, use_contention)
             t_read = submit[k] + read_ms[k]
             size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
         if size == 0 and far_size == 0:
@@ -463,7 +487,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             if not take_token(bucket, t, throttle_per_ms, throttle_burst):
                 outcome = _CAS_REFUSED
                 throttled[k] += 1
-            cas_ms[k] = _draw_cas(rng, mu, sigma, floor, params, inflight, use_contention, use_cas_put)
+            cas_ms[k] = _draw_cas(bits, mu, sigma, floor, params, inflight, use_contention, use_cas_put)
             size = _heap_push(heap_t, heap_c, size, t + decided_at * cas_ms[k], 4 * k + outcome)
             continue
 
@@ -474,13 +498,13 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 if kind == _CAS_REFUSED and refusals[k] < refused_max:
                     # The client library waits, then resends the same conditional write.
                     refusals[k] += 1
-                    t_resend = t + success_tail * cas_ms[k] + refused_wait_ms(rng, refusals[k], params)
+                    t_resend = t + success_tail * cas_ms[k] + refused_wait_ms(bits, refusals[k], params)
                     size = _heap_push(heap_t, heap_c, size, t_resend, 4 * k + _CAS_ISSUED)
                     continue
                 refusals[k] = 0
             t_learned = t
             if discovery_read:
-                t_learned += _draw_read(rng, mu, sigma, floor, params, inflight, use_contention)
+                t_learned += _draw_read(bits, mu, sigma, floor, params, inflight, use_contention)
                 catalog_reads[k] += 1
             if kind == _CAS_DECIDED and seq == snapshot_seq[k]:
                 seq += 1
@@ -497,7 +521,7 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                     end_ms[k] = t_learned
                     if use_chains is not None:  # a writer's next commit starts when this one ends
                         far_size = _start_next(far_t, far_c, far_size, k, t_learned, chain_next, submit, start_ms,
-                                           catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
+                                           catalog_reads, read_ms, bits, mu, sigma, floor, params, inflight,
                                            use_contention)
             else:
                 # Failed: re-read the catalog to learn what changed. A backoff
@@ -513,12 +537,12 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                         end_ms[k] = t_read
                         if use_chains is not None:  # a writer's next commit starts when this one ends
                             far_size = _start_next(far_t, far_c, far_size, k, t_read, chain_next, submit, start_ms,
-                                               catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
+                                               catalog_reads, read_ms, bits, mu, sigma, floor, params, inflight,
                                                use_contention)
                     continue
                 if policy == BACKOFF and retries[k] < max_retries:
-                    t_read += _backoff_ms(params, rng, retries[k] + 1)
-                read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight, use_contention)
+                    t_read += _backoff_ms(params, bits, retries[k] + 1)
+                read_ms[k] = _draw_read(bits, mu, sigma, floor, params, inflight, use_contention)
                 t_read += read_ms[k]
                 catalog_reads[k] += 1
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
@@ -541,20 +565,20 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
                 # A log-entry commit: its data was written during the runtime; the commit lists the log
                 # again (the read it builds on), reads the entries it missed, then creates the next one.
                 listing[k] = True
-                read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight, use_contention)
+                read_ms[k] = _draw_read(bits, mu, sigma, floor, params, inflight, use_contention)
                 catalog_reads[k] += 1
                 far_size = _heap_push(far_t, far_c, far_size, commit_start[k] + read_ms[k], 4 * k + _READ_DONE)
                 continue
             if use_corrected is not None:  # the manifest file was written during the runtime
-                t_ready = commit_start[k] + _corrected_attempt_io(rng, mu, sigma, floor)
+                t_ready = commit_start[k] + _corrected_attempt_io(bits, mu, sigma, floor)
                 tm_reads[k] += 1
                 tm_writes[k] += 1
             else:
-                t_ready = commit_start[k] + _attempt_io(rng, mu, sigma, floor)
+                t_ready = commit_start[k] + _attempt_io(bits, mu, sigma, floor)
                 mf_writes[k] += 1
             ml_reads[k] += 1
             ml_writes[k] += 1
-            far_size = _schedule_cas(far_t, far_c, far_size, k, t_ready, rng, mu, sigma, floor, params, inflight,
+            far_size = _schedule_cas(far_t, far_c, far_size, k, t_ready, bits, mu, sigma, floor, params, inflight,
                                      cas_ms, use_throttle, use_contention, use_cas_put)
             continue
 
@@ -562,12 +586,12 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             if listing[k]:  # the listing as its commit begins: read each entry missed since the first
                 listing[k] = False
                 missed = seen_seq - snapshot_seq[k]
-                t_ready = t + _draw_sum(rng, TM_READ, missed, mu, sigma, floor, moments)
+                t_ready = t + _draw_sum(bits, TM_READ, missed, mu, sigma, floor, moments)
                 tm_reads[k] += missed
                 snapshot_seq[k] = seen_seq
                 snapshot_version[k] = seen_version
                 snapshot_ms[k] = t
-                size = _schedule_cas(heap_t, heap_c, size, k, t_ready, rng, mu, sigma, floor, params, inflight,
+                size = _schedule_cas(heap_t, heap_c, size, k, t_ready, bits, mu, sigma, floor, params, inflight,
                                      cas_ms, use_throttle, use_contention, use_cas_put)
                 continue
 
@@ -579,12 +603,12 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
         t_known = t  # when the transaction knows what changed
         if log_entries:  # it reads each log entry that beat it
             missed = seen_seq - snapshot_seq[k]
-            t_known += _draw_sum(rng, TM_READ, missed, mu, sigma, floor, moments)
+            t_known += _draw_sum(bits, TM_READ, missed, mu, sigma, floor, moments)
             tm_reads[k] += missed
         elif use_corrected is not None:
             # The catalog names the table-metadata file; reading it tells which
             # tables (partitions) changed, so the conflict is known only after it.
-            t_known += _draw(rng, TM_READ, mu, sigma, floor)
+            t_known += _draw(bits, TM_READ, mu, sigma, floor)
             tm_reads[k] += 1
         if not refresh:
             if overlap:
@@ -594,8 +618,8 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             if overlap and policy == SPLIT and retries[k] < max_retries:
                 # Same-table conflict: wait, then read again before redoing the work.
                 refreshing[k] = True
-                t_read = t_known + _backoff_ms(params, rng, same_table[k])  # drawn first, as it always was
-                read_ms[k] = _draw_read(rng, mu, sigma, floor, params, inflight, use_contention)
+                t_read = t_known + _backoff_ms(params, bits, same_table[k])  # drawn first, as it always was
+                read_ms[k] = _draw_read(bits, mu, sigma, floor, params, inflight, use_contention)
                 t_read += read_ms[k]
                 catalog_reads[k] += 1
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
@@ -609,26 +633,26 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             if op[k] == VALIDATED_OVERWRITE:  # the I/O convoy, then validation
                 # Corrected: the attempt's own manifest-list read covers the newest version.
                 convoy = max(behind - 1, 0) if use_corrected is not None else behind
-                t_next += _draw_sum(rng, ML_READ, convoy, mu, sigma, floor, moments)
+                t_next += _draw_sum(bits, ML_READ, convoy, mu, sigma, floor, moments)
                 ml_reads[k] += convoy
-                if params[P_REAL_CONFLICT] > 0.0 and rng.random() < params[P_REAL_CONFLICT]:
+                if params[P_REAL_CONFLICT] > 0.0 and next_double(bits) < params[P_REAL_CONFLICT]:
                     if _finish(status, end_ms, k, ABORTED_VALIDATION, t_next, duration_ms):
                         if use_chains is not None:  # a writer's next commit starts when this one ends
                             far_size = _start_next(far_t, far_c, far_size, k, t_next, chain_next, submit, start_ms,
-                                               catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
+                                               catalog_reads, read_ms, bits, mu, sigma, floor, params, inflight,
                                                use_contention)
                     continue
             elif op[k] == MERGE_APPEND:  # re-merge the manifests it missed
                 m = np.int64(behind * params[P_MERGE_MANIFESTS])
-                t_next += (_draw_sum(rng, MF_READ, m, mu, sigma, floor, moments)
-                           + _draw_sum(rng, MF_WRITE, m, mu, sigma, floor, moments))
+                t_next += (_draw_sum(bits, MF_READ, m, mu, sigma, floor, moments)
+                           + _draw_sum(bits, MF_WRITE, m, mu, sigma, floor, moments))
                 mf_reads[k] += m
                 mf_writes[k] += m
         if retries[k] >= max_retries:
             if _finish(status, end_ms, k, ABORTED_MAX_RETRIES, t_next, duration_ms):
                 if use_chains is not None:  # a writer's next commit starts when this one ends
                     far_size = _start_next(far_t, far_c, far_size, k, t_next, chain_next, submit, start_ms,
-                                       catalog_reads, read_ms, rng, mu, sigma, floor, params, inflight,
+                                       catalog_reads, read_ms, bits, mu, sigma, floor, params, inflight,
                                        use_contention)
             continue
         retries[k] += 1
@@ -639,62 +663,62 @@ def _event_loop(submit, runtime, op, table, num_tables, mu, sigma, floor, moment
             # A full attempt (table metadata and manifest list, read then written) after a same-table
             # conflict, or on every retry for a client that rewrites its manifest list; else the CAS alone.
             if rewrite == REWRITE_MANIFEST_LIST or (rewrite == REWRITE_CONFLICT and overlap):
-                t_next += _corrected_attempt_io(rng, mu, sigma, floor)
+                t_next += _corrected_attempt_io(bits, mu, sigma, floor)
                 tm_reads[k] += 1
                 ml_reads[k] += 1
                 ml_writes[k] += 1
                 tm_writes[k] += 1
         elif rewrite == REWRITE_CONFLICT:
             if overlap:  # only a same-table conflict forces the manifests to be rewritten
-                t_next += _attempt_io(rng, mu, sigma, floor)
+                t_next += _attempt_io(bits, mu, sigma, floor)
                 ml_reads[k] += 1
                 mf_writes[k] += 1
                 ml_writes[k] += 1
         elif rewrite == REWRITE_MANIFEST_LIST:  # every retry: a new manifest list over the reused manifests
-            t_next += _draw(rng, ML_READ, mu, sigma, floor) + _draw(rng, ML_WRITE, mu, sigma, floor)
+            t_next += _draw(bits, ML_READ, mu, sigma, floor) + _draw(bits, ML_WRITE, mu, sigma, floor)
             ml_reads[k] += 1
             ml_writes[k] += 1
-        size = _schedule_cas(heap_t, heap_c, size, k, t_next, rng, mu, sigma, floor, params, inflight, cas_ms,
+        size = _schedule_cas(heap_t, heap_c, size, k, t_next, bits, mu, sigma, floor, params, inflight, cas_ms,
                              use_throttle, use_contention, use_cas_put)
     return seq
 
 
 @numba.njit(cache=True, inline="always")
-def _schedule_cas(heap_t, heap_c, size, k, t_ready, rng, mu, sigma, floor, params, inflight, cas_ms,
+def _schedule_cas(heap_t, heap_c, size, k, t_ready, bits, mu, sigma, floor, params, inflight, cas_ms,
                   use_throttle, use_contention, use_cas_put):
     """Send transaction k's CAS at t_ready: straight to its decision, or into the throttle's queue."""
     if use_throttle is not None:
         return _heap_push(heap_t, heap_c, size, t_ready, 4 * k + _CAS_ISSUED)
-    cas_ms[k] = _draw_cas(rng, mu, sigma, floor, params, inflight, use_contention, use_cas_put)
+    cas_ms[k] = _draw_cas(bits, mu, sigma, floor, params, inflight, use_contention, use_cas_put)
     return _heap_push(heap_t, heap_c, size, t_ready + params[P_DECIDED_AT] * cas_ms[k], 4 * k + _CAS_DECIDED)
 
 
 @numba.njit(cache=True, inline="always")
-def _draw_cas(rng, mu, sigma, floor, params, inflight, use_contention, use_cas_put):
+def _draw_cas(bits, mu, sigma, floor, params, inflight, use_contention, use_cas_put):
     """A conditional write's latency, issued now; it joins the requests in flight (counted only where
     contention terms read them)."""
     if use_contention is not None:
         inflight[0] += 1
-        value = draw_contended(rng, mu[CATALOG_CAS], sigma[CATALOG_CAS], floor[CATALOG_CAS], inflight[0],
+        value = draw_contended(bits, mu[CATALOG_CAS], sigma[CATALOG_CAS], floor[CATALOG_CAS], inflight[0],
                                params[P_CONTENTION_EXPONENT], params[P_CONTENTION_SIGMA])
     else:
-        value = _draw(rng, CATALOG_CAS, mu, sigma, floor)
+        value = _draw(bits, CATALOG_CAS, mu, sigma, floor)
     if use_cas_put is not None:
-        return max(value, _draw(rng, CATALOG_PUT, mu, sigma, floor))
+        return max(value, _draw(bits, CATALOG_PUT, mu, sigma, floor))
     return value
 
 
 @numba.njit(cache=True, inline="always")
-def _draw_read(rng, mu, sigma, floor, params, inflight, use_contention):
+def _draw_read(bits, mu, sigma, floor, params, inflight, use_contention):
     """A catalog read's latency, sent now (the conditional requests in flight may slow it)."""
     if use_contention is None:
-        return _draw(rng, CATALOG_READ, mu, sigma, floor)
-    return draw_contended(rng, mu[CATALOG_READ], sigma[CATALOG_READ], floor[CATALOG_READ], inflight[0] + 1,
+        return _draw(bits, CATALOG_READ, mu, sigma, floor)
+    return draw_contended(bits, mu[CATALOG_READ], sigma[CATALOG_READ], floor[CATALOG_READ], inflight[0] + 1,
                           params[P_READ_CONTENTION_EXPONENT], params[P_READ_CONTENTION_SIGMA])
 
 
 @numba.njit(cache=True, inline="always")
-def draw_contended(rng, mu, sigma, floor, in_flight, exponent, sigma_per_ln):
+def draw_contended(bits, mu, sigma, floor, in_flight, exponent, sigma_per_ln):
     """A floored lognormal whose median grows as in_flight^exponent and sigma by sigma_per_ln x ln(in_flight).
 
     Without contention terms (the reference) it draws exactly as ``_draw``:
@@ -706,7 +730,7 @@ def draw_contended(rng, mu, sigma, floor, in_flight, exponent, sigma_per_ln):
         log_c = np.log(in_flight)
         mu = mu + exponent * log_c
         sigma = sigma + sigma_per_ln * log_c
-    value = np.exp(mu + sigma * rng.standard_normal())
+    value = np.exp(mu + sigma * random_standard_normal(bits))
     return value if value > floor else floor
 
 
@@ -738,21 +762,21 @@ def take_token(bucket, t, per_ms, burst):
 
 
 @numba.njit(cache=True, inline="always")
-def _backoff_ms(params, rng, nth):
+def _backoff_ms(params, bits, nth):
     """The nth backoff wait of the committer's retry policy (SimConfig.backoff_*)."""
-    return backoff_wait_ms(rng, nth, params[P_BACKOFF_BASE_MS], params[P_BACKOFF_MULTIPLIER],
+    return backoff_wait_ms(bits, nth, params[P_BACKOFF_BASE_MS], params[P_BACKOFF_MULTIPLIER],
                            params[P_BACKOFF_CAP_MS], params[P_BACKOFF_JITTER], params[P_JITTER_SHAPE])
 
 
 @numba.njit(cache=True)
-def refused_wait_ms(rng, nth, params):
+def refused_wait_ms(bits, nth, params):
     """The wait before the nth resend of a refused conditional write (the store client's own retry)."""
-    return backoff_wait_ms(rng, nth, params[P_REFUSED_BASE_MS], params[P_REFUSED_MULTIPLIER],
+    return backoff_wait_ms(bits, nth, params[P_REFUSED_BASE_MS], params[P_REFUSED_MULTIPLIER],
                            params[P_REFUSED_CAP_MS], params[P_REFUSED_JITTER], JITTER_DOWN)
 
 
 @numba.njit(cache=True, inline="always")
-def backoff_wait_ms(rng, nth, base, multiplier, cap, jitter, shape):
+def backoff_wait_ms(bits, nth, base, multiplier, cap, jitter, shape):
     """The nth backoff wait (n >= 1): base x multiplier^(n-1), capped, then jittered.
 
     The caller counts: retries for the backoff policy, same-table conflicts
@@ -763,30 +787,30 @@ def backoff_wait_ms(rng, nth, base, multiplier, cap, jitter, shape):
     delay = min(cap, base * multiplier ** (nth - 1))
     if shape == JITTER_RANGE:
         low = min(base, delay)
-        return low + (delay - low) * rng.random()
+        return low + (delay - low) * next_double(bits)
     if jitter > 0.0:
         if shape == JITTER_UP:
-            delay *= 1.0 + jitter * rng.random()
+            delay *= 1.0 + jitter * next_double(bits)
         elif shape == JITTER_DOWN:
-            delay *= 1.0 - jitter * rng.random()
+            delay *= 1.0 - jitter * next_double(bits)
         else:
-            delay *= 1.0 + jitter * (2.0 * rng.random() - 1.0)
+            delay *= 1.0 + jitter * (2.0 * next_double(bits) - 1.0)
     return delay
 
 
 @numba.njit(cache=True, inline="always")
-def _attempt_io(rng, mu, sigma, floor):
+def _attempt_io(bits, mu, sigma, floor):
     """One commit attempt's manifest I/O: read the ML, write an MF, write the ML."""
-    return (_draw(rng, ML_READ, mu, sigma, floor) + _draw(rng, MF_WRITE, mu, sigma, floor)
-            + _draw(rng, ML_WRITE, mu, sigma, floor))
+    return (_draw(bits, ML_READ, mu, sigma, floor) + _draw(bits, MF_WRITE, mu, sigma, floor)
+            + _draw(bits, ML_WRITE, mu, sigma, floor))
 
 
 @numba.njit(cache=True, inline="always")
-def _corrected_attempt_io(rng, mu, sigma, floor):
+def _corrected_attempt_io(bits, mu, sigma, floor):
     """One attempt of the corrected protocol, in order: read the table metadata and the manifest list,
     write a new manifest list and table metadata (the manifest file was written during the runtime)."""
-    return (_draw(rng, TM_READ, mu, sigma, floor) + _draw(rng, ML_READ, mu, sigma, floor)
-            + _draw(rng, ML_WRITE, mu, sigma, floor) + _draw(rng, TM_WRITE, mu, sigma, floor))
+    return (_draw(bits, TM_READ, mu, sigma, floor) + _draw(bits, ML_READ, mu, sigma, floor)
+            + _draw(bits, ML_WRITE, mu, sigma, floor) + _draw(bits, TM_WRITE, mu, sigma, floor))
 
 
 @numba.njit(cache=True, inline="always")
@@ -800,7 +824,7 @@ def _finish(status, end_ms, k, outcome, t, duration_ms):
 
 
 @numba.njit(cache=True)
-def _start_next(heap_t, heap_c, size, k, t_end, chain_next, submit, start_ms, catalog_reads, read_ms, rng, mu,
+def _start_next(heap_t, heap_c, size, k, t_end, chain_next, submit, start_ms, catalog_reads, read_ms, bits, mu,
                 sigma, floor, params, inflight, use_contention):
     """Transaction k ended at t_end: start its writer's next commit, when due (at once if already late)."""
     nxt = chain_next[k]
@@ -809,5 +833,5 @@ def _start_next(heap_t, heap_c, size, k, t_end, chain_next, submit, start_ms, ca
     start = max(submit[nxt], t_end)
     start_ms[nxt] = start
     catalog_reads[nxt] += 1
-    read_ms[nxt] = _draw_read(rng, mu, sigma, floor, params, inflight, use_contention)
+    read_ms[nxt] = _draw_read(bits, mu, sigma, floor, params, inflight, use_contention)
     return _heap_push(heap_t, heap_c, size, start + read_ms[nxt], 4 * nxt + _READ_DONE)
