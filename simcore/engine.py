@@ -282,6 +282,12 @@ _FLOAT_COLUMNS, _INT_COLUMNS, _LONG_COLUMNS = 7, 16, 5
 # ---------------------------------------------------------------------------
 
 @numba.njit(cache=True, inline="always")
+def _slots(values):
+    """The nine latency slots' values of ``values`` as a tuple."""
+    return (values[0], values[1], values[2], values[3], values[4], values[5], values[6], values[7], values[8])
+
+
+@numba.njit(cache=True, inline="always")
 def _draw(bits, slot, mu, sigma, floor):
     if sigma[slot] == 0.0:
         return np.exp(mu[slot])
@@ -297,7 +303,7 @@ def _draw_sum(bits, slot, count, mu, sigma, floor, moments):
         for _ in range(count):
             total += _draw(bits, slot, mu, sigma, floor)
         return total
-    return _draw_long_sum(bits, count, moments[slot, 0], moments[slot, 1], moments[slot, 2])
+    return _draw_long_sum(bits, count, moments[0][slot], moments[1][slot], moments[2][slot])
 
 
 @numba.njit(cache=True)
@@ -362,7 +368,7 @@ def _heap_pop(times, codes, size):
 
 
 @numba.njit(cache=True)
-def _event_loop(submit, runtime, num_tables, mu, sigma, floor, moments, params, rng, out_f64, out_i32, out_i64,
+def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array, moments_array, params, rng, out_f64, out_i32, out_i64,
                 chain_next, use_throttle, use_contention, use_lag, use_chains, use_corrected, use_cas_put, use_refusals,
                 use_budget):
     """The loop. Each ``use_*`` argument is None (the part is unused: its branches compile away) or True
@@ -371,6 +377,14 @@ def _event_loop(submit, runtime, num_tables, mu, sigma, floor, moments, params, 
     # counted, and passing it to each inlined helper cost two atomic operations per draw, about half
     # the loop's time. The draws are the Generator's own functions on it, the same numbers.
     bits = rng.bit_generator
+    # Likewise the latency terms, as tuples: an array handed to an inlined helper is reference counted, a
+    # tuple of floats is not.
+    mu, sigma, floor = _slots(mu_array), _slots(sigma_array), _slots(floor_array)
+    moments = (_slots(moments_array[:, 0]), _slots(moments_array[:, 1]), _slots(moments_array[:, 2]))
+    contention = (params[P_CONTENTION_EXPONENT], params[P_CONTENTION_SIGMA], params[P_READ_CONTENTION_EXPONENT],
+                  params[P_READ_CONTENTION_SIGMA])
+    backoff = (params[P_BACKOFF_BASE_MS], params[P_BACKOFF_MULTIPLIER], params[P_BACKOFF_CAP_MS],
+               params[P_BACKOFF_JITTER], params[P_JITTER_SHAPE])
     n = submit.shape[0]
     end_ms = out_f64[0]
     commit_start = out_f64[1]
@@ -459,7 +473,7 @@ def _event_loop(submit, runtime, num_tables, mu, sigma, floor, moments, params, 
                     continue
             start_ms[k] = submit[k]
             catalog_reads[k] += 1
-            read_ms[k] = _draw_read(bits, mu, sigma, floor, params, inflight, use_contention)
+            read_ms[k] = _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
             t_read = submit[k] + read_ms[k]
             size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
         if size == 0 and far_size == 0:
@@ -487,7 +501,7 @@ def _event_loop(submit, runtime, num_tables, mu, sigma, floor, moments, params, 
             if not take_token(bucket, t, throttle_per_ms, throttle_burst):
                 outcome = _CAS_REFUSED
                 throttled[k] += 1
-            cas_ms[k] = _draw_cas(bits, mu, sigma, floor, params, inflight, use_contention, use_cas_put)
+            cas_ms[k] = _draw_cas(bits, mu, sigma, floor, contention, inflight, use_contention, use_cas_put)
             size = _heap_push(heap_t, heap_c, size, t + decided_at * cas_ms[k], 4 * k + outcome)
             continue
 
@@ -504,7 +518,7 @@ def _event_loop(submit, runtime, num_tables, mu, sigma, floor, moments, params, 
                 refusals[k] = 0
             t_learned = t
             if discovery_read:
-                t_learned += _draw_read(bits, mu, sigma, floor, params, inflight, use_contention)
+                t_learned += _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
                 catalog_reads[k] += 1
             if kind == _CAS_DECIDED and seq == snapshot_seq[k]:
                 seq += 1
@@ -521,7 +535,7 @@ def _event_loop(submit, runtime, num_tables, mu, sigma, floor, moments, params, 
                     end_ms[k] = t_learned
                     if use_chains is not None:  # a writer's next commit starts when this one ends
                         far_size = _start_next(far_t, far_c, far_size, k, t_learned, chain_next, submit, start_ms,
-                                           catalog_reads, read_ms, bits, mu, sigma, floor, params, inflight,
+                                           catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
                                            use_contention)
             else:
                 # Failed: re-read the catalog to learn what changed. A backoff
@@ -537,12 +551,12 @@ def _event_loop(submit, runtime, num_tables, mu, sigma, floor, moments, params, 
                         end_ms[k] = t_read
                         if use_chains is not None:  # a writer's next commit starts when this one ends
                             far_size = _start_next(far_t, far_c, far_size, k, t_read, chain_next, submit, start_ms,
-                                               catalog_reads, read_ms, bits, mu, sigma, floor, params, inflight,
+                                               catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
                                                use_contention)
                     continue
                 if policy == BACKOFF and retries[k] < max_retries:
-                    t_read += _backoff_ms(params, bits, retries[k] + 1)
-                read_ms[k] = _draw_read(bits, mu, sigma, floor, params, inflight, use_contention)
+                    t_read += _backoff_ms(backoff, bits, retries[k] + 1)
+                read_ms[k] = _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
                 t_read += read_ms[k]
                 catalog_reads[k] += 1
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
@@ -565,7 +579,7 @@ def _event_loop(submit, runtime, num_tables, mu, sigma, floor, moments, params, 
                 # A log-entry commit: its data was written during the runtime; the commit lists the log
                 # again (the read it builds on), reads the entries it missed, then creates the next one.
                 listing[k] = True
-                read_ms[k] = _draw_read(bits, mu, sigma, floor, params, inflight, use_contention)
+                read_ms[k] = _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
                 catalog_reads[k] += 1
                 far_size = _heap_push(far_t, far_c, far_size, commit_start[k] + read_ms[k], 4 * k + _READ_DONE)
                 continue
@@ -578,7 +592,7 @@ def _event_loop(submit, runtime, num_tables, mu, sigma, floor, moments, params, 
                 mf_writes[k] += 1
             ml_reads[k] += 1
             ml_writes[k] += 1
-            far_size = _schedule_cas(far_t, far_c, far_size, k, t_ready, bits, mu, sigma, floor, params, inflight,
+            far_size = _schedule_cas(far_t, far_c, far_size, k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight,
                                      cas_ms, use_throttle, use_contention, use_cas_put)
             continue
 
@@ -591,7 +605,7 @@ def _event_loop(submit, runtime, num_tables, mu, sigma, floor, moments, params, 
                 snapshot_seq[k] = seen_seq
                 snapshot_version[k] = seen_version
                 snapshot_ms[k] = t
-                size = _schedule_cas(heap_t, heap_c, size, k, t_ready, bits, mu, sigma, floor, params, inflight,
+                size = _schedule_cas(heap_t, heap_c, size, k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight,
                                      cas_ms, use_throttle, use_contention, use_cas_put)
                 continue
 
@@ -618,8 +632,8 @@ def _event_loop(submit, runtime, num_tables, mu, sigma, floor, moments, params, 
             if overlap and policy == SPLIT and retries[k] < max_retries:
                 # Same-table conflict: wait, then read again before redoing the work.
                 refreshing[k] = True
-                t_read = t_known + _backoff_ms(params, bits, same_table[k])  # drawn first, as it always was
-                read_ms[k] = _draw_read(bits, mu, sigma, floor, params, inflight, use_contention)
+                t_read = t_known + _backoff_ms(backoff, bits, same_table[k])  # drawn first, as it always was
+                read_ms[k] = _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
                 t_read += read_ms[k]
                 catalog_reads[k] += 1
                 size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
@@ -639,7 +653,7 @@ def _event_loop(submit, runtime, num_tables, mu, sigma, floor, moments, params, 
                     if _finish(status, end_ms, k, ABORTED_VALIDATION, t_next, duration_ms):
                         if use_chains is not None:  # a writer's next commit starts when this one ends
                             far_size = _start_next(far_t, far_c, far_size, k, t_next, chain_next, submit, start_ms,
-                                               catalog_reads, read_ms, bits, mu, sigma, floor, params, inflight,
+                                               catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
                                                use_contention)
                     continue
             elif op[k] == MERGE_APPEND:  # re-merge the manifests it missed
@@ -652,7 +666,7 @@ def _event_loop(submit, runtime, num_tables, mu, sigma, floor, moments, params, 
             if _finish(status, end_ms, k, ABORTED_MAX_RETRIES, t_next, duration_ms):
                 if use_chains is not None:  # a writer's next commit starts when this one ends
                     far_size = _start_next(far_t, far_c, far_size, k, t_next, chain_next, submit, start_ms,
-                                       catalog_reads, read_ms, bits, mu, sigma, floor, params, inflight,
+                                       catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
                                        use_contention)
             continue
         retries[k] += 1
@@ -678,29 +692,30 @@ def _event_loop(submit, runtime, num_tables, mu, sigma, floor, moments, params, 
             t_next += _draw(bits, ML_READ, mu, sigma, floor) + _draw(bits, ML_WRITE, mu, sigma, floor)
             ml_reads[k] += 1
             ml_writes[k] += 1
-        size = _schedule_cas(heap_t, heap_c, size, k, t_next, bits, mu, sigma, floor, params, inflight, cas_ms,
+        size = _schedule_cas(heap_t, heap_c, size, k, t_next, bits, mu, sigma, floor, contention, decided_at, inflight, cas_ms,
                              use_throttle, use_contention, use_cas_put)
     return seq
 
 
 @numba.njit(cache=True, inline="always")
-def _schedule_cas(heap_t, heap_c, size, k, t_ready, bits, mu, sigma, floor, params, inflight, cas_ms,
+def _schedule_cas(heap_t, heap_c, size, k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight,
+                  cas_ms,
                   use_throttle, use_contention, use_cas_put):
     """Send transaction k's CAS at t_ready: straight to its decision, or into the throttle's queue."""
     if use_throttle is not None:
         return _heap_push(heap_t, heap_c, size, t_ready, 4 * k + _CAS_ISSUED)
-    cas_ms[k] = _draw_cas(bits, mu, sigma, floor, params, inflight, use_contention, use_cas_put)
-    return _heap_push(heap_t, heap_c, size, t_ready + params[P_DECIDED_AT] * cas_ms[k], 4 * k + _CAS_DECIDED)
+    cas_ms[k] = _draw_cas(bits, mu, sigma, floor, contention, inflight, use_contention, use_cas_put)
+    return _heap_push(heap_t, heap_c, size, t_ready + decided_at * cas_ms[k], 4 * k + _CAS_DECIDED)
 
 
 @numba.njit(cache=True, inline="always")
-def _draw_cas(bits, mu, sigma, floor, params, inflight, use_contention, use_cas_put):
+def _draw_cas(bits, mu, sigma, floor, contention, inflight, use_contention, use_cas_put):
     """A conditional write's latency, issued now; it joins the requests in flight (counted only where
     contention terms read them)."""
     if use_contention is not None:
         inflight[0] += 1
         value = draw_contended(bits, mu[CATALOG_CAS], sigma[CATALOG_CAS], floor[CATALOG_CAS], inflight[0],
-                               params[P_CONTENTION_EXPONENT], params[P_CONTENTION_SIGMA])
+                               contention[0], contention[1])
     else:
         value = _draw(bits, CATALOG_CAS, mu, sigma, floor)
     if use_cas_put is not None:
@@ -709,12 +724,12 @@ def _draw_cas(bits, mu, sigma, floor, params, inflight, use_contention, use_cas_
 
 
 @numba.njit(cache=True, inline="always")
-def _draw_read(bits, mu, sigma, floor, params, inflight, use_contention):
+def _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention):
     """A catalog read's latency, sent now (the conditional requests in flight may slow it)."""
     if use_contention is None:
         return _draw(bits, CATALOG_READ, mu, sigma, floor)
     return draw_contended(bits, mu[CATALOG_READ], sigma[CATALOG_READ], floor[CATALOG_READ], inflight[0] + 1,
-                          params[P_READ_CONTENTION_EXPONENT], params[P_READ_CONTENTION_SIGMA])
+                          contention[2], contention[3])
 
 
 @numba.njit(cache=True, inline="always")
@@ -762,10 +777,9 @@ def take_token(bucket, t, per_ms, burst):
 
 
 @numba.njit(cache=True, inline="always")
-def _backoff_ms(params, bits, nth):
-    """The nth backoff wait of the committer's retry policy (SimConfig.backoff_*)."""
-    return backoff_wait_ms(bits, nth, params[P_BACKOFF_BASE_MS], params[P_BACKOFF_MULTIPLIER],
-                           params[P_BACKOFF_CAP_MS], params[P_BACKOFF_JITTER], params[P_JITTER_SHAPE])
+def _backoff_ms(backoff, bits, nth):
+    """The nth backoff wait of the committer's retry policy (SimConfig.backoff_*, as the kernel's tuple)."""
+    return backoff_wait_ms(bits, nth, backoff[0], backoff[1], backoff[2], backoff[3], backoff[4])
 
 
 @numba.njit(cache=True)
@@ -825,7 +839,7 @@ def _finish(status, end_ms, k, outcome, t, duration_ms):
 
 @numba.njit(cache=True)
 def _start_next(heap_t, heap_c, size, k, t_end, chain_next, submit, start_ms, catalog_reads, read_ms, bits, mu,
-                sigma, floor, params, inflight, use_contention):
+                sigma, floor, contention, inflight, use_contention):
     """Transaction k ended at t_end: start its writer's next commit, when due (at once if already late)."""
     nxt = chain_next[k]
     if nxt < 0:
@@ -833,5 +847,5 @@ def _start_next(heap_t, heap_c, size, k, t_end, chain_next, submit, start_ms, ca
     start = max(submit[nxt], t_end)
     start_ms[nxt] = start
     catalog_reads[nxt] += 1
-    read_ms[nxt] = _draw_read(bits, mu, sigma, floor, params, inflight, use_contention)
+    read_ms[nxt] = _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
     return _heap_push(heap_t, heap_c, size, start + read_ms[nxt], 4 * nxt + _READ_DONE)
