@@ -330,7 +330,7 @@ def _next_instant(heap_t, size, far_t, far_size):
     return t
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _heap_push(times, codes, size, t, code):
     i = size
     times[i] = t
@@ -345,7 +345,7 @@ def _heap_push(times, codes, size, t, code):
     return size + 1
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _heap_pop(times, codes, size):
     """Remove the root; the caller has read times[0] and codes[0] already."""
     size -= 1
@@ -697,7 +697,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     return seq
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _schedule_cas(heap_t, heap_c, size, k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight,
                   cas_ms,
                   use_throttle, use_contention, use_cas_put):
