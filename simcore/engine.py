@@ -447,7 +447,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     # The measured model's bookkeeping: conditional requests in flight on the
     # catalog object, and when each commit happened and to which table (a
     # read that observed the catalog before it returned sees the state as of then).
-    inflight = np.zeros(1, dtype=np.int64)
+    inflight = 0
     commit_at = np.zeros(n + 1 if use_lag is not None else 1, dtype=np.float64)
     commit_table = np.zeros(n + 1 if use_lag is not None else 1, dtype=np.int64)
 
@@ -501,13 +501,13 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             if not take_token(bucket, t, throttle_per_ms, throttle_burst):
                 outcome = _CAS_REFUSED
                 throttled[k] += 1
+            inflight += 1
             cas_ms[k] = _draw_cas(bits, mu, sigma, floor, contention, inflight, use_contention, use_cas_put)
             size = _heap_push(heap_t, heap_c, size, t + decided_at * cas_ms[k], 4 * k + outcome)
             continue
 
         if kind == _CAS_DECIDED or kind == _CAS_REFUSED:
-            if use_contention is not None:
-                inflight[0] -= 1
+            inflight -= 1
             if use_refusals is not None:
                 if kind == _CAS_REFUSED and refusals[k] < refused_max:
                     # The client library waits, then resends the same conditional write.
@@ -592,8 +592,12 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 mf_writes[k] += 1
             ml_reads[k] += 1
             ml_writes[k] += 1
-            far_size = _schedule_cas(far_t, far_c, far_size, k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight,
-                                     cas_ms, use_throttle, use_contention, use_cas_put)
+            t_cas, code, cas = _cas_event(k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight,
+                                          use_throttle, use_contention, use_cas_put)
+            far_size = _heap_push(far_t, far_c, far_size, t_cas, code)
+            if use_throttle is None:  # drawn now: in flight until decided
+                cas_ms[k] = cas
+                inflight += 1
             continue
 
         if log_entries:
@@ -605,8 +609,12 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 snapshot_seq[k] = seen_seq
                 snapshot_version[k] = seen_version
                 snapshot_ms[k] = t
-                size = _schedule_cas(heap_t, heap_c, size, k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight,
-                                     cas_ms, use_throttle, use_contention, use_cas_put)
+                t_cas, code, cas = _cas_event(k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight,
+                                              use_throttle, use_contention, use_cas_put)
+                size = _heap_push(heap_t, heap_c, size, t_cas, code)
+                if use_throttle is None:  # drawn now: in flight until decided
+                    cas_ms[k] = cas
+                    inflight += 1
                 continue
 
         # A read after a failed CAS. A refresh is the second read of the split
@@ -692,29 +700,32 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             t_next += _draw(bits, ML_READ, mu, sigma, floor) + _draw(bits, ML_WRITE, mu, sigma, floor)
             ml_reads[k] += 1
             ml_writes[k] += 1
-        size = _schedule_cas(heap_t, heap_c, size, k, t_next, bits, mu, sigma, floor, contention, decided_at, inflight, cas_ms,
-                             use_throttle, use_contention, use_cas_put)
+        t_cas, code, cas = _cas_event(k, t_next, bits, mu, sigma, floor, contention, decided_at, inflight,
+                                      use_throttle, use_contention, use_cas_put)
+        size = _heap_push(heap_t, heap_c, size, t_cas, code)
+        if use_throttle is None:  # drawn now: in flight until decided
+            cas_ms[k] = cas
+            inflight += 1
     return seq
 
 
-@numba.njit(cache=True)
-def _schedule_cas(heap_t, heap_c, size, k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight,
-                  cas_ms,
-                  use_throttle, use_contention, use_cas_put):
-    """Send transaction k's CAS at t_ready: straight to its decision, or into the throttle's queue."""
+@numba.njit(cache=True, inline="always")
+def _cas_event(k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight, use_throttle, use_contention,
+               use_cas_put):
+    """Transaction k sends its CAS at t_ready: (instant, event code, latency) of its decision, or, to a
+    throttled object, of its arrival at the throttle (its latency is drawn there)."""
     if use_throttle is not None:
-        return _heap_push(heap_t, heap_c, size, t_ready, 4 * k + _CAS_ISSUED)
-    cas_ms[k] = _draw_cas(bits, mu, sigma, floor, contention, inflight, use_contention, use_cas_put)
-    return _heap_push(heap_t, heap_c, size, t_ready + decided_at * cas_ms[k], 4 * k + _CAS_DECIDED)
+        return t_ready, 4 * k + _CAS_ISSUED, 0.0
+    cas = _draw_cas(bits, mu, sigma, floor, contention, inflight + 1, use_contention, use_cas_put)
+    return t_ready + decided_at * cas, 4 * k + _CAS_DECIDED, cas
 
 
 @numba.njit(cache=True, inline="always")
-def _draw_cas(bits, mu, sigma, floor, contention, inflight, use_contention, use_cas_put):
-    """A conditional write's latency, issued now; it joins the requests in flight (counted only where
-    contention terms read them)."""
+def _draw_cas(bits, mu, sigma, floor, contention, in_flight, use_contention, use_cas_put):
+    """A conditional write's latency, issued now with ``in_flight`` conditional requests on the object,
+    itself included (read only where contention terms use them)."""
     if use_contention is not None:
-        inflight[0] += 1
-        value = draw_contended(bits, mu[CATALOG_CAS], sigma[CATALOG_CAS], floor[CATALOG_CAS], inflight[0],
+        value = draw_contended(bits, mu[CATALOG_CAS], sigma[CATALOG_CAS], floor[CATALOG_CAS], in_flight,
                                contention[0], contention[1])
     else:
         value = _draw(bits, CATALOG_CAS, mu, sigma, floor)
@@ -728,7 +739,7 @@ def _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention):
     """A catalog read's latency, sent now (the conditional requests in flight may slow it)."""
     if use_contention is None:
         return _draw(bits, CATALOG_READ, mu, sigma, floor)
-    return draw_contended(bits, mu[CATALOG_READ], sigma[CATALOG_READ], floor[CATALOG_READ], inflight[0] + 1,
+    return draw_contended(bits, mu[CATALOG_READ], sigma[CATALOG_READ], floor[CATALOG_READ], inflight + 1,
                           contention[2], contention[3])
 
 
