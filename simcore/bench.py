@@ -212,19 +212,18 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, generator):
     succeeded = np.empty(1024, dtype=np.bool_)
 
     # A binary heap of (time, 8 x client + kind); at most two pending events per client.
-    heap_t = np.empty(2 * clients + 1, dtype=np.float64)
-    heap_c = np.empty(2 * clients + 1, dtype=np.int64)
+    heap = np.empty((2 * clients + 1, 2), dtype=np.float64)
     size = 0
     for i in range(clients):
-        size = _start_op(heap_t, heap_c, size, i, 0.0, started, rng, read_mu, read_sigma, read_floor, observed_at,
+        size = _start_op(heap, size, i, 0.0, started, rng, read_mu, read_sigma, read_floor, observed_at,
                          inflight, read_exponent, read_sigma_per_ln)
 
     while size > 0:
-        t = heap_t[0]
-        code = heap_c[0]
+        t = heap[0, 0]
+        code = np.int64(heap[0, 1])
         if t >= duration_ms:
             break
-        size = _pop(heap_t, heap_c, size)
+        size = _pop(heap, size)
         i = code >> 3
         kind = code & 7
         if kind == _OBSERVED:
@@ -237,7 +236,7 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, generator):
             admitted = throttle_per_ms <= 0.0 or take_token(bucket, t, throttle_per_ms, burst)
             inflight += 1
             write_ms[i] = draw_contended(rng, write_mu, write_sigma, write_floor, inflight, exponent, sigma_per_ln)
-            size = _push(heap_t, heap_c, size, t + decided_at * write_ms[i], 8 * i + (_DECIDED if admitted else _REFUSED))
+            size = _push(heap, size, t + decided_at * write_ms[i], 8 * i + (_DECIDED if admitted else _REFUSED))
             continue
         inflight -= 1
         t_next = t
@@ -246,7 +245,7 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, generator):
             refusals[i] += 1
             t_next += (1.0 - decided_at) * write_ms[i] + backoff_wait_ms(
                 rng, refusals[i], refused_base, refused_multiplier, refused_cap, refused_jitter, JITTER_DOWN)
-            size = _push(heap_t, heap_c, size, t_next, 8 * i + _RESEND)
+            size = _push(heap, size, t_next, 8 * i + _RESEND)
             continue
         refusals[i] = 0
         # The write is decided (or refused for good) now.
@@ -267,19 +266,19 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, generator):
             latencies[count] = t_next - started[i]
             succeeded[count] = ok
             count += 1
-        size = _start_op(heap_t, heap_c, size, i, t_next, started, rng, read_mu, read_sigma, read_floor,
+        size = _start_op(heap, size, i, t_next, started, rng, read_mu, read_sigma, read_floor,
                          observed_at, inflight, read_exponent, read_sigma_per_ln)
     return latencies[:count].copy(), succeeded[:count].copy()
 
 
 @numba.njit(cache=True, inline="always")
-def _start_op(heap_t, heap_c, size, i, t, started, rng, read_mu, read_sigma, read_floor, observed_at, inflight,
+def _start_op(heap, size, i, t, started, rng, read_mu, read_sigma, read_floor, observed_at, inflight,
               read_exponent, read_sigma_per_ln):
     started[i] = t
     read = draw_contended(rng, read_mu, read_sigma, read_floor, inflight + 1, read_exponent, read_sigma_per_ln)
     if observed_at < 1.0:
-        size = _push(heap_t, heap_c, size, t + observed_at * read, 8 * i + _OBSERVED)
-    return _push(heap_t, heap_c, size, t + read, 8 * i + _READ_DONE)
+        size = _push(heap, size, t + observed_at * read, 8 * i + _OBSERVED)
+    return _push(heap, size, t + read, 8 * i + _READ_DONE)
 
 
 def parse_clients(text: str) -> list[int]:

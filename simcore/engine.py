@@ -322,47 +322,51 @@ def _draw_long_sum(bits, count, mean, variance, third_moment):
 
 
 @numba.njit(cache=True, inline="always")
-def _next_instant(heap_t, size, far_t, far_size):
+def _next_instant(heap, size, far, far_size):
     """The earliest pending instant of the two heaps (infinity when both are empty)."""
-    t = heap_t[0] if size > 0 else np.inf
-    if far_size > 0 and far_t[0] < t:
-        return far_t[0]
+    t = heap[0, 0] if size > 0 else np.inf
+    if far_size > 0 and far[0, 0] < t:
+        return far[0, 0]
     return t
 
 
+# An event heap is one (capacity, 2) float array, a row per event: its instant, then its code (an integer,
+# exact in a float below 2^53); one array rather than two halves the reference counting of each call, and
+# an event's instant and code share a cache line.
+
 @numba.njit(cache=True)
-def _heap_push(times, codes, size, t, code):
+def _heap_push(heap, size, t, code):
     i = size
-    times[i] = t
-    codes[i] = code
+    heap[i, 0] = t
+    heap[i, 1] = code
     while i > 0:
         parent = (i - 1) >> 1
-        if times[parent] <= times[i]:
+        if heap[parent, 0] <= heap[i, 0]:
             break
-        times[parent], times[i] = times[i], times[parent]
-        codes[parent], codes[i] = codes[i], codes[parent]
+        heap[parent, 0], heap[i, 0] = heap[i, 0], heap[parent, 0]
+        heap[parent, 1], heap[i, 1] = heap[i, 1], heap[parent, 1]
         i = parent
     return size + 1
 
 
 @numba.njit(cache=True)
-def _heap_pop(times, codes, size):
-    """Remove the root; the caller has read times[0] and codes[0] already."""
+def _heap_pop(heap, size):
+    """Remove the root; the caller has read heap[0] already."""
     size -= 1
-    times[0] = times[size]
-    codes[0] = codes[size]
+    heap[0, 0] = heap[size, 0]
+    heap[0, 1] = heap[size, 1]
     i = 0
     while True:
         left = 2 * i + 1
         if left >= size:
             break
         child = left
-        if left + 1 < size and times[left + 1] < times[left]:
+        if left + 1 < size and heap[left + 1, 0] < heap[left, 0]:
             child = left + 1
-        if times[i] <= times[child]:
+        if heap[i, 0] <= heap[child, 0]:
             break
-        times[child], times[i] = times[i], times[child]
-        codes[child], codes[i] = codes[i], codes[child]
+        heap[child, 0], heap[i, 0] = heap[i, 0], heap[child, 0]
+        heap[child, 1], heap[i, 1] = heap[i, 1], heap[child, 1]
         i = child
     return size
 
@@ -454,18 +458,16 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     # Two event heaps: the near one for the I/O-scale steps of commits in progress (a few hundred at most),
     # the far one for each transaction's end of runtime (every transaction in its runtime, thousands).
     # A retry's steps then sift through a small heap; the far heap is touched twice per transaction.
-    heap_t = np.empty(n + 1, dtype=np.float64)
-    heap_c = np.empty(n + 1, dtype=np.int64)
+    heap = np.empty((n + 1, 2), dtype=np.float64)
     size = 0
-    far_t = np.empty(n + 1, dtype=np.float64)
-    far_c = np.empty(n + 1, dtype=np.int64)
+    far = np.empty((n + 1, 2), dtype=np.float64)
     far_size = 0
     next_arrival = 0
 
     while True:
         # Admit arrivals up to the next pending instant: each starts with a
         # catalog read, whose completion is its first instant of interest.
-        while next_arrival < n and submit[next_arrival] <= _next_instant(heap_t, size, far_t, far_size):
+        while next_arrival < n and submit[next_arrival] <= _next_instant(heap, size, far, far_size):
             k = next_arrival
             next_arrival += 1
             if use_chains is not None:
@@ -475,21 +477,21 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             catalog_reads[k] += 1
             read_ms[k] = _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
             t_read = submit[k] + read_ms[k]
-            size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
+            size = _heap_push(heap, size, t_read, 4 * k + _READ_DONE)
         if size == 0 and far_size == 0:
             break
-        if far_size == 0 or (size > 0 and heap_t[0] <= far_t[0]):
-            t = heap_t[0]
-            code = heap_c[0]
+        if far_size == 0 or (size > 0 and heap[0, 0] <= far[0, 0]):
+            t = heap[0, 0]
+            code = np.int64(heap[0, 1])
             if t >= duration_ms:
                 break  # everything still pending ends after the simulated time
-            size = _heap_pop(heap_t, heap_c, size)
+            size = _heap_pop(heap, size)
         else:
-            t = far_t[0]
-            code = far_c[0]
+            t = far[0, 0]
+            code = np.int64(far[0, 1])
             if t >= duration_ms:
                 break
-            far_size = _heap_pop(far_t, far_c, far_size)
+            far_size = _heap_pop(far, far_size)
         k = code >> 2
         kind = code & 3
         tbl = table[k]
@@ -503,7 +505,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 throttled[k] += 1
             inflight += 1
             cas_ms[k] = _draw_cas(bits, mu, sigma, floor, contention, inflight, use_contention, use_cas_put)
-            size = _heap_push(heap_t, heap_c, size, t + decided_at * cas_ms[k], 4 * k + outcome)
+            size = _heap_push(heap, size, t + decided_at * cas_ms[k], 4 * k + outcome)
             continue
 
         if kind == _CAS_DECIDED or kind == _CAS_REFUSED:
@@ -513,7 +515,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                     # The client library waits, then resends the same conditional write.
                     refusals[k] += 1
                     t_resend = t + success_tail * cas_ms[k] + refused_wait_ms(bits, refusals[k], params)
-                    size = _heap_push(heap_t, heap_c, size, t_resend, 4 * k + _CAS_ISSUED)
+                    size = _heap_push(heap, size, t_resend, 4 * k + _CAS_ISSUED)
                     continue
                 refusals[k] = 0
             t_learned = t
@@ -534,7 +536,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                     status[k] = COMMITTED
                     end_ms[k] = t_learned
                     if use_chains is not None:  # a writer's next commit starts when this one ends
-                        far_size = _start_next(far_t, far_c, far_size, k, t_learned, chain_next, submit, start_ms,
+                        far_size = _start_next(far, far_size, k, t_learned, chain_next, submit, start_ms,
                                            catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
                                            use_contention)
             else:
@@ -550,7 +552,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                         status[k] = ABORTED_BUDGET
                         end_ms[k] = t_read
                         if use_chains is not None:  # a writer's next commit starts when this one ends
-                            far_size = _start_next(far_t, far_c, far_size, k, t_read, chain_next, submit, start_ms,
+                            far_size = _start_next(far, far_size, k, t_read, chain_next, submit, start_ms,
                                                catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
                                                use_contention)
                     continue
@@ -559,7 +561,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 read_ms[k] = _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
                 t_read += read_ms[k]
                 catalog_reads[k] += 1
-                size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
+                size = _heap_push(heap, size, t_read, 4 * k + _READ_DONE)
             continue
 
         # A catalog read completed at t: it observed the state now, or (the
@@ -581,7 +583,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 listing[k] = True
                 read_ms[k] = _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
                 catalog_reads[k] += 1
-                far_size = _heap_push(far_t, far_c, far_size, commit_start[k] + read_ms[k], 4 * k + _READ_DONE)
+                far_size = _heap_push(far, far_size, commit_start[k] + read_ms[k], 4 * k + _READ_DONE)
                 continue
             if use_corrected is not None:  # the manifest file was written during the runtime
                 t_ready = commit_start[k] + _corrected_attempt_io(bits, mu, sigma, floor)
@@ -594,7 +596,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             ml_writes[k] += 1
             t_cas, code, cas = _cas_event(k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight,
                                           use_throttle, use_contention, use_cas_put)
-            far_size = _heap_push(far_t, far_c, far_size, t_cas, code)
+            far_size = _heap_push(far, far_size, t_cas, code)
             if use_throttle is None:  # drawn now: in flight until decided
                 cas_ms[k] = cas
                 inflight += 1
@@ -611,7 +613,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 snapshot_ms[k] = t
                 t_cas, code, cas = _cas_event(k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight,
                                               use_throttle, use_contention, use_cas_put)
-                size = _heap_push(heap_t, heap_c, size, t_cas, code)
+                size = _heap_push(heap, size, t_cas, code)
                 if use_throttle is None:  # drawn now: in flight until decided
                     cas_ms[k] = cas
                     inflight += 1
@@ -644,7 +646,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 read_ms[k] = _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
                 t_read += read_ms[k]
                 catalog_reads[k] += 1
-                size = _heap_push(heap_t, heap_c, size, t_read, 4 * k + _READ_DONE)
+                size = _heap_push(heap, size, t_read, 4 * k + _READ_DONE)
                 continue
         # The convoy's length: commits missed since the snapshot, to any table
         # (the published reference) or, with vo_convoy="table" and in the
@@ -660,7 +662,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 if params[P_REAL_CONFLICT] > 0.0 and next_double(bits) < params[P_REAL_CONFLICT]:
                     if _finish(status, end_ms, k, ABORTED_VALIDATION, t_next, duration_ms):
                         if use_chains is not None:  # a writer's next commit starts when this one ends
-                            far_size = _start_next(far_t, far_c, far_size, k, t_next, chain_next, submit, start_ms,
+                            far_size = _start_next(far, far_size, k, t_next, chain_next, submit, start_ms,
                                                catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
                                                use_contention)
                     continue
@@ -673,7 +675,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
         if retries[k] >= max_retries:
             if _finish(status, end_ms, k, ABORTED_MAX_RETRIES, t_next, duration_ms):
                 if use_chains is not None:  # a writer's next commit starts when this one ends
-                    far_size = _start_next(far_t, far_c, far_size, k, t_next, chain_next, submit, start_ms,
+                    far_size = _start_next(far, far_size, k, t_next, chain_next, submit, start_ms,
                                        catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
                                        use_contention)
             continue
@@ -702,7 +704,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             ml_writes[k] += 1
         t_cas, code, cas = _cas_event(k, t_next, bits, mu, sigma, floor, contention, decided_at, inflight,
                                       use_throttle, use_contention, use_cas_put)
-        size = _heap_push(heap_t, heap_c, size, t_cas, code)
+        size = _heap_push(heap, size, t_cas, code)
         if use_throttle is None:  # drawn now: in flight until decided
             cas_ms[k] = cas
             inflight += 1
@@ -849,7 +851,7 @@ def _finish(status, end_ms, k, outcome, t, duration_ms):
 
 
 @numba.njit(cache=True)
-def _start_next(heap_t, heap_c, size, k, t_end, chain_next, submit, start_ms, catalog_reads, read_ms, bits, mu,
+def _start_next(heap, size, k, t_end, chain_next, submit, start_ms, catalog_reads, read_ms, bits, mu,
                 sigma, floor, contention, inflight, use_contention):
     """Transaction k ended at t_end: start its writer's next commit, when due (at once if already late)."""
     nxt = chain_next[k]
@@ -859,4 +861,4 @@ def _start_next(heap_t, heap_c, size, k, t_end, chain_next, submit, start_ms, ca
     start_ms[nxt] = start
     catalog_reads[nxt] += 1
     read_ms[nxt] = _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
-    return _heap_push(heap_t, heap_c, size, start + read_ms[nxt], 4 * nxt + _READ_DONE)
+    return _heap_push(heap, size, start + read_ms[nxt], 4 * nxt + _READ_DONE)
