@@ -14,7 +14,7 @@ QUANTILES = [1, 10, 50, 90, 99]
 def _long_sums(rng, count, mean, var, third, size):
     out = np.empty(size)
     for i in range(size):
-        out[i] = _draw_long_sum(rng, count, mean, var, third)
+        out[i] = _draw_long_sum(rng.bit_generator, count, mean, var, third)
     return out
 
 
