@@ -1,27 +1,35 @@
-"""Predicted vs measured with a real table-format client: delta-rs writers on the lab's S3.
+"""Predicted vs measured with a real table-format client: delta-rs or PyIceberg writers on the lab's S3.
 
     scripts/store-lab.sh up --delay-ms 10
     eval "$(scripts/store-lab.sh env)"
     commit-sweeps probe --store-uri "$STORE_LAB_S3_URI" --endpoint-url "$STORE_LAB_S3_ENDPOINT" \\
         --clients 1-4 --duration-s 20 --max-client-lag 1 --out samples.csv
     commit-sweeps fit --samples samples.csv --base s3 --name lab-s3 --out lab-s3.toml
-    python -m benchmarks.real_clients --lab-profile lab-s3.toml [--writers 2,4,8,16] [--intervals-s 1] \\
-        [--duration-s 30] [--seeds 3] [--work-dir real-clients]
+    python -m benchmarks.real_clients --lab-profile lab-s3.toml [--client delta-rs|pyiceberg] \\
+        [--writers 2,4,8,16] [--intervals-s 1] [--duration-s 30] [--seeds 3] [--work-dir real-clients]
 
-(``pip install 'commit-sweeps[realclients]'`` installs deltalake.) For each
-interval S and each writer count N it starts N writer processes (the spawn
-method: forked children of a process that used deltalake hang), each
-appending a one-row batch to one new Delta table on the lab's MinIO every S
-seconds (``write_deltalake(uri, batch, mode="append")``, the table loaded by
-URI on each call, as a stateless writer does) for ``--duration-s``, each
-commit tagged with its writer and sequence number in the commit's
-``commitInfo``. Afterwards it reads the table's history: a commit that
-raised counts as failed, and each committed one's ``operationMetrics.num_retries``
-(delta-rs counts its lost conditional PUTs there) gives the retries per
-commit. Beside it, the model: ``commit-sweeps capacity --client delta-rs
---writers-at-interval-s S`` and ``commit-sweeps simulate --client delta-rs
---writers N --commit-interval-s S`` on the fitted profile, one table,
-FastAppend only, storage catalog (docs/clients.md, "delta-rs on the model").
+(``pip install 'commit-sweeps[realclients]'`` installs deltalake and
+pyiceberg with its SQL catalog.) For each interval S and each writer count N
+it starts N writer processes (the spawn method: forked children of a process
+that used deltalake hang), each appending a one-row batch to one new table
+on the lab's MinIO every S seconds for ``--duration-s``, from random phases,
+the table loaded anew on each call, as a stateless writer does.
+
+- ``delta-rs``: ``write_deltalake(uri, batch, mode="append")``, each commit
+  tagged with its writer and sequence number in its ``commitInfo``;
+  afterwards the table's history gives each committed call's retries
+  (``operationMetrics.num_retries``: delta-rs counts its lost conditional
+  PUTs there). Beside it, the model: ``capacity``/``simulate --client
+  delta-rs`` on the fitted profile, one table, FastAppend only, storage
+  catalog (docs/clients.md, "delta-rs on the model").
+- ``pyiceberg``: ``catalog.load_table(...).append(batch)`` through a SQL
+  catalog on a SQLite file in ``--work-dir`` (the CAS is the database's
+  conditional UPDATE), data and metadata on the lab's S3; a call's retries
+  are the "Commit failed due to a concurrent update, retrying" warnings it
+  logged, and the table's snapshots must number the returned calls. Beside
+  it, the model: ``--catalog service --catalog-latency-ms X --client
+  pyiceberg``, X the median of the database's conditional UPDATE, timed on
+  the same SQLite file before the writers start.
 
 The writers share this machine's cores with MinIO and the proxy: each
 point reports the writers' own CPU (share of all cores) and how late they
@@ -52,6 +60,8 @@ WRITER_KEY, SEQ_KEY = "commit_sweeps_writer", "commit_sweeps_seq"  # the tags ea
 SUCCESS_TARGET = 0.95  # simcore.usable's rule: usable above 95% success
 CPU_BOUND_SHARE = 0.5  # above this share of the cores the writers' own CPU distorts what they measure
 TARGET_SHARE = 0.20  # the issue's targets: largest N and retries per commit within 20%
+CLIENTS = ("delta-rs", "pyiceberg")
+PYICEBERG_RETRY_LOG = "Commit failed due to a concurrent update, retrying"  # pyiceberg 0.12's warning per retry
 
 
 def tagged_retries(history: list[dict]) -> dict[tuple[int, int], int]:
@@ -91,6 +101,7 @@ class Attempt:
     start_s: float  # when the call began
     end_s: float  # when it returned or raised
     raised: str  # the exception's type name; "" when the call returned
+    retries: int = -1  # the retries the call itself logged (pyiceberg); -1: read from the table's history
 
 
 @dataclass(frozen=True)
@@ -140,6 +151,33 @@ def measure(attempts: list[Attempt], retries: dict[tuple[int, int], int], writer
         raised_but_committed=sum(1 for a in attempts if a.raised and (a.writer, a.seq) in retries))
 
 
+def logged_retries(attempts: list[Attempt]) -> dict[tuple[int, int], int]:
+    """(writer, seq) -> retries of every call that returned, as the calls logged them (pyiceberg).
+
+    >>> logged_retries([Attempt(0, 0, 0.0, 0.0, 0.1, "", 2), Attempt(0, 1, 1.0, 1.0, 1.1, "CommitFailedException", 4)])
+    {(0, 0): 2}
+    """
+    out = {}
+    for a in attempts:
+        if a.raised:
+            continue
+        if a.retries < 0:
+            raise ValueError(f"writer {a.writer} commit {a.seq} logged no retry count")
+        out[(a.writer, a.seq)] = a.retries
+    return out
+
+
+def is_retry_warning(message: str) -> bool:
+    """Whether a pyiceberg log message is its warning before a commit retry (0.12: one per retry).
+
+    >>> is_retry_warning("Commit failed due to a concurrent update, retrying (1/4) in 104 ms")
+    True
+    >>> is_retry_warning("Table has been updated by another process")
+    False
+    """
+    return message.startswith(PYICEBERG_RETRY_LOG)
+
+
 def largest_passing(points: dict[int, float]) -> tuple[int | None, int | None]:
     """(largest N above the target with every smaller N above it too, the first N below it), from N -> success.
 
@@ -166,11 +204,45 @@ def storage_options() -> dict:
             "AWS_SECRET_ACCESS_KEY": os.environ["AWS_SECRET_ACCESS_KEY"]}
 
 
-def _writer(writer: int, uri: str, options: dict, interval_s: float, duration_s: float, phase_s: float,
+class _RetryCounter:
+    """A logging handler that counts pyiceberg's retry warnings (installed in each writer process)."""
+
+    def __init__(self):
+        import logging
+
+        class Handler(logging.Handler):
+            def emit(handler, record):
+                if is_retry_warning(record.getMessage()):
+                    self.count += 1
+        self.count = 0
+        self.handler = Handler(level=logging.WARNING)
+
+
+def _writer(writer: int, client: str, target: dict, interval_s: float, duration_s: float, phase_s: float,
             ready, go, start_at, out) -> None:
     """One writer process: append a one-row batch every interval from its phase; report attempts and CPU."""
     import pyarrow as pa
-    from deltalake import CommitProperties, write_deltalake
+
+    if client == "delta-rs":
+        from deltalake import CommitProperties, write_deltalake
+
+        def append(batch, seq):
+            write_deltalake(target["uri"], batch, mode="append", storage_options=target["options"],
+                            commit_properties=CommitProperties(custom_metadata={WRITER_KEY: str(writer),
+                                                                                SEQ_KEY: str(seq)}))
+    else:
+        import logging
+        from pyiceberg.catalog.sql import SqlCatalog
+
+        counter = _RetryCounter()
+        log = logging.getLogger("pyiceberg.table")  # Transaction.commit_transaction's logger
+        log.addHandler(counter.handler)
+        log.setLevel(logging.WARNING)
+        log.propagate = False
+        catalog = SqlCatalog("lab", **target["properties"])
+
+        def append(batch, seq):
+            catalog.load_table(target["identifier"]).append(batch)  # a stateless writer: load, then append
 
     ready.put(writer)
     go.wait()
@@ -186,30 +258,25 @@ def _writer(writer: int, uri: str, options: dict, interval_s: float, duration_s:
             time.sleep(due - now)
         start = time.time() - t0
         raised = ""
+        before = counter.count if client == "pyiceberg" else 0
         try:
-            write_deltalake(uri, pa.table({"writer": [writer], "seq": [seq]}), mode="append",
-                            storage_options=options,
-                            commit_properties=CommitProperties(custom_metadata={WRITER_KEY: str(writer),
-                                                                                SEQ_KEY: str(seq)}))
+            append(pa.table({"writer": pa.array([writer], pa.int64()), "seq": pa.array([seq], pa.int64())}), seq)
         except Exception as error:  # a commit that raises counts as failed, whatever the reason
             raised = type(error).__name__
-        attempts.append(Attempt(writer, seq, due, start, time.time() - t0, raised))
+        retries = counter.count - before if client == "pyiceberg" else -1
+        attempts.append(Attempt(writer, seq, due, start, time.time() - t0, raised, retries))
         seq += 1
     cpu1 = os.times()
     out.put((writer, attempts, (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)))
 
 
-def run_writers(writers: int, interval_s: float, duration_s: float, uri: str, options: dict,
+def run_writers(client: str, target: dict, writers: int, interval_s: float, duration_s: float,
                 seed: int = 0) -> tuple[list[Attempt], float, float]:
-    """Run N writers on a new table; (attempts, the writers' CPU seconds, the load average after)."""
-    from deltalake import write_deltalake
-    import pyarrow as pa
-
-    write_deltalake(uri, pa.table({"writer": [-1], "seq": [-1]}), storage_options=options)  # version 0
+    """Run N writers on a new table (made by the caller); (attempts, the writers' CPU seconds, the load average after)."""
     ctx = multiprocessing.get_context("spawn")  # forked children of a process that used deltalake hang
     ready, out, go, start_at = ctx.Queue(), ctx.Queue(), ctx.Event(), ctx.Value("d", 0.0)
     phases = np.random.default_rng(seed).uniform(0.0, interval_s, writers)  # as the model: a random phase in [0, S)
-    procs = [ctx.Process(target=_writer, args=(w, uri, options, interval_s, duration_s, float(phases[w]),
+    procs = [ctx.Process(target=_writer, args=(w, client, target, interval_s, duration_s, float(phases[w]),
                                                ready, go, start_at, out), daemon=True) for w in range(writers)]
     for p in procs:
         p.start()
@@ -232,6 +299,84 @@ def run_writers(writers: int, interval_s: float, duration_s: float, uri: str, op
     return attempts, cpu_s, os.getloadavg()[0]
 
 
+SCHEMA_FIELDS = (("writer", "int64"), ("seq", "int64"))
+
+
+def _delta_table(uri: str, options: dict) -> dict:
+    """A new Delta table at ``uri`` (version 0, one untagged row); the writers' target."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    write_deltalake(uri, pa.table({"writer": pa.array([-1], pa.int64()), "seq": pa.array([-1], pa.int64())}),
+                    storage_options=options)
+    return {"uri": uri, "options": options}
+
+
+def _delta_measured(target: dict, attempts: list[Attempt], writers: int, interval_s: float,
+                    duration_s: float) -> "Measured":
+    from deltalake import DeltaTable
+    history = DeltaTable(target["uri"], storage_options=target["options"]).history()
+    return measure(attempts, tagged_retries(history), writers, interval_s, duration_s)
+
+
+def iceberg_properties(db_path: Path, warehouse: str, options: dict) -> dict:
+    """The SQL catalog's properties: SQLite at ``db_path``, data and metadata under ``warehouse`` on the lab's S3."""
+    return {"uri": f"sqlite:///{db_path}", "warehouse": warehouse, "s3.endpoint": options["AWS_ENDPOINT_URL"],
+            "s3.access-key-id": options["AWS_ACCESS_KEY_ID"], "s3.secret-access-key": options["AWS_SECRET_ACCESS_KEY"],
+            "s3.region": options["AWS_REGION"]}
+
+
+def _iceberg_table(properties: dict, name: str) -> dict:
+    """A new Iceberg table ``commit_sweeps.<name>`` in the SQL catalog; the writers' target."""
+    import pyarrow as pa
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    catalog = SqlCatalog("lab", **properties)
+    catalog.create_namespace_if_not_exists("commit_sweeps")
+    identifier = f"commit_sweeps.{name}"
+    catalog.create_table(identifier, schema=pa.schema([pa.field(n, t) for n, t in SCHEMA_FIELDS]))
+    return {"properties": properties, "identifier": identifier}
+
+
+def _iceberg_measured(target: dict, attempts: list[Attempt], writers: int, interval_s: float,
+                      duration_s: float) -> "Measured":
+    from pyiceberg.catalog.sql import SqlCatalog
+    m = measure(attempts, logged_retries(attempts), writers, interval_s, duration_s)
+    snapshots = len(SqlCatalog("lab", **target["properties"]).load_table(target["identifier"]).snapshots())
+    if snapshots != m.committed + m.raised_but_committed:
+        raise ValueError(f"the table has {snapshots} snapshots; {m.committed} calls returned")
+    return m
+
+
+def time_sql_cas(url: str, rounds: int = 200) -> float:
+    """Median ms of the catalog database's conditional UPDATE (a row's value, where it holds the one last written).
+
+    This is the CAS of pyiceberg's SQL catalog (``UPDATE iceberg_tables ...
+    WHERE metadata_location = <the one read>``), timed on a scratch table of
+    the same database, one transaction each, as the catalog commits.
+    """
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    times = []
+    with engine.begin() as db:
+        db.execute(text("CREATE TABLE IF NOT EXISTS commit_sweeps_cas_probe (k TEXT PRIMARY KEY, v TEXT)"))
+        db.execute(text("DELETE FROM commit_sweeps_cas_probe"))
+        db.execute(text("INSERT INTO commit_sweeps_cas_probe VALUES ('row', '0')"))
+    for i in range(rounds):
+        start = time.perf_counter()
+        with engine.begin() as db:
+            done = db.execute(text("UPDATE commit_sweeps_cas_probe SET v = :new WHERE k = 'row' AND v = :old"),
+                              {"new": str(i + 1), "old": str(i)}).rowcount
+        times.append((time.perf_counter() - start) * 1000.0)
+        if done != 1:
+            raise RuntimeError("the database's conditional UPDATE missed its own row")
+    with engine.begin() as db:
+        db.execute(text("DROP TABLE commit_sweeps_cas_probe"))
+    engine.dispose()
+    return float(np.median(times))
+
+
 def _commit_sweeps(args: list[str], log) -> str:
     command = [sys.executable, "-m", "commit_sweeps", *args]
     print("$ commit-sweeps " + " ".join(args), file=log, flush=True)
@@ -245,11 +390,15 @@ def _commit_sweeps(args: list[str], log) -> str:
     return answer.stdout
 
 
-def _model_flags(provider_file: str, name: str) -> list[str]:
-    # A Delta table is one log: one table, FastAppend only (blind appends never conflict on data),
-    # the log's next version as the catalog object (docs/clients.md, "delta-rs on the model").
-    return ["--provider-file", provider_file, "--provider", name, "--catalog", "storage", "--num-tables", "1",
-            "--fast-append-ratio", "1", "--client", "delta-rs"]
+def _model_flags(provider_file: str, name: str, client: str, catalog_latency_ms: float | None) -> list[str]:
+    # One table, FastAppend only (blind appends never conflict on data). delta-rs: the log's next version
+    # as the catalog object (docs/clients.md, "delta-rs on the model"); pyiceberg: its SQL catalog as a
+    # catalog service whose latency is the database's conditional UPDATE.
+    flags = ["--provider-file", provider_file, "--provider", name, "--num-tables", "1", "--fast-append-ratio", "1",
+             "--client", client]
+    if client == "pyiceberg":
+        return [*flags, "--catalog", "service", "--catalog-latency-ms", f"{catalog_latency_ms:.3f}"]
+    return [*flags, "--catalog", "storage"]
 
 
 def _profile_name(provider_file: str) -> str:
@@ -262,6 +411,7 @@ def _profile_name(provider_file: str) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lab-profile", required=True, help="the lab S3's profile (probe, then fit --samples)")
+    parser.add_argument("--client", default="delta-rs", help="delta-rs (default) or pyiceberg")
     parser.add_argument("--writers", default="2,4,8,16", help="writer counts (default 2,4,8,16)")
     parser.add_argument("--intervals-s", default="1", help="commit intervals in seconds (default 1)")
     parser.add_argument("--duration-s", type=float, default=30.0, help="seconds each point runs (default 30)")
@@ -280,6 +430,9 @@ def main(argv=None) -> int:
         print(f"error: writers/intervals_s: '{args.writers}'/'{args.intervals_s}' is not allowed; expected "
               "comma-separated positive numbers", file=sys.stderr)
         return 2
+    if args.client not in CLIENTS:
+        print(f"error: client: '{args.client}' is not allowed; expected one of {', '.join(CLIENTS)}", file=sys.stderr)
+        return 2
     if not Path(args.lab_profile).is_file():
         print(f"error: lab_profile: '{args.lab_profile}' is not allowed; expected a profile file", file=sys.stderr)
         return 2
@@ -292,33 +445,49 @@ def main(argv=None) -> int:
     seeds = ",".join(str(s) for s in args.seeds)
     cores = os.cpu_count() or 1
     rows = []
+    catalog_latency_ms = None
+    db_path = (work / f"catalog-{run_id}.db").resolve()
     with open(work / "log.txt", "a") as log, open(work / "points.jsonl", "a") as points:
         print(f"# {time.strftime('%Y-%m-%d %H:%M:%S %Z')} python -m benchmarks.real_clients "
               f"{' '.join(argv if argv is not None else sys.argv[1:])}", file=log, flush=True)
+        if args.client == "pyiceberg":
+            catalog_latency_ms = time_sql_cas(f"sqlite:///{db_path}")
+            print(f"real_clients: the SQL catalog's conditional UPDATE (SQLite at {db_path}): "
+                  f"median {catalog_latency_ms:.2f} ms", file=sys.stderr, flush=True)
+            print(f"# catalog conditional UPDATE median {catalog_latency_ms:.3f} ms", file=log, flush=True)
+        flags = _model_flags(args.lab_profile, name, args.client, catalog_latency_ms)
         for interval in intervals:
             capacity = json.loads(_commit_sweeps(
-                ["capacity", *_model_flags(args.lab_profile, name), "--writers-at-interval-s", f"{interval:g}",
+                ["capacity", *flags, "--writers-at-interval-s", f"{interval:g}",
                  "--max-writers", str(args.max_writers), "--seeds", seeds, "--json"], log))
             measured = {}
             for n in writer_counts:
-                from deltalake import DeltaTable
-                uri = f"{bucket_uri}/real-clients-{run_id}/n{n}-s{interval:g}"
-                print(f"real_clients: {n} writers every {interval:g} s for {args.duration_s:g} s on {uri}",
-                      file=sys.stderr, flush=True)
-                attempts, cpu_s, load = run_writers(n, interval, args.duration_s, uri, options)
-                m = measure(attempts, tagged_retries(DeltaTable(uri, storage_options=options).history()),
-                            n, interval, args.duration_s)
+                point_name = f"n{n}-s{interval:g}"
+                if args.client == "delta-rs":
+                    where = f"{bucket_uri}/real-clients-{run_id}/{point_name}"
+                    target = _delta_table(where, options)
+                else:
+                    table_name = point_name.replace("-", "_").replace(".", "_")
+                    where = f"commit_sweeps.{table_name} in {db_path}"
+                    target = _iceberg_table(iceberg_properties(db_path, f"{bucket_uri}/real-clients-{run_id}",
+                                                               options), table_name)
+                print(f"real_clients: {n} {args.client} writers every {interval:g} s for {args.duration_s:g} s "
+                      f"on {where}", file=sys.stderr, flush=True)
+                attempts, cpu_s, load = run_writers(args.client, target, n, interval, args.duration_s)
+                measured_of = _delta_measured if args.client == "delta-rs" else _iceberg_measured
+                m = measured_of(target, attempts, n, interval, args.duration_s)
                 cpu_share = cpu_s / (args.duration_s * cores)
                 simulated = [json.loads(line) for line in _commit_sweeps(
-                    ["simulate", *_model_flags(args.lab_profile, name), "--writers", str(n),
-                     "--commit-interval-s", f"{interval:g}", "--duration-s", f"{args.sim_duration_s:g}",
-                     "--seeds", seeds, "--json"], log).splitlines() if line.strip()]
+                    ["simulate", *flags, "--writers", str(n), "--commit-interval-s", f"{interval:g}",
+                     "--duration-s", f"{args.sim_duration_s:g}", "--seeds", seeds, "--json"], log).splitlines()
+                    if line.strip()]
                 predicted = {key: float(np.mean([s[key] for s in simulated]))
                              for key in ("writer_success_rate", "retries_mean", "writer_commit_latency_p50_ms",
                                          "writer_commit_latency_p99_ms")}
                 measured[n] = m.success_rate
-                point = {"measured": m.__dict__, "client_cpu_share": cpu_share, "load_average": load,
-                         "predicted": predicted, "uri": uri}
+                point = {"client": args.client, "measured": m.__dict__, "client_cpu_share": cpu_share,
+                         "load_average": load, "predicted": predicted, "where": where,
+                         "catalog_latency_ms": catalog_latency_ms}
                 points.write(json.dumps(point) + "\n")
                 points.flush()
                 print(f"real_clients:   success {m.success_rate:.1%} (model {predicted['writer_success_rate']:.1%}), "

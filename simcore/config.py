@@ -95,7 +95,10 @@ class SimConfig:
             requests apply either way. GCS documents about 1 write/s.
         cas_throttle_burst: the bucket's size (default 1); only with a throttle.
         client: the client preset these settings came from (a label; the
-            behaviour is in the fields; see ``simcore.builder.build_config``).
+            behaviour is in the fields, see ``simcore.builder.build_config``,
+            except that ``delta-rs`` under the corrected protocol with
+            ``retry_rewrite`` "none" also models its write_deltalake call:
+            docs/clients.md).
         backoff_jitter_shape: how the jitter spreads a wait w: None or
             ``symmetric`` (w x (1 +/- j)), ``up`` (w x (1 + U[0, j)), Iceberg
             Java), ``down`` (w x (1 - U[0, j)), DuckLake) or ``range``

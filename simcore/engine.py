@@ -53,7 +53,7 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
  P_DISCOVERY_READ, P_FAILED_MULTIPLIER, P_CONTENTION_EXPONENT, P_CONTENTION_SIGMA,
  P_READ_OBSERVED_AT, P_DECIDED_AT, P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA, P_CONVOY_PER_TABLE,
  P_JITTER_SHAPE, P_RETRY_BUDGET_MS, P_REWRITE, P_REFUSED_MAX, P_REFUSED_BASE_MS, P_REFUSED_MULTIPLIER,
- P_REFUSED_CAP_MS, P_REFUSED_JITTER, P_CORRECTED, P_CAS_AT_LEAST_PUT) = range(30)
+ P_REFUSED_CAP_MS, P_REFUSED_JITTER, P_CORRECTED, P_CAS_AT_LEAST_PUT, P_DELTA_CALL) = range(31)
 
 # Client retry behaviour (SimConfig.backoff_jitter_shape, retry_rewrite).
 JITTER_SYMMETRIC, JITTER_UP, JITTER_DOWN, JITTER_RANGE = range(4)
@@ -142,7 +142,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(30)
+    params = np.zeros(31)
     profile = config.latency_profile  # read once: a profile file's content is parsed on each access
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
@@ -199,6 +199,11 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     params[P_JITTER_SHAPE] = _JITTER_CODES[config.backoff_jitter_shape]
     params[P_RETRY_BUDGET_MS] = config.retry_budget_ms or 0.0
     params[P_REWRITE] = _REWRITE_CODES[config.retry_rewrite]
+    # A delta-rs commit is a write_deltalake call (docs/clients.md, "delta-rs on the model"): its table
+    # load and data file come before the commit, a snapshot update follows each listing that found new
+    # entries, and another the created one. Keyed on the client's label so that no config's hash moves.
+    if config.client == "delta-rs" and config.retry_rewrite == "none" and config.protocol == "corrected":
+        params[P_DELTA_CALL] = 1.0
     return params
 
 
@@ -445,6 +450,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     # Corrected, a client whose commit is a log entry (retry_rewrite "none", delta-rs): its pending read
     # is the listing of the log as its commit begins, after the runtime.
     log_entries = use_corrected is not None and rewrite == REWRITE_NONE
+    delta_call = log_entries and params[P_DELTA_CALL] > 0.0  # ... made by write_deltalake (delta-rs)
     seq = 0
     bucket = np.array([throttle_burst, 0.0])  # the throttled object's tokens, as of an instant
     refused_max = params[P_REFUSED_MAX]
@@ -532,6 +538,10 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 commit_ms[k] = t
                 if success_tail > 0.0:
                     t_learned += success_tail * cas_ms[k]
+                if delta_call:  # the post-commit hook updates the call's snapshot to the created entry
+                    t_learned += _snapshot_update(bits, mu, sigma, floor, contention, inflight, use_contention)
+                    catalog_reads[k] += 1
+                    tm_reads[k] += 1
                 if t_learned < duration_ms:
                     status[k] = COMMITTED
                     end_ms[k] = t_learned
@@ -577,6 +587,11 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             snapshot_version[k] = seen_version
             snapshot_ms[k] = t
             commit_start[k] = t + runtime[k]
+            if delta_call:
+                # write_deltalake loaded the table: its listing was this read, then it read the log's
+                # entries (concurrently: one round) and wrote the data file; the snapshot is the load's.
+                commit_start[k] += _draw(bits, TM_READ, mu, sigma, floor) + _draw(bits, MF_WRITE, mu, sigma, floor)
+                tm_reads[k] += 1
             if log_entries:
                 # A log-entry commit: its data was written during the runtime; the commit lists the log
                 # again (the read it builds on), reads the entries it missed, then creates the next one.
@@ -608,6 +623,10 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 missed = seen_seq - snapshot_seq[k]
                 t_ready = t + _draw_sum(bits, TM_READ, missed, mu, sigma, floor, moments)
                 tm_reads[k] += missed
+                if delta_call and missed > 0:
+                    t_ready += _snapshot_update(bits, mu, sigma, floor, contention, inflight, use_contention)
+                    catalog_reads[k] += 1
+                    tm_reads[k] += 1
                 snapshot_seq[k] = seen_seq
                 snapshot_version[k] = seen_version
                 snapshot_ms[k] = t
@@ -629,6 +648,10 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             missed = seen_seq - snapshot_seq[k]
             t_known += _draw_sum(bits, TM_READ, missed, mu, sigma, floor, moments)
             tm_reads[k] += missed
+            if delta_call and missed > 0:
+                t_known += _snapshot_update(bits, mu, sigma, floor, contention, inflight, use_contention)
+                catalog_reads[k] += 1
+                tm_reads[k] += 1
         elif use_corrected is not None:
             # The catalog names the table-metadata file; reading it tells which
             # tables (partitions) changed, so the conflict is known only after it.
@@ -734,6 +757,13 @@ def _draw_cas(bits, mu, sigma, floor, contention, in_flight, use_contention, use
     if use_cas_put is not None:
         return max(value, _draw(bits, CATALOG_PUT, mu, sigma, floor))
     return value
+
+
+@numba.njit(cache=True, inline="always")
+def _snapshot_update(bits, mu, sigma, floor, contention, inflight, use_contention):
+    """delta-rs's snapshot update to a known version: a listing of the log, then its new entries read at once."""
+    return (_draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
+            + _draw(bits, TM_READ, mu, sigma, floor))
 
 
 @numba.njit(cache=True, inline="always")

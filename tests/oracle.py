@@ -122,6 +122,11 @@ class Oracle:
             state = (self.seq, self.table_version[table])
         return state
 
+    def snapshot_update(self, table: int):
+        """delta-rs updates its snapshot to a version it knows: a listing, then the new entries at once."""
+        yield from self.read_catalog(table)
+        yield self.latency(self.storage_read)
+
     def attempt_io(self):
         if self.corrected:   # the manifest file was written during the runtime
             yield self.latency(self.storage_read)   # read the table metadata
@@ -138,15 +143,25 @@ class Oracle:
         table = record["table"]
         snapshot = yield from self.read_catalog(table)
         yield record["runtime"]
-        record["commit_start"] = self.now
         rewrite_manifests = True
         # Corrected, a commit that is a log entry (delta-rs): list the log as the commit begins, read each
         # entry missed since, and create the next one: no metadata or manifest I/O.
         log_entries = self.corrected and c.retry_rewrite == "none"
+        # A delta-rs commit is a write_deltalake call: the read above was its table load's listing; the
+        # load then reads the log's entries (all at once) and the call writes its data file; a listing that
+        # finds new entries is followed by a snapshot update (a listing, the entries at once), and so is
+        # the created entry.
+        delta_call = log_entries and c.client == "delta-rs"
+        if delta_call:
+            yield self.latency(self.storage_read)   # the load reads the log's entries
+            yield self.latency(self.mf_write)       # the data file
+        record["commit_start"] = self.now
         if log_entries:
             listed = yield from self.read_catalog(table)
             for _ in range(listed[0] - snapshot[0]):
                 yield self.latency(self.storage_read)
+            if delta_call and listed[0] > snapshot[0]:
+                yield from self.snapshot_update(table)
             snapshot = listed
             rewrite_manifests = False
         for attempt in range(c.retry + 1):
@@ -170,6 +185,8 @@ class Oracle:
             if c.catalog == "append":
                 yield self.latency(self.catalog_read)   # read the log back to learn the outcome
             if committed:
+                if delta_call:
+                    yield from self.snapshot_update(table)   # the post-commit hook
                 record["status"] = COMMITTED
                 return
             if c.retry_budget_ms is not None and attempt >= 1 and self.now - record["commit_start"] > c.retry_budget_ms:
@@ -182,6 +199,8 @@ class Oracle:
             if log_entries:
                 for _ in range(new_snapshot[0] - snapshot[0]):   # ... from each log entry that beat it
                     yield self.latency(self.storage_read)
+                if delta_call and new_snapshot[0] > snapshot[0]:
+                    yield from self.snapshot_update(table)
             elif self.corrected:
                 yield self.latency(self.storage_read)   # ... from the table metadata the catalog points at
             same_table = new_snapshot[1] != snapshot[1]
@@ -192,6 +211,8 @@ class Oracle:
                 if log_entries:
                     for _ in range(new_snapshot[0] - snapshot[0]):
                         yield self.latency(self.storage_read)
+                    if delta_call and new_snapshot[0] > snapshot[0]:
+                        yield from self.snapshot_update(table)
                 elif self.corrected:
                     yield self.latency(self.storage_read)
             # Commits missed: to any table (the reference) or, with vo_convoy="table" or corrected, to ours.

@@ -123,12 +123,23 @@ def test_iceberg_java_validation_conflict_fails_at_once_with_retries_left():
     assert outcome.end_ms[1] == pytest.approx(1117) and outcome.retries[1] == 0
 
 
-@pytest.mark.parametrize("client", ["pyiceberg", "iceberg-go"])
-def test_clients_without_retries_fail_on_the_first_conflict(client):
-    # No retry: B's CAS fails at 1015; it reads the catalog (1016) and gives up.
-    outcome = _run(build_config(client=client, **BASE), [0, 10])
+def test_iceberg_go_without_retries_fails_on_the_first_conflict():
+    # No retry by default: B's CAS fails at 1015; it reads the catalog (1016) and gives up.
+    outcome = _run(build_config(client="iceberg-go", **BASE), [0, 10])
     assert outcome.status.tolist() == [COMMITTED, ABORTED_MAX_RETRIES]
     assert outcome.end_ms[1] == pytest.approx(1016)
+
+
+def test_pyiceberg_0_12_retries_as_iceberg_java_does():
+    # 0.12.0's Transaction.commit_transaction: Java's defaults. B fails, waits 100 ms (no jitter here),
+    # refreshes, rewrites its manifest list and commits: the same timeline as Java's.
+    fields = {k: v for k, v in build_config(client="pyiceberg").to_dict().items() if k != "client"}
+    assert fields == {k: v for k, v in build_config(client="iceberg-java").to_dict().items() if k != "client"}
+    pyiceberg = _run(build_config(client="pyiceberg", backoff_jitter=0.0, **BASE), [0, 10])
+    java = _run(build_config(client="iceberg-java", backoff_jitter=0.0, **BASE), [0, 10])
+    assert pyiceberg.status.tolist() == [COMMITTED, COMMITTED] and pyiceberg.retries[1] == 1
+    assert _latency(pyiceberg) == pytest.approx(_latency(java))
+    assert _latency(pyiceberg)[1] > 100.0
 
 
 def test_iceberg_go_waits_uniformly_between_the_minimum_and_the_doubling_ceiling():

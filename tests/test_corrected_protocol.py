@@ -134,3 +134,45 @@ def test_requests_per_commit_count_the_table_metadata():
     # A failed CAS reads the table metadata once more than it writes it.
     assert row["requests_table_metadata_read_per_commit"] > row["requests_table_metadata_write_per_commit"]
     assert row["requests_manifest_file_write_per_commit"] == 0.0
+
+
+# -- a delta-rs commit is a write_deltalake call (docs/clients.md, "delta-rs on the model") -------------
+
+def _delta(**fields):
+    return build_config(client="delta-rs", num_tables=1, **BASE, **fields)
+
+
+def test_a_delta_rs_call_loads_the_table_and_writes_its_data_before_the_commit():
+    # The load's listing (the read, 0-1 ms), the runtime, the log's entries read at once (1 ms) and the data
+    # file (1 ms): the commit starts at 1003. It lists (1004), creates (decided 1004.5, answered 1005), and
+    # the post-commit hook updates the snapshot: a listing and the new entry (1007).
+    outcome = _run(_delta(), [0.0], [0])
+    assert outcome.commit_start_ms[0] == pytest.approx(1003.0)
+    assert outcome.commit_ms[0] == pytest.approx(1004.5)
+    assert outcome.end_ms[0] == pytest.approx(1007.0)
+    assert outcome.table_metadata_reads[0] == 2  # the load's entries, the hook's new entry
+    # A log-entry commit by another client (no load, no hook): list at 1002, create by 1003.
+    generic = _run(SimConfig(num_tables=1, retry_rewrite="none", retry=15, **BASE), [0.0], [0])
+    assert (generic.commit_start_ms[0], generic.end_ms[0]) == pytest.approx((1001.0, 1003.0))
+    assert generic.table_metadata_reads[0] == 0
+
+
+def test_a_delta_rs_commit_reads_what_landed_since_its_load_and_updates_its_snapshot_in_the_window():
+    # B loads at 10 (observes version 0 at 10.5); A creates version 1 at 1004.5, while B writes its data.
+    # B's commit (1013) lists version 1 (1014), reads that entry (1015), updates its snapshot (a listing
+    # and the entry: 1017), creates version 2 (decided 1017.5) and updates to it (1020): no retry.
+    outcome = _run(_delta(), [0.0, 10.0], [0, 0])
+    assert outcome.commit_start_ms[1] == pytest.approx(1013.0)
+    assert outcome.commit_ms[1] == pytest.approx(1017.5)
+    assert outcome.end_ms[1] == pytest.approx(1020.0)
+    assert outcome.retries[1] == 0 and outcome.table_metadata_reads[1] == 4
+
+
+def test_a_lost_delta_rs_create_relists_reads_the_winner_updates_and_creates_at_once():
+    # B's listing observes version 0 at 1003.7; A's create is decided at 1004.5, B's at 1004.7: lost,
+    # answered at 1005.2. B lists (1006.2), reads A's entry (1007.2), updates its snapshot (1009.2),
+    # creates again at once (decided 1009.7) and runs the hook (1012.2).
+    outcome = _run(_delta(), [0.0, 0.2], [0, 0])
+    assert outcome.retries.tolist() == [0, 1]
+    assert outcome.commit_ms[1] == pytest.approx(1009.7)
+    assert outcome.end_ms[1] - outcome.commit_start_ms[1] == pytest.approx(9.0)

@@ -4,7 +4,8 @@ The comparison itself needs the store lab and deltalake (opt-in: python -m bench
 
 import pytest
 
-from benchmarks.real_clients import Attempt, largest_passing, measure, tagged_retries
+from benchmarks.real_clients import (Attempt, _model_flags, is_retry_warning, largest_passing, logged_retries, measure,
+                                     tagged_retries, time_sql_cas)
 
 # What deltalake 1.6.6 returns from DeltaTable.history() (newest first): the custom metadata at the top
 # level, the lost conditional PUTs in operationMetrics.num_retries.
@@ -51,3 +52,40 @@ def test_measure_refuses_a_returned_commit_missing_from_the_history():
 def test_largest_passing_stops_at_the_first_count_at_or_below_95_percent():
     assert largest_passing({16: 0.99, 2: 1.0, 8: 0.95, 4: 0.97}) == (4, 8)
     assert largest_passing({2: 1.0, 4: 0.999}) == (4, None)
+
+
+# -- pyiceberg ---------------------------------------------------------------------------------------------
+
+def test_logged_retries_keeps_the_calls_that_returned_and_refuses_a_missing_count():
+    attempts = [Attempt(0, 0, 0.0, 0.0, 0.2, "", 0), Attempt(0, 1, 1.0, 1.0, 1.9, "", 3),
+                Attempt(1, 0, 0.5, 0.5, 2.5, "CommitFailedException", 4)]
+    assert logged_retries(attempts) == {(0, 0): 0, (0, 1): 3}
+    m = measure(attempts, logged_retries(attempts), writers=2, interval_s=1.0, duration_s=2.0)
+    assert (m.committed, m.retries_per_commit, m.raised) == (2, 1.5, {"CommitFailedException": 1})
+    with pytest.raises(ValueError, match="writer 2 commit 0 logged no retry count"):
+        logged_retries([Attempt(2, 0, 0.0, 0.0, 0.1, "")])
+
+
+def test_only_pyiceberg_s_retry_warning_counts_as_a_retry():
+    # pyiceberg 0.12.0's Transaction.commit_transaction logs this before each retry.
+    assert is_retry_warning("Commit failed due to a concurrent update, retrying (2/4) in 215 ms")
+    assert not is_retry_warning("Table has been updated by another process: commit_sweeps.t")
+    assert not is_retry_warning("retrying (2/4)")
+
+
+def test_time_sql_cas_times_a_conditional_update_on_a_real_database(tmp_path):
+    pytest.importorskip("sqlalchemy")
+    url = f"sqlite:///{tmp_path / 'catalog.db'}"
+    median_ms = time_sql_cas(url, rounds=20)
+    assert 0.0 < median_ms < 1000.0
+    from sqlalchemy import create_engine, inspect
+    assert "commit_sweeps_cas_probe" not in inspect(create_engine(url)).get_table_names()  # it cleans up
+
+
+def test_the_model_of_each_client():
+    delta = _model_flags("lab.toml", "lab-s3", "delta-rs", None)
+    assert delta[delta.index("--catalog") + 1] == "storage" and "--catalog-latency-ms" not in delta
+    iceberg = _model_flags("lab.toml", "lab-s3", "pyiceberg", 0.8345)
+    assert iceberg[iceberg.index("--catalog") + 1] == "service"
+    assert iceberg[iceberg.index("--catalog-latency-ms") + 1] == "0.835"
+    assert iceberg[iceberg.index("--client") + 1] == "pyiceberg"
