@@ -34,6 +34,7 @@ Three more measurements, each printed as a small table:
         --duration-s 1900
     python benchmarks/speed.py --reference --whole-process --seeds 4 --endive ../endive \
         --endive-python ../endive-venv/bin/python     # issue 20's measure: whole processes, four seeds
+        [--cpu-time]                                  # ... in CPU time, for a machine that is not idle
 """
 
 from __future__ import annotations
@@ -158,25 +159,51 @@ _WHOLE_PROCESS = ("import json, sys; from simcore import SimConfig, simulate; "
                   "simulate(SimConfig.from_dict(json.loads(sys.argv[1])), json.loads(sys.argv[2]))")
 
 
-def _time_simcore_process(config: SimConfig, seeds) -> float:
-    """Wall seconds of one fresh ``python`` process simulating ``seeds`` of ``config`` (best of three)."""
+def _child_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _time_simcore_process(config: SimConfig, seeds, cpu_time: bool = False) -> float:
+    """Seconds of one fresh ``python`` process simulating ``seeds`` of ``config`` (best of three): wall, or
+    with ``cpu_time`` the process's user + system CPU time."""
     best = float("inf")
     for _ in range(3):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), _child_cpu_s()
         subprocess.run([sys.executable, "-c", _WHOLE_PROCESS, json.dumps(config.to_dict()), json.dumps(list(seeds))],
                        check=True, cwd=ROOT, capture_output=True)
-        best = min(best, time.perf_counter() - started)
+        took = _child_cpu_s() - cpu_started if cpu_time else time.perf_counter() - started
+        best = min(best, took)
     return best
 
 
-def _time_reference(config: SimConfig, seed: int, endive: str, python: str, timeout_s: float) -> tuple[float, bool]:
-    """(wall seconds, finished); a run stopped at ``timeout_s`` gives a lower bound."""
+def _limit_cpu(seconds: float):
+    """A preexec function: the child is stopped (SIGXCPU, then SIGKILL) after ``seconds`` of CPU time."""
+    def limit():
+        whole = max(1, int(seconds))
+        resource.setrlimit(resource.RLIMIT_CPU, (whole, whole + 5))
+    return limit
+
+
+def _time_reference(config: SimConfig, seed: int, endive: str, python: str, timeout_s: float,
+                    cpu_time: bool = False) -> tuple[float, bool]:
+    """(seconds, finished); a run stopped at ``timeout_s`` gives a lower bound. Wall seconds, or with
+    ``cpu_time`` CPU seconds with the limit on CPU time too (so other processes on the machine change
+    neither the figure nor where the run is stopped)."""
     with tempfile.TemporaryDirectory() as workdir:
         out = os.path.join(workdir, "ref.parquet")
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), _child_cpu_s()
+        command = [python, DRIVER, json.dumps(config.to_dict()), str(seed), out]
+        environment = {**os.environ, "PYTHONPATH": endive}
+        if cpu_time:
+            done = subprocess.run(command, cwd=workdir, env=environment, capture_output=True,
+                                  preexec_fn=_limit_cpu(timeout_s))
+            took = _child_cpu_s() - cpu_started
+            if done.returncode != 0 and took < 0.9 * timeout_s:  # failed, not stopped
+                raise RuntimeError(f"the reference failed: {done.stderr.decode()[-500:]}")
+            return took, done.returncode == 0
         try:
-            subprocess.run([python, DRIVER, json.dumps(config.to_dict()), str(seed), out], check=True,
-                           cwd=workdir, env={**os.environ, "PYTHONPATH": endive}, capture_output=True,
+            subprocess.run(command, check=True, cwd=workdir, env=environment, capture_output=True,
                            timeout=timeout_s)
         except subprocess.TimeoutExpired:
             return time.perf_counter() - started, False
@@ -193,17 +220,20 @@ def reference_comparison(args) -> None:
     """
     seeds = list(args.seeds) if args.whole_process else [1]
     how = "whole process" if args.whole_process else "one run at a time"
+    how += ", CPU time" if args.cpu_time else ", wall time"
     print(f"\n== simcore vs reference, {args.duration_s:g} simulated s, seeds {','.join(map(str, seeds))}, {how} ==")
-    print(f"(a reference run still going after {args.reference_timeout_s:g} s is stopped: its time and "
-          "speed-up are lower bounds, marked >=)")
+    print(f"(a reference run still going after {args.reference_timeout_s:g} s{' of CPU' if args.cpu_time else ''} "
+          "is stopped: its time and speed-up are lower bounds, marked >=)")
     print(f"{'config':62s} {'reference s':>12s} {'simcore s':>10s} {'speed-up':>9s}")
     simulate(spread(args.duration_s)[0], [1])  # compile / load the cache first
     ratios = []
     for config in spread(args.duration_s):
-        ours = _time_simcore_process(config, seeds) if args.whole_process else _time_simcore(config, 1)
+        ours = (_time_simcore_process(config, seeds, args.cpu_time) if args.whole_process
+                else _time_simcore(config, 1))
         theirs, finished = 0.0, True
         for seed in seeds:
-            took, done = _time_reference(config, seed, args.endive, args.endive_python, args.reference_timeout_s)
+            took, done = _time_reference(config, seed, args.endive, args.endive_python, args.reference_timeout_s,
+                                         args.cpu_time)
             theirs, finished = theirs + took, finished and done
         ratios.append(theirs / ours)
         bound = "" if finished else ">="
@@ -366,6 +396,10 @@ def main() -> None:
     parser.add_argument("--whole-process", action="store_true",
                         help="with --reference: time each simulator as a whole process over --seeds (issue 20's "
                              "measure) instead of one in-process run of seed 1")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="with --reference --whole-process: compare CPU time (user + system) of the "
+                             "processes, and stop a reference run after --reference-timeout-s of CPU; other "
+                             "processes on a shared machine then change neither figure")
     parser.add_argument("--reference-timeout-s", type=float, default=900.0,
                         help="stop a reference run after this long and report a lower bound (default 900)")
     parser.add_argument("--grid", action="store_true", help="time the whole exp4 grid")
