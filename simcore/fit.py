@@ -64,12 +64,13 @@ FREE_DECISION_MIN_COUNTS = 3
 # (the loss is a mean over client counts of squared deviations in tolerance units).
 NEAR_BEST_LOSS = 1.0
 NEAR_BEST_FITS = 8  # at most this many of them are simulated for the determination report
-# Fitted on fewer client counts than PRIOR_BELOW_COUNTS, the best loss is a poor guide: many fits match
-# the rows about equally well (their losses differ by less than the loss's own noise from one simulated seed),
-# and they part ways beyond the rows. The fit then re-simulates the best distinct ones with more seeds and,
+# Fitted on fewer client counts than PRIOR_BELOW_COUNTS, all below PRIOR_AT_CLIENTS, the best loss is a poor
+# guide: many fits match the rows about equally well (their losses differ by less than the loss's own noise
+# from one simulated seed), and they part ways beyond the rows. The fit then re-simulates the best distinct ones with more seeds and,
 # among those still equally good, keeps the one whose goodput changes least beyond the data (see
 # least_change_fit; benchmarks/holdout.py measures what it pays).
 PRIOR_BELOW_COUNTS = 6
+PRIOR_AT_CLIENTS = 16  # where the prior compares goodput; rows that reach it need no prior (nothing lies beyond)
 RECHECK_FITS = 24
 RECHECK_LOSS = 2.0  # the fits re-simulated are drawn from those within this of the best loss with seed 1
 RECHECK_SEEDS = (2, 3)  # besides seed 1, which every fit's simulation uses
@@ -420,7 +421,7 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
                            for seed in RECHECK_SEEDS]
         rechecked.append((float(np.mean(losses)), loss, profile))
     lowest = min(mean for mean, _, _ in rechecked)
-    at = max(16, max(counts))
+    at = max(PRIOR_AT_CLIENTS, max(counts))
     last = measured[-1].goodput_ops
 
     def change(profile: Provider) -> float:
@@ -548,7 +549,7 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
             best = (float(result.fun), where, x)
     loss_value, fitted = float(best[0]), profile_for(best[2], best[1])
     chosen = None
-    if len(counts) < PRIOR_BELOW_COUNTS:
+    if len(counts) < PRIOR_BELOW_COUNTS and max(counts) < PRIOR_AT_CLIENTS:
         loss_value, fitted = least_change_fit(operation, evaluated, compared, duration_s, progress)
         chosen = fitted
     if report is not None:
@@ -615,7 +616,7 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
         progress(f"{base.name} {operation}: throttle fit, {result.nfev} simulations -> loss {result.fun:.3f}")
     loss_value, fitted = float(result.fun), profile_for(result.x)
     chosen = None
-    if len(counts) < PRIOR_BELOW_COUNTS:
+    if len(counts) < PRIOR_BELOW_COUNTS and max(counts) < PRIOR_AT_CLIENTS:
         loss_value, fitted = least_change_fit(operation, evaluated, compared, THROTTLE_FIT_SECONDS, progress)
         chosen = fitted
     if report is not None:
