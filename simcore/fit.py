@@ -22,6 +22,12 @@ model fitted (docs/measured.md):
    answers after that x its latency), and when the read observes the object
    (0 sent .. 1 returned), and when the write is decided (0 on arrival .. 1
    as it answers; the grid keeps 1, the final polish frees it).
+3. Fitted on a few client counts (fewer than 6, all below 16), many fits match
+   the rows about equally well and part ways beyond them; the fit keeps,
+   among those still equally good over three simulated seeds, the one whose
+   goodput changes least from the largest fitted count to 16 clients
+   (``least_change_fit``: docs/measured.md, "Predicting what was not
+   measured").
 
 Goodput is taken as successes / T, T the measuring time recovered from the
 one-client row (T = successes x mean latency: one client, no failures, one op
@@ -66,9 +72,9 @@ NEAR_BEST_LOSS = 1.0
 NEAR_BEST_FITS = 8  # at most this many of them are simulated for the determination report
 # Fitted on fewer client counts than PRIOR_BELOW_COUNTS, all below PRIOR_AT_CLIENTS, the best loss is a poor
 # guide: many fits match the rows about equally well (their losses differ by less than the loss's own noise
-# from one simulated seed), and they part ways beyond the rows. The fit then re-simulates the best distinct ones with more seeds and,
-# among those still equally good, keeps the one whose goodput changes least beyond the data (see
-# least_change_fit; benchmarks/holdout.py measures what it pays).
+# from one simulated seed), and they part ways beyond the rows. The fit then re-simulates some of them with
+# more seeds and, among those still equally good, keeps the one whose goodput changes least beyond the rows
+# (least_change_fit; benchmarks/holdout.py measures what it pays).
 PRIOR_BELOW_COUNTS = 6
 PRIOR_AT_CLIENTS = 16  # where the prior compares goodput; rows that reach it need no prior (nothing lies beyond)
 RECHECK_FITS = 24
@@ -385,17 +391,25 @@ def _term_key(profile: Provider, operation: str) -> tuple:
     return tuple(round(v, 3) for v in _term_values(profile, operation).values())
 
 
+def uses_prior(counts: Sequence[int]) -> bool:
+    """Whether a fit on these client counts ends with ``least_change_fit``: few counts, all below the
+    client count where it compares goodput."""
+    return len(counts) < PRIOR_BELOW_COUNTS and max(counts) < PRIOR_AT_CLIENTS
+
+
 def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]], measured: Sequence[ClientStats],
                      duration_s: float, progress=None) -> tuple[float, Provider]:
     """Among the fits that match ``measured`` about equally well, the one whose goodput changes least beyond it.
 
     A few client counts leave the terms undetermined: fits whose losses differ
     by less than one simulated seed's noise part ways beyond the rows, and the
-    one of lowest loss is the luckiest draw, not the likeliest store. The
-    ``RECHECK_FITS`` best distinct fits are simulated again with
+    one of lowest loss is the luckiest draw, not the likeliest store. Up to
+    ``RECHECK_FITS`` distinct fits, evenly across the ranks of those within
+    ``RECHECK_LOSS`` of the best loss, are simulated again with
     ``RECHECK_SEEDS``; of those whose mean loss is within ``NEAR_BEST_LOSS`` of
-    the lowest, the kept one predicts at 16 clients the goodput nearest (in
-    ratio) the measured one at the largest fitted count. The prior is the
+    the lowest, the kept one predicts at ``PRIOR_AT_CLIENTS`` clients (mean of
+    two seeds) the goodput nearest (in ratio) the measured one at the largest
+    fitted count. The prior is the
     object's: it decides writes one after another at a rate of its own, so
     once a few clients contend, more of them change goodput little (seed 000:
     within 10% from 4 to 16 clients on every store but GCS, whose throttle
@@ -549,7 +563,7 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
             best = (float(result.fun), where, x)
     loss_value, fitted = float(best[0]), profile_for(best[2], best[1])
     chosen = None
-    if len(counts) < PRIOR_BELOW_COUNTS and max(counts) < PRIOR_AT_CLIENTS:
+    if uses_prior(counts):
         loss_value, fitted = least_change_fit(operation, evaluated, compared, duration_s, progress)
         chosen = fitted
     if report is not None:
@@ -616,7 +630,7 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
         progress(f"{base.name} {operation}: throttle fit, {result.nfev} simulations -> loss {result.fun:.3f}")
     loss_value, fitted = float(result.fun), profile_for(result.x)
     chosen = None
-    if len(counts) < PRIOR_BELOW_COUNTS and max(counts) < PRIOR_AT_CLIENTS:
+    if uses_prior(counts):
         loss_value, fitted = least_change_fit(operation, evaluated, compared, THROTTLE_FIT_SECONDS, progress)
         chosen = fitted
     if report is not None:
