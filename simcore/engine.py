@@ -609,12 +609,9 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 mf_writes[k] += 1
             ml_reads[k] += 1
             ml_writes[k] += 1
-            t_cas, code, cas = _cas_event(k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight,
-                                          use_throttle, use_contention, use_cas_put)
+            t_cas, code, cas_ms[k], inflight = _send_cas(k, t_ready, bits, mu, sigma, floor, contention, decided_at,
+                                                         inflight, use_throttle, use_contention, use_cas_put)
             far_size = _heap_push(far, far_size, t_cas, code)
-            if use_throttle is None:  # drawn now: in flight until decided
-                cas_ms[k] = cas
-                inflight += 1
             continue
 
         if log_entries:
@@ -630,12 +627,9 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 snapshot_seq[k] = seen_seq
                 snapshot_version[k] = seen_version
                 snapshot_ms[k] = t
-                t_cas, code, cas = _cas_event(k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight,
-                                              use_throttle, use_contention, use_cas_put)
+                t_cas, code, cas_ms[k], inflight = _send_cas(k, t_ready, bits, mu, sigma, floor, contention, decided_at,
+                                                             inflight, use_throttle, use_contention, use_cas_put)
                 size = _heap_push(heap, size, t_cas, code)
-                if use_throttle is None:  # drawn now: in flight until decided
-                    cas_ms[k] = cas
-                    inflight += 1
                 continue
 
         # A read after a failed CAS. A refresh is the second read of the split
@@ -725,24 +719,22 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             t_next += _draw(bits, ML_READ, mu, sigma, floor) + _draw(bits, ML_WRITE, mu, sigma, floor)
             ml_reads[k] += 1
             ml_writes[k] += 1
-        t_cas, code, cas = _cas_event(k, t_next, bits, mu, sigma, floor, contention, decided_at, inflight,
-                                      use_throttle, use_contention, use_cas_put)
+        t_cas, code, cas_ms[k], inflight = _send_cas(k, t_next, bits, mu, sigma, floor, contention, decided_at,
+                                                     inflight, use_throttle, use_contention, use_cas_put)
         size = _heap_push(heap, size, t_cas, code)
-        if use_throttle is None:  # drawn now: in flight until decided
-            cas_ms[k] = cas
-            inflight += 1
     return seq
 
 
 @numba.njit(cache=True, inline="always")
-def _cas_event(k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight, use_throttle, use_contention,
-               use_cas_put):
-    """Transaction k sends its CAS at t_ready: (instant, event code, latency) of its decision, or, to a
-    throttled object, of its arrival at the throttle (its latency is drawn there)."""
+def _send_cas(k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight, use_throttle, use_contention,
+              use_cas_put):
+    """Transaction k sends its CAS at t_ready: (instant, event code) of its decision, its latency, and the
+    conditional requests in flight after it; to a throttled object, its arrival at the throttle, where its
+    latency is drawn and it joins those in flight (latency 0 and the count unchanged here)."""
     if use_throttle is not None:
-        return t_ready, 4 * k + _CAS_ISSUED, 0.0
+        return t_ready, 4 * k + _CAS_ISSUED, 0.0, inflight
     cas = _draw_cas(bits, mu, sigma, floor, contention, inflight + 1, use_contention, use_cas_put)
-    return t_ready + decided_at * cas, 4 * k + _CAS_DECIDED, cas
+    return t_ready + decided_at * cas, 4 * k + _CAS_DECIDED, cas, inflight + 1
 
 
 @numba.njit(cache=True, inline="always")
