@@ -5,7 +5,7 @@
     commit-sweeps probe --store-uri "$STORE_LAB_S3_URI" --endpoint-url "$STORE_LAB_S3_ENDPOINT" \\
         --clients 1-4 --duration-s 20 --max-client-lag 1 --out samples.csv
     commit-sweeps fit --samples samples.csv --base s3 --name lab-s3 --out lab-s3.toml
-    python -m benchmarks.real_clients --lab-profile lab-s3.toml [--client delta-rs|pyiceberg] \\
+    python -m benchmarks.real_clients --lab-profile lab-s3.toml [--real-client delta-rs|pyiceberg] \\
         [--writers 2,4,8,16] [--intervals-s 1] [--duration-s 30] [--seeds 3] [--work-dir real-clients]
 
 (``pip install 'commit-sweeps[realclients]'`` installs deltalake and
@@ -411,7 +411,9 @@ def _profile_name(provider_file: str) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lab-profile", required=True, help="the lab S3's profile (probe, then fit --samples)")
-    parser.add_argument("--client", default="delta-rs", help="delta-rs (default) or pyiceberg")
+    parser.add_argument("--real-client", default="delta-rs",
+                        help="the table-format client the writers run: delta-rs (default) or pyiceberg "
+                             "(named apart from the shared --client, the model's preset, which follows from it)")
     parser.add_argument("--writers", default="2,4,8,16", help="writer counts (default 2,4,8,16)")
     parser.add_argument("--intervals-s", default="1", help="commit intervals in seconds (default 1)")
     parser.add_argument("--duration-s", type=float, default=30.0, help="seconds each point runs (default 30)")
@@ -430,8 +432,8 @@ def main(argv=None) -> int:
         print(f"error: writers/intervals_s: '{args.writers}'/'{args.intervals_s}' is not allowed; expected "
               "comma-separated positive numbers", file=sys.stderr)
         return 2
-    if args.client not in CLIENTS:
-        print(f"error: client: '{args.client}' is not allowed; expected one of {', '.join(CLIENTS)}", file=sys.stderr)
+    if args.real_client not in CLIENTS:
+        print(f"error: real_client: '{args.real_client}' is not allowed; expected one of {', '.join(CLIENTS)}", file=sys.stderr)
         return 2
     if not Path(args.lab_profile).is_file():
         print(f"error: lab_profile: '{args.lab_profile}' is not allowed; expected a profile file", file=sys.stderr)
@@ -450,12 +452,12 @@ def main(argv=None) -> int:
     with open(work / "log.txt", "a") as log, open(work / "points.jsonl", "a") as points:
         print(f"# {time.strftime('%Y-%m-%d %H:%M:%S %Z')} python -m benchmarks.real_clients "
               f"{' '.join(argv if argv is not None else sys.argv[1:])}", file=log, flush=True)
-        if args.client == "pyiceberg":
+        if args.real_client == "pyiceberg":
             catalog_latency_ms = time_sql_cas(f"sqlite:///{db_path}")
             print(f"real_clients: the SQL catalog's conditional UPDATE (SQLite at {db_path}): "
                   f"median {catalog_latency_ms:.2f} ms", file=sys.stderr, flush=True)
             print(f"# catalog conditional UPDATE median {catalog_latency_ms:.3f} ms", file=log, flush=True)
-        flags = _model_flags(args.lab_profile, name, args.client, catalog_latency_ms)
+        flags = _model_flags(args.lab_profile, name, args.real_client, catalog_latency_ms)
         for interval in intervals:
             capacity = json.loads(_commit_sweeps(
                 ["capacity", *flags, "--writers-at-interval-s", f"{interval:g}",
@@ -463,7 +465,7 @@ def main(argv=None) -> int:
             measured = {}
             for n in writer_counts:
                 point_name = f"n{n}-s{interval:g}"
-                if args.client == "delta-rs":
+                if args.real_client == "delta-rs":
                     where = f"{bucket_uri}/real-clients-{run_id}/{point_name}"
                     target = _delta_table(where, options)
                 else:
@@ -471,10 +473,10 @@ def main(argv=None) -> int:
                     where = f"commit_sweeps.{table_name} in {db_path}"
                     target = _iceberg_table(iceberg_properties(db_path, f"{bucket_uri}/real-clients-{run_id}",
                                                                options), table_name)
-                print(f"real_clients: {n} {args.client} writers every {interval:g} s for {args.duration_s:g} s "
+                print(f"real_clients: {n} {args.real_client} writers every {interval:g} s for {args.duration_s:g} s "
                       f"on {where}", file=sys.stderr, flush=True)
-                attempts, cpu_s, load = run_writers(args.client, target, n, interval, args.duration_s)
-                measured_of = _delta_measured if args.client == "delta-rs" else _iceberg_measured
+                attempts, cpu_s, load = run_writers(args.real_client, target, n, interval, args.duration_s)
+                measured_of = _delta_measured if args.real_client == "delta-rs" else _iceberg_measured
                 m = measured_of(target, attempts, n, interval, args.duration_s)
                 cpu_share = cpu_s / (args.duration_s * cores)
                 simulated = [json.loads(line) for line in _commit_sweeps(
@@ -485,7 +487,7 @@ def main(argv=None) -> int:
                              for key in ("writer_success_rate", "retries_mean", "writer_commit_latency_p50_ms",
                                          "writer_commit_latency_p99_ms")}
                 measured[n] = m.success_rate
-                point = {"client": args.client, "measured": m.__dict__, "client_cpu_share": cpu_share,
+                point = {"client": args.real_client, "measured": m.__dict__, "client_cpu_share": cpu_share,
                          "load_average": load, "predicted": predicted, "where": where,
                          "catalog_latency_ms": catalog_latency_ms}
                 points.write(json.dumps(point) + "\n")
