@@ -27,7 +27,9 @@ model fitted (docs/measured.md):
    among those still equally good over three simulated seeds, the one whose
    goodput changes least from the largest fitted count to 16 clients
    (``least_change_fit``: docs/measured.md, "Predicting what was not
-   measured").
+   measured"). There the object's commit hold (``hold_ms``) is a term too: the
+   terms are fitted again at a few holds near 1000 / the last fitted goodput,
+   and a hold is kept only when its fit is clearly better than none.
 
 Goodput is taken as successes / T, T the measuring time recovered from the
 one-client row (T = successes x mean latency: one client, no failures, one op
