@@ -15,7 +15,9 @@ Latencies come from a provider profile: the read, the conditional write (CAS
 or append), and the measured model's terms (a failed write answering after
 ``failed_multiplier`` x its latency, contention growing the write's latency
 with the conditional requests in flight, the read observing the object at
-``read_observed_at`` of its latency). The write is drawn with the engine's
+``read_observed_at`` of its latency, the object holding itself ``hold_ms``
+after each successful write's decision, so that a write that would succeed
+meanwhile waits for it). The write is drawn with the engine's
 own contended draw, so bench and the catalog simulation share one model.
 
 Ops completed in the first ``warmup`` seconds (the clients all start at 0,
@@ -97,7 +99,7 @@ def warmup_s(duration_s: float) -> float:
 def _kernel_inputs(profile: Provider, operation: str) -> np.ndarray:
     """[read mu, sigma, floor, observed_at, write mu, sigma, floor, failed x, contention exp, contention sigma,
     decided_at, contention delays the read (1) or the write (0), throttle tokens per ms (0: none), burst,
-    resends of a refused write, their base ms, multiplier, cap ms, jitter]."""
+    resends of a refused write, their base ms, multiplier, cap ms, jitter, commit hold ms (0: none)]."""
     if operation not in OPERATIONS:
         raise ConfigError("operation", operation, "one of " + ", ".join(OPERATIONS))
     if operation == "append" and not profile.supports_append:
@@ -108,7 +110,7 @@ def _kernel_inputs(profile: Provider, operation: str) -> np.ndarray:
     return np.array([math.log(read.median_ms), read.sigma, read.floor_ms, profile.read_observed_at,
                      math.log(write.median_ms), write.sigma, write.floor_ms, terms.failed_multiplier,
                      terms.contention_exponent, terms.contention_sigma, terms.decided_at,
-                     1.0 if terms.contention_in == "read" else 0.0, *throttle_terms(terms.throttle)])
+                     1.0 if terms.contention_in == "read" else 0.0, *throttle_terms(terms.throttle), terms.hold_ms])
 
 
 def run_clients(profile: Provider, operation: str, clients: int, duration_s: float, seed: int
@@ -200,6 +202,9 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, generator):
     throttle_per_ms, burst = p[12], p[13]
     refused_max, refused_base, refused_multiplier, refused_cap, refused_jitter = p[14], p[15], p[16], p[17], p[18]
     bucket = np.array([burst, 0.0])
+    # The object's commit hold: busy until free_at after a successful write's decision (0 ms: no hold).
+    hold_ms = p[19]
+    free_at = -1.0
 
     version = 0
     inflight = 0
@@ -238,6 +243,11 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, generator):
             write_ms[i] = draw_contended(rng, write_mu, write_sigma, write_floor, inflight, exponent, sigma_per_ln)
             size = _push(heap, size, t + decided_at * write_ms[i], 8 * i + (_DECIDED if admitted else _REFUSED))
             continue
+        if kind == _DECIDED and t < free_at and snapshot[i] == version:
+            # It would succeed, but the object is still committing the previous success: it waits, still in
+            # flight, and is decided again when the object is free (by then it may fail).
+            size = _push(heap, size, free_at, code)
+            continue
         inflight -= 1
         t_next = t
         if kind == _REFUSED and refusals[i] < refused_max:
@@ -252,6 +262,7 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, generator):
         ok = kind == _DECIDED and snapshot[i] == version
         if ok:
             version += 1
+            free_at = t + hold_ms
             t_next += (1.0 - decided_at) * write_ms[i]  # the answer's way back
         else:  # a failure may be answered later still
             t_next += (failed_multiplier - decided_at) * write_ms[i]

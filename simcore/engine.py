@@ -53,7 +53,7 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
  P_DISCOVERY_READ, P_FAILED_MULTIPLIER, P_CONTENTION_EXPONENT, P_CONTENTION_SIGMA,
  P_READ_OBSERVED_AT, P_DECIDED_AT, P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA, P_CONVOY_PER_TABLE,
  P_JITTER_SHAPE, P_RETRY_BUDGET_MS, P_REWRITE, P_REFUSED_MAX, P_REFUSED_BASE_MS, P_REFUSED_MULTIPLIER,
- P_REFUSED_CAP_MS, P_REFUSED_JITTER, P_CORRECTED, P_CAS_AT_LEAST_PUT, P_DELTA_CALL) = range(31)
+ P_REFUSED_CAP_MS, P_REFUSED_JITTER, P_CORRECTED, P_CAS_AT_LEAST_PUT, P_DELTA_CALL, P_HOLD_MS) = range(32)
 
 # Client retry behaviour (SimConfig.backoff_jitter_shape, retry_rewrite).
 JITTER_SYMMETRIC, JITTER_UP, JITTER_DOWN, JITTER_RANGE = range(4)
@@ -142,7 +142,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(31)
+    params = np.zeros(32)
     profile = config.latency_profile  # read once: a profile file's content is parsed on each access
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
@@ -177,6 +177,7 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         terms = profile.conditional(operation)  # the catalog's conditional write: CAS or append
         params[P_FAILED_MULTIPLIER] = terms.failed_multiplier
         params[P_DECIDED_AT] = terms.decided_at
+        params[P_HOLD_MS] = terms.hold_ms  # the object's commit hold after a successful write (0: none)
         # Contention delays the CAS, or the catalog reads (before they observe it).
         into_read = terms.contention_in == "read"
         params[P_READ_CONTENTION_EXPONENT if into_read else P_CONTENTION_EXPONENT] = terms.contention_exponent
@@ -236,7 +237,7 @@ def kernel_features(params: np.ndarray, chains: bool) -> tuple:
                                                          P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA))
     return (used(params[P_THROTTLE_PER_MS] > 0.0), used(contention), used(params[P_READ_OBSERVED_AT] < 1.0),
             used(chains), used(params[P_CORRECTED] > 0.0), used(params[P_CAS_AT_LEAST_PUT] > 0.0),
-            used(params[P_REFUSED_MAX] > 0.0), used(params[P_RETRY_BUDGET_MS] > 0.0))
+            used(params[P_REFUSED_MAX] > 0.0), used(params[P_RETRY_BUDGET_MS] > 0.0), used(params[P_HOLD_MS] > 0.0))
 
 
 def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outcome:
@@ -379,7 +380,7 @@ def _heap_pop(heap, size):
 @numba.njit(cache=True)
 def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array, moments_array, params, rng, out_f64, out_i32, out_i64,
                 chain_next, use_throttle, use_contention, use_lag, use_chains, use_corrected, use_cas_put, use_refusals,
-                use_budget):
+                use_budget, use_hold):
     """The loop. Each ``use_*`` argument is None (the part is unused: its branches compile away) or True
     (``kernel_features``). ``out_*`` are the transposed per-transaction rows of ``run``: one row each here."""
     # Every draw takes the Generator's bit generator, a plain struct: the Generator itself is reference
@@ -445,6 +446,10 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     success_tail = 1.0 - decided_at  # ... and after, until the answer arrives
     failure_tail = params[P_FAILED_MULTIPLIER] - decided_at  # a failure may answer later still
     read_lag = 1.0 - params[P_READ_OBSERVED_AT]  # share of a read's latency after it observed the catalog
+    # The object's commit hold: after a successful write's decision it is busy committing it for hold_ms,
+    # until free_at; a write that would succeed meanwhile waits for it (docs/measured.md, "The model").
+    hold_ms = params[P_HOLD_MS]
+    free_at = -1.0
 
     table_version = np.zeros(num_tables, dtype=np.int64)
     # Corrected, a client whose commit is a log entry (retry_rewrite "none", delta-rs): its pending read
@@ -515,6 +520,12 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             continue
 
         if kind == _CAS_DECIDED or kind == _CAS_REFUSED:
+            if use_hold is not None:
+                if kind == _CAS_DECIDED and seq == snapshot_seq[k] and t < free_at:
+                    # It would succeed, but the object is still committing the previous success: it waits,
+                    # still in flight, and is decided again when the object is free (by then it may fail).
+                    size = _heap_push(heap, size, free_at, code)
+                    continue
             inflight -= 1
             if use_refusals is not None:
                 if kind == _CAS_REFUSED and refusals[k] < refused_max:
@@ -531,6 +542,8 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             if kind == _CAS_DECIDED and seq == snapshot_seq[k]:
                 seq += 1
                 table_version[tbl] += 1
+                if use_hold is not None:
+                    free_at = t + hold_ms
                 commit_seq[k] = seq
                 if use_lag is not None:
                     commit_at[seq] = t

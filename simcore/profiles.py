@@ -26,6 +26,8 @@ the reference's behaviour::
     contention_sigma = 0.0            # optional: sigma + this x ln(c)
     decided_at = 1.0                  # optional: when the object decides it (0 on arrival .. 1 as it answers)
     contention_in = "write"           # optional: what contention delays, the write or the read before it
+    hold_ms = 0.0                     # optional: the object holds itself this long after a successful write's
+                                      #   decision; a write that would succeed waits for it (0: no hold)
     fitted_clients = [1, 2, 3, 4]     # optional: the client counts fit saw (written by fit; not simulated)
 
     [append]                          # optional: conditional append, same keys as [cas]
@@ -77,6 +79,7 @@ _FRACTION = ("a fraction in [0, 1]", lambda v: 0 <= v <= 1)
 _MULTIPLIER = ("a number > 0 and <= 1000, and >= decided_at (a failure is answered no earlier than it is decided)",
                lambda v: 0 < v <= 1000)
 _EXPONENT = ("a number in [-1, 5]", lambda v: -1 <= v <= 5)
+_HOLD = (f"a number of ms >= 0 and <= {MAX_LATENCY_MS:g} (0: no hold)", lambda v: 0 <= v <= MAX_LATENCY_MS)
 _CONTENTION_IN = ("write or read", lambda v: v in ("write", "read"))
 MAX_FITTED_CLIENTS = 1024  # as many clients as bench runs
 _CLIENT_COUNTS = (f"a list of client counts, each a whole number in [1, {MAX_FITTED_CLIENTS}], increasing",
@@ -94,6 +97,7 @@ _CONDITIONAL_SCHEMA = {"median_ms": ("median_ms", _LATENCY, True), "sigma": ("si
                        "contention_sigma": ("contention_sigma", _SIGMA_GROWTH, False),
                        "decided_at": ("decided_at", _FRACTION, False),
                        "contention_in": ("contention_in", _CONTENTION_IN, False),
+                       "hold_ms": ("hold_ms", _HOLD, False),
                        "fitted_clients": ("fitted_clients", _CLIENT_COUNTS, False)}
 _SCHEMA: dict[str, dict[str, tuple[str, tuple, bool]]] = {
     # table -> key -> (Provider attribute, or OperationLatency's for [cas] and [append]; rule, required),

@@ -103,6 +103,12 @@ class OperationLatency:
             object (Azure's CAS: its slowest successful ops take seconds, so
             the delay cannot lie between observing the object and the
             decision, or they would fail).
+        hold_ms: the object's commit hold: a write that would succeed (its
+            expected version is current when decided) waits, still in flight,
+            until the object has finished committing the previous successful
+            one, which holds it for ``hold_ms`` after that one's decision; a
+            write that would fail is answered without waiting. 0: no hold
+            (the reference). Goodput is then at most 1000 / hold_ms op/s.
         throttle: the object's throttle on these writes; None, no throttle
             (the reference).
         fitted_clients: the client counts of the measurements these terms
@@ -120,6 +126,7 @@ class OperationLatency:
     decided_at: float = 1.0
     contention_in: str = "write"
     throttle: Optional[Throttle] = None
+    hold_ms: float = 0.0
     fitted_clients: Optional[tuple[int, ...]] = None
 
 

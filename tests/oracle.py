@@ -20,7 +20,7 @@ import numpy as np
 from simcore.config import SimConfig
 from simcore.engine import (ABORTED_BUDGET, ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED, UNFINISHED,
                             Outcome)
-from simcore.providers import (CATALOG_OBJECT_BYTES, MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, PROVIDERS,
+from simcore.providers import (CATALOG_OBJECT_BYTES, MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES,
                                TABLE_METADATA_BYTES, Lognormal)
 from simcore.workload import FAST_APPEND, MAINTENANCE, MERGE_APPEND, OPEN_LOOP, VALIDATED_OVERWRITE, WRITER, Workload
 
@@ -29,13 +29,17 @@ class Oracle:
     def __init__(self, config: SimConfig, seed: int):
         self.config = config
         self.random = random.Random(seed * 7919 + 17)
-        provider = PROVIDERS[config.provider]
+        provider = config.latency_profile  # a built-in provider, or a profile file's (its commit hold)
         if config.catalog == "service":
             self.catalog_read = self.catalog_cas = Lognormal.fixed(config.catalog_latency_ms)
         elif config.catalog == "append":
             self.catalog_read, self.catalog_cas = provider.read(), provider.conditional_latency("append")
         else:
             self.catalog_read, self.catalog_cas = provider.read(), provider.conditional_latency("cas")
+        # The catalog object's commit hold: after a successful write's decision it is busy until free_at.
+        self.hold_ms = 0.0 if config.catalog == "service" else provider.conditional(
+            "append" if config.catalog == "append" else "cas").hold_ms
+        self.free_at = 0.0
         # The throttled catalog object's token bucket: tokens, as of when.
         self.tokens, self.tokens_at = config.cas_throttle_burst, 0.0
         self.storage_read = provider.read()
@@ -176,8 +180,11 @@ class Oracle:
                 cas = max(cas, self.latency(self.catalog_put))
             decided_at = 0.5 if self.corrected else 1.0
             yield cas * decided_at
+            while not refused and self.seq == snapshot[0] and self.now < self.free_at:
+                yield self.free_at - self.now   # it would succeed: it waits for the object's hold to end
             committed = not refused and self.seq == snapshot[0]  # the CAS is decided now
             if committed:
+                self.free_at = self.now + self.hold_ms
                 self.seq += 1
                 self.table_version[table] += 1
             if decided_at < 1.0:

@@ -12,6 +12,7 @@ metrics by tens of standard errors.
 """
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,6 +21,8 @@ from oracle import Oracle
 from simcore import SimConfig
 from simcore.builder import build_config
 from simcore.metrics import summarize
+from simcore.profiles import canonical_json
+from simcore.providers import PROVIDERS
 from simcore.simulate import run_seed
 
 SEEDS = range(6)
@@ -66,6 +69,23 @@ CONFIGS = {
     "12 lagging writers, iceberg-go with 3 retries, gcp": build_config(
         client="iceberg-go", provider="gcp", num_tables=3, writers=12, commit_interval_s=5.0, retry=3, **SHORT),
 }
+
+
+def _held(provider: str, operation: str, hold_ms: float) -> str:
+    """The built-in profile with a commit hold on its catalog's conditional write, as a config carries it."""
+    base = PROVIDERS[provider]
+    return canonical_json(base.with_conditional(operation, replace(base.conditional(operation), hold_ms=hold_ms)))
+
+
+# The object's commit hold (docs/measured.md, "The model"), on a storage and an append catalog.
+CONFIGS.update({
+    "s3x with a 40 ms commit hold, 2 tables, FA/VO": SimConfig(
+        provider="s3x", provider_profile=_held("s3x", "cas", 40.0), num_tables=2, fast_append_ratio=0.7,
+        inter_arrival_scale_ms=40, **SHORT),
+    "azure append catalog with a 250 ms commit hold, 2 tables": SimConfig(
+        provider="azure", catalog="append", provider_profile=_held("azure", "append", 250.0), num_tables=2,
+        fast_append_ratio=0.8, inter_arrival_scale_ms=250, **SHORT),
+})
 # The corrected protocol (docs/corrected.md) over the same spread of back-ends, mixes, clients and writers.
 CONFIGS.update({
     "corrected: s3 storage, 1 table, FA": SimConfig(provider="s3", num_tables=1, inter_arrival_scale_ms=300,
