@@ -378,9 +378,9 @@ def _heap_pop(heap, size):
 
 
 @numba.njit(cache=True)
-def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array, moments_array, params, rng, out_f64, out_i32, out_i64,
-                chain_next, use_throttle, use_contention, use_lag, use_chains, use_corrected, use_cas_put, use_refusals,
-                use_budget, use_hold):
+def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array, moments_array, params, rng,
+                out_f64, out_i32, out_i64, chain_next, use_throttle, use_contention, use_lag, use_chains,
+                use_corrected, use_cas_put, use_refusals, use_budget, use_hold):
     """The loop. Each ``use_*`` argument is None (the part is unused: its branches compile away) or True
     (``kernel_features``). ``out_*`` are the transposed per-transaction rows of ``run``: one row each here."""
     # Every draw takes the Generator's bit generator, a plain struct: the Generator itself is reference
@@ -417,9 +417,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     status = out_i32[11]
     started = out_i32[12]  # its initial catalog read has completed
     refreshing = out_i32[13]  # its pending read follows a split-policy backoff
-    # Corrected, a client whose commit is a log entry (retry_rewrite "none", delta-rs): its pending read
-    # is the listing of the log as its commit begins, after the runtime.
-    listing = out_i32[14]
+    listing = out_i32[14]  # its pending read is the log's listing as its commit begins (log_entries below)
     refusals = out_i32[15]  # resends of the CAS now pending
     snapshot_seq = out_i64[0]
     commit_seq = out_i64[1]
@@ -560,8 +558,8 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                     end_ms[k] = t_learned
                     if use_chains is not None:  # a writer's next commit starts when this one ends
                         far_size = _start_next(far, far_size, k, t_learned, chain_next, submit, start_ms,
-                                           catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
-                                           use_contention)
+                                               catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
+                                               use_contention)
             else:
                 # Failed: re-read the catalog to learn what changed. A backoff
                 # policy waits first, so that the read (and the retry built on
@@ -576,8 +574,8 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                         end_ms[k] = t_read
                         if use_chains is not None:  # a writer's next commit starts when this one ends
                             far_size = _start_next(far, far_size, k, t_read, chain_next, submit, start_ms,
-                                               catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
-                                               use_contention)
+                                                   catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
+                                                   use_contention)
                     continue
                 if policy == BACKOFF and retries[k] < max_retries:
                     t_read += _backoff_ms(backoff, bits, retries[k] + 1)
@@ -627,31 +625,10 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             far_size = _heap_push(far, far_size, t_cas, code)
             continue
 
-        if log_entries:
-            if listing[k]:  # the listing as its commit begins: read each entry missed since the first
-                listing[k] = False
-                missed = seen_seq - snapshot_seq[k]
-                t_ready = t + _draw_sum(bits, TM_READ, missed, mu, sigma, floor, moments)
-                tm_reads[k] += missed
-                if delta_call and missed > 0:
-                    t_ready += _snapshot_update(bits, mu, sigma, floor, contention, inflight, use_contention)
-                    catalog_reads[k] += 1
-                    tm_reads[k] += 1
-                snapshot_seq[k] = seen_seq
-                snapshot_version[k] = seen_version
-                snapshot_ms[k] = t
-                t_cas, code, cas_ms[k], inflight = _send_cas(k, t_ready, bits, mu, sigma, floor, contention, decided_at,
-                                                             inflight, use_throttle, use_contention, use_cas_put)
-                size = _heap_push(heap, size, t_cas, code)
-                continue
-
-        # A read after a failed CAS. A refresh is the second read of the split
-        # policy, made after backing off from a same-table conflict (already counted).
-        refresh = refreshing[k]
-        refreshing[k] = False
-        overlap = refresh or seen_version != snapshot_version[k]
         t_known = t  # when the transaction knows what changed
-        if log_entries:  # it reads each log entry that beat it
+        if log_entries:
+            # A log-entry commit reads each entry made since its snapshot (delta-rs then updates its
+            # snapshot), on the listing as its commit begins and on the one after a lost create alike.
             missed = seen_seq - snapshot_seq[k]
             t_known += _draw_sum(bits, TM_READ, missed, mu, sigma, floor, moments)
             tm_reads[k] += missed
@@ -659,11 +636,26 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 t_known += _snapshot_update(bits, mu, sigma, floor, contention, inflight, use_contention)
                 catalog_reads[k] += 1
                 tm_reads[k] += 1
+            if listing[k]:  # the listing as its commit begins: it builds on what it read, then creates
+                listing[k] = False
+                snapshot_seq[k] = seen_seq
+                snapshot_version[k] = seen_version
+                snapshot_ms[k] = t
+                t_cas, code, cas_ms[k], inflight = _send_cas(k, t_known, bits, mu, sigma, floor, contention,
+                                                             decided_at, inflight, use_throttle, use_contention,
+                                                             use_cas_put)
+                size = _heap_push(heap, size, t_cas, code)
+                continue
         elif use_corrected is not None:
             # The catalog names the table-metadata file; reading it tells which
             # tables (partitions) changed, so the conflict is known only after it.
             t_known += _draw(bits, TM_READ, mu, sigma, floor)
             tm_reads[k] += 1
+        # A read after a failed CAS. A refresh is the second read of the split
+        # policy, made after backing off from a same-table conflict (already counted).
+        refresh = refreshing[k]
+        refreshing[k] = False
+        overlap = refresh or seen_version != snapshot_version[k]
         if not refresh:
             if overlap:
                 same_table[k] += 1
@@ -693,8 +685,8 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                     if _finish(status, end_ms, k, ABORTED_VALIDATION, t_next, duration_ms):
                         if use_chains is not None:  # a writer's next commit starts when this one ends
                             far_size = _start_next(far, far_size, k, t_next, chain_next, submit, start_ms,
-                                               catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
-                                               use_contention)
+                                                   catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
+                                                   use_contention)
                     continue
             elif op[k] == MERGE_APPEND:  # re-merge the manifests it missed
                 m = np.int64(behind * params[P_MERGE_MANIFESTS])
@@ -706,8 +698,8 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             if _finish(status, end_ms, k, ABORTED_MAX_RETRIES, t_next, duration_ms):
                 if use_chains is not None:  # a writer's next commit starts when this one ends
                     far_size = _start_next(far, far_size, k, t_next, chain_next, submit, start_ms,
-                                       catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
-                                       use_contention)
+                                           catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
+                                           use_contention)
             continue
         retries[k] += 1
         snapshot_seq[k] = seen_seq

@@ -554,7 +554,7 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
 # count), the ceiling a hold puts on goodput (seed 000's S3 Express append levels off at 94-99 op/s from 4 clients;
 # fitted at fixed holds on rows 1-4 its loss has a sharp minimum at 10 ms, 0.94 of 1000 / 94). docs/measured.md.
 HOLD_SHARES = (0.9, 0.95, 1.0)
-HOLD_SEEDS = (1, 2, 3)  # a hold's fit is compared with the fit without one by its mean loss over these seeds
+HOLD_SEEDS = (1, *RECHECK_SEEDS)  # a hold's fit is compared with the fit without one by its mean loss over these seeds
 
 
 def _contention_fit(base: Provider, operation: str, compared: Sequence[ClientStats], median: float, sigma: float,
