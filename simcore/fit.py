@@ -129,6 +129,9 @@ MAX_CSV_BYTES = 64 * 2**20
 MAX_TABLE_ROWS = 10_000
 TABLE_COLUMNS = ("provider", "operation", "clients", "success", "fail", "mean_ms", "p50_ms", "p95_ms", "p99_ms")
 SAMPLE_COLUMNS = ("operation", "latency_ms", "succeeded", "clients")
+# Optional: how long the op's read took (``commit-sweeps probe`` writes it). Where one client's reads are timed,
+# ``fit --samples`` takes the profile's read latency from them instead of from the base profile.
+SAMPLE_READ_COLUMN = "read_ms"
 
 
 def _open_rows(path: str, field: str, columns: Sequence[str]) -> list[dict]:
@@ -216,9 +219,46 @@ def with_recovered_goodput(stats: Sequence[ClientStats]) -> list[ClientStats]:
     return [replace(s, goodput_ops=s.successes / seconds) for s in stats]
 
 
+@dataclass(frozen=True)
+class MeasuredRead:
+    """The read latency of one client's ops, as a lognormal: what the profile's read becomes."""
+
+    median_ms: float
+    sigma: float  # half the log distance from the 16th to the 84th percentile: a tail of stalls does not widen it
+    min_ms: float
+    samples: int
+
+
+def measured_read(read_ms: Sequence[float]) -> MeasuredRead:
+    """The lognormal of these read latencies (ms, all > 0).
+
+    >>> r = measured_read([20.0, 20.0, 20.0, 20.0, 500.0])
+    >>> (r.median_ms, r.sigma, r.min_ms, r.samples)
+    (20.0, 0.0, 20.0, 5)
+    """
+    logs = np.log(np.asarray(read_ms, float))
+    low, mid, high = np.percentile(logs, [15.87, 50.0, 84.13])
+    return MeasuredRead(median_ms=float(math.exp(mid)), sigma=float((high - low) / 2.0),
+                        min_ms=float(math.exp(logs.min())), samples=len(logs))
+
+
+def with_measured_read(base: Provider, read: MeasuredRead) -> Provider:
+    """``base`` with its read latency replaced by the measured one (and its floor lowered to the fastest read,
+    where the base's floor is above it: a floor is a bound on what the store can answer)."""
+    return replace(base, read_median_ms=read.median_ms, read_sigma=read.sigma,
+                   floor_ms=min(base.floor_ms, read.min_ms))
+
+
 def read_samples(path: str) -> dict[str, list[ClientStats]]:
     """Raw samples (operation, latency_ms, succeeded, clients): operation -> stats by client count."""
+    return read_samples_and_reads(path)[0]
+
+
+def read_samples_and_reads(path: str) -> tuple[dict[str, list[ClientStats]], Optional[MeasuredRead]]:
+    """``read_samples``, and the read latency of the one-client ops where the file times their reads
+    (``SAMPLE_READ_COLUMN``; None where it does not)."""
     groups: dict[tuple[str, int], tuple[list, list]] = {}
+    reads: list[float] = []
     for line, row in enumerate(_open_rows(path, "samples", SAMPLE_COLUMNS), start=2):
         operation = row.get("operation")
         if operation not in ("cas", "append"):
@@ -235,12 +275,18 @@ def read_samples(path: str) -> dict[str, list[ClientStats]]:
         lat, ok = groups.setdefault((operation, clients), ([], []))
         lat.append(latency)
         ok.append(flag in ("1", "true"))
+        if clients == 1 and str(row.get(SAMPLE_READ_COLUMN) or "").strip():
+            read = _number(row, SAMPLE_READ_COLUMN, line, path)
+            if not 0 < read <= latency:
+                raise ConfigError(f"{path}:{line}: {SAMPLE_READ_COLUMN}", read,
+                                  f"a latency > 0 (ms) and at most the op's latency_ms ({latency:g})")
+            reads.append(read)
     if not groups:
         raise ConfigError("csv", path, "at least one sample row")
     out: dict[str, list[ClientStats]] = {}
     for (operation, clients), (lat, ok) in sorted(groups.items()):
         out.setdefault(operation, []).append(summarise(clients, np.array(lat), np.array(ok)))
-    return out
+    return out, (measured_read(reads) if reads else None)
 
 
 # -- fitting ---------------------------------------------------------------
@@ -402,7 +448,8 @@ def uses_prior(counts: Sequence[int]) -> bool:
 
 
 def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]], measured: Sequence[ClientStats],
-                     duration_s: float, progress=None) -> tuple[float, Provider]:
+                     duration_s: float, progress=None, failed_ratio: Optional[float] = None
+                     ) -> tuple[float, Provider, float]:
     """Among the fits that match ``measured`` about equally well, the one whose goodput changes least beyond it.
 
     A few client counts leave the terms undetermined: fits whose losses differ
@@ -417,7 +464,9 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
     object's: it decides writes one after another at a rate of its own, so
     once a few clients contend, more of them change goodput little (seed 000:
     within 10% from 4 to 16 clients on every store but GCS, whose throttle
-    then costs it a third). Returns (the kept fit's loss with seed 1, the fit).
+    then costs it a third). ``failed_ratio``: as ``mismatch`` takes it, the
+    same for every seed (``evaluated``'s losses were scored with it). Returns
+    (the kept fit's loss with seed 1, the fit, its mean loss over the seeds).
     """
     measured = sorted(measured, key=lambda s: s.clients)
     counts = [s.clients for s in measured]
@@ -435,8 +484,8 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
     distinct = distinct[::step][:RECHECK_FITS]
     rechecked = []
     for loss, profile in distinct:
-        losses = [loss] + [mismatch(simulated_stats(profile, operation, counts, duration_s, seed), measured)
-                           for seed in RECHECK_SEEDS]
+        losses = [loss] + [mismatch(simulated_stats(profile, operation, counts, duration_s, seed), measured,
+                                    failed_ratio) for seed in RECHECK_SEEDS]
         rechecked.append((float(np.mean(losses)), loss, profile))
     lowest = min(mean for mean, _, _ in rechecked)
     at = max(PRIOR_AT_CLIENTS, max(counts))
@@ -453,7 +502,7 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
         progress(f"{profile.name} {operation}: {len(near)} of {len(rechecked)} fits equally good over "
                  f"{1 + len(RECHECK_SEEDS)} seeds (mean loss within {NEAR_BEST_LOSS:g} of {lowest:.3f}); kept the one "
                  f"whose goodput changes least from {counts[-1]} to {at} clients (mean loss {mean:.3f})")
-    return loss, profile
+    return loss, profile, mean
 
 
 def determination(operation: str, evaluated: Sequence[tuple[float, Provider]], fitted_clients: Sequence[int],
@@ -493,12 +542,14 @@ def _with_fitted_clients(profile: Provider, operation: str, counts: Sequence[int
 
 def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats], *,
                   observed_at: Optional[float] = None, failed_ratio: Optional[float] = None,
-                  max_evaluations: Optional[int] = None,
+                  max_evaluations: Optional[int] = None, read_measured: bool = False,
                   progress=None, report: Optional[dict] = None) -> tuple[Provider, float]:
     """``base`` with ``operation``'s write and terms fitted to ``measured``; also the final loss.
 
     ``observed_at`` fixes when reads observe the object (a profile has one
-    value for both operations); None fits it too. ``report``: a dict that
+    value for both operations); None fits it too. ``read_measured``: the
+    base's read was measured with these ops (``with_measured_read``), so it is
+    not capped (``capped_read``). ``report``: a dict that
     receives ``operation``'s ``Determination``. The profile records the
     client counts fitted (``fitted_clients``).
 
@@ -512,7 +563,7 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
     one = [s for s in measured if s.clients == 1]
     if not one:
         raise ConfigError("clients", [s.clients for s in measured], "a measurement at 1 client")
-    base = capped_read(base, one[0])
+    base = base if read_measured else capped_read(base, one[0])
     median, sigma = fit_write(base, one[0])
     compared = [s for s in measured if s.clients in FIT_CLIENTS] or measured
     # Enough simulated time for about 3,000 ops at one client, and at least a minute.
@@ -523,25 +574,21 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
         return _contention_fit(base, operation, compared, median, sigma, duration_s, observed_at, failed_ratio,
                                max_evaluations, progress, hold_ms)
 
-    loss_value, fitted, evaluated, chosen = fit_at(0.0)
+    loss_value, fitted, evaluated, chosen, without = fit_at(0.0)
     if uses_prior(counts):
-        def mean_loss(profile: Provider, first: float) -> float:
-            return float(np.mean([first] + [mismatch(simulated_stats(profile, operation, counts, duration_s, seed),
-                                                     compared, failed_ratio) for seed in HOLD_SEEDS[1:]]))
-
-        best_mean = without = mean_loss(fitted, loss_value)
+        best_mean = without
         ceiling_ms = 1000.0 / max(compared[-1].goodput_ops, 1e-9)
         for share in HOLD_SHARES:
             hold_ms = share * ceiling_ms
             if hold_ms >= one[0].mean_ms:
                 continue  # one client would wait for its own last write, which its fitted write leaves out
             found = fit_at(hold_ms)
-            mean = mean_loss(found[1], found[0])
+            mean = found[4]
             if progress:
                 progress(f"{base.name} {operation}: commit hold {hold_ms:.3g} ms -> mean loss {mean:.3f} over "
                          f"{len(HOLD_SEEDS)} seeds (none: {without:.3f})")
             if mean < best_mean and mean < without - NEAR_BEST_LOSS:
-                best_mean, (loss_value, fitted, evaluated, chosen) = mean, found
+                best_mean, (loss_value, fitted, evaluated, chosen, _) = mean, found
         if progress and fitted.conditional(operation).hold_ms > 0.0:
             progress(f"{base.name} {operation}: kept a commit hold of {fitted.conditional(operation).hold_ms:.3g} ms "
                      f"(mean loss {best_mean:.3f} against {without:.3f} without)")
@@ -554,15 +601,16 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
 # count), the ceiling a hold puts on goodput (seed 000's S3 Express append levels off at 94-99 op/s from 4 clients;
 # fitted at fixed holds on rows 1-4 its loss has a sharp minimum at 10 ms, 0.94 of 1000 / 94). docs/measured.md.
 HOLD_SHARES = (0.9, 0.95, 1.0)
-HOLD_SEEDS = (1, *RECHECK_SEEDS)  # a hold's fit is compared with the fit without one by its mean loss over these seeds
+HOLD_SEEDS = (1, *RECHECK_SEEDS)  # a hold's fit is compared with the fit without one by its mean loss over these
+# seeds: the one least_change_fit computed when it kept each fit
 
 
 def _contention_fit(base: Provider, operation: str, compared: Sequence[ClientStats], median: float, sigma: float,
                     duration_s: float, observed_at: Optional[float], failed_ratio: Optional[float],
                     max_evaluations: Optional[int], progress, hold_ms: float
-                    ) -> tuple[float, Provider, list[tuple[float, Provider]], Optional[Provider]]:
+                    ) -> tuple[float, Provider, list[tuple[float, Provider]], Optional[Provider], Optional[float]]:
     """The contention terms fitted at a fixed commit hold: (loss with seed 1, the fit, every fit simulated,
-    the fit kept by ``least_change_fit`` or None)."""
+    the fit kept by ``least_change_fit`` and its mean loss over ``RECHECK_SEEDS`` too, or None, None)."""
     from scipy.optimize import minimize
 
     counts = [s.clients for s in compared]
@@ -619,11 +667,12 @@ def _contention_fit(base: Provider, operation: str, compared: Sequence[ClientSta
         if result.fun < best[0]:
             best = (float(result.fun), where, x)
     loss_value, fitted = float(best[0]), profile_for(best[2], best[1])
-    chosen = None
+    chosen = mean = None
     if uses_prior(counts):
-        loss_value, fitted = least_change_fit(operation, evaluated, compared, duration_s, progress)
+        loss_value, fitted, mean = least_change_fit(operation, evaluated, compared, duration_s, progress,
+                                                    failed_ratio)
         chosen = fitted
-    return loss_value, fitted, evaluated, chosen
+    return loss_value, fitted, evaluated, chosen, mean
 
 
 # The throttle fit's search space: [write median (share of the one-client op median), write sigma,
@@ -636,7 +685,7 @@ THROTTLE_FIT_SECONDS = 600.0  # simulated per client count and evaluation (seed 
 
 def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[ClientStats], *,
                             observed_at: Optional[float] = None, failed_ratio: Optional[float] = None,
-                            max_evaluations: Optional[int] = None, progress=None,
+                            max_evaluations: Optional[int] = None, read_measured: bool = False, progress=None,
                             report: Optional[dict] = None) -> tuple[Provider, float]:
     """``base`` with ``operation``'s write and the object's write throttle fitted to ``measured``.
 
@@ -656,7 +705,7 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
     one = [s for s in measured if s.clients == 1]
     if not one:
         raise ConfigError("clients", [s.clients for s in measured], "a measurement at 1 client")
-    base = capped_read(base, one[0])
+    base = base if read_measured else capped_read(base, one[0])
     compared = [s for s in measured if s.clients in FIT_CLIENTS] or measured
     counts = [s.clients for s in compared]
     seen = 1.0 if observed_at is None else observed_at
@@ -686,7 +735,8 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
     loss_value, fitted = float(result.fun), profile_for(result.x)
     chosen = None
     if uses_prior(counts):
-        loss_value, fitted = least_change_fit(operation, evaluated, compared, THROTTLE_FIT_SECONDS, progress)
+        loss_value, fitted, _ = least_change_fit(operation, evaluated, compared, THROTTLE_FIT_SECONDS, progress,
+                                                 failed_ratio)
         chosen = fitted
     if report is not None:
         report[operation] = determination(operation, evaluated, counts, THROTTLE_FIT_SECONDS, chosen)
@@ -696,15 +746,18 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
 def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]], *, name: Optional[str] = None,
                 description: Optional[str] = None, observed_at: Optional[float] = None,
                 max_evaluations: Optional[int] = None, failed_ratios: Optional[Mapping[str, float]] = None,
-                throttled: Collection[str] = (), progress=None,
+                throttled: Collection[str] = (), read: Optional[MeasuredRead] = None, progress=None,
                 report: Optional[dict] = None) -> tuple[Provider, dict[str, float]]:
     """A profile fitted to every operation measured (``cas`` first: it also fixes when reads observe).
 
     ``throttled``: the operations the store throttles on one object (GCS's and Azure's CAS), fitted with the
-    throttle model instead of the contention terms.
+    throttle model instead of the contention terms. ``read``: the read latency measured with these ops
+    (``read_samples_and_reads``): the profile's read becomes it, in place of the base's.
     """
     profile = replace(base, name=name or base.name, description=description or base.description,
                       all_fixed=False)
+    if read is not None:
+        profile = with_measured_read(profile, read)
     losses = {}
     for operation in sorted(measurements, key=lambda op: op != "cas"):
         if operation == "append" and not profile.supports_append:
@@ -713,6 +766,6 @@ def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]
         profile, losses[operation] = fit_one(profile, operation, measurements[operation],
                                              failed_ratio=(failed_ratios or {}).get(operation),
                                              observed_at=observed_at, max_evaluations=max_evaluations,
-                                             progress=progress, report=report)
+                                             read_measured=read is not None, progress=progress, report=report)
         observed_at = profile.read_observed_at  # one read model for both operations
     return profile, losses

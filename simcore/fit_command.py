@@ -5,11 +5,14 @@
 
 ``--table`` reads seed-000-style per-thread rows (provider, operation, clients,
 success, fail, mean_ms, p50_ms, p95_ms, p99_ms); ``--samples`` reads one row
-per measured op (operation, latency_ms, succeeded, clients). The read, the
+per measured op (operation, latency_ms, succeeded, clients, and optionally
+read_ms, the op's read, which ``commit-sweeps probe`` times). The read, the
 size-based write and the floor come from ``--base`` (a built-in provider) or
 ``--base-file`` (a profile file), since a conditional-write benchmark does not
-measure them; the conditional write(s) and the measured model's terms are
-fitted (simcore/fit.py, docs/measured.md). A subcommand module: ``configure``
+measure them, except the read where the samples time one client's reads: its
+latency is then the measured one (``--base-read`` keeps the base's); the
+conditional write(s) and the measured model's terms are fitted
+(simcore/fit.py, docs/measured.md). A subcommand module: ``configure``
 adds its flags to a parser, ``run`` does the work and returns the exit status.
 """
 
@@ -38,6 +41,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base", default=None, metavar="PROVIDER",
                         help="built-in provider whose read, write and floor figures the profile keeps")
     parser.add_argument("--base-file", default=None, metavar="PATH", help="or a profile file to take them from")
+    parser.add_argument("--base-read", action="store_true",
+                        help="with --samples that time the reads (read_ms): keep the base's read latency anyway")
     parser.add_argument("--name", default=None, help="the profile's name (default: --provider)")
     parser.add_argument("--description", default=None, help="one line describing the store")
     parser.add_argument("--observed-at", type=float, default=None, metavar="F",
@@ -98,14 +103,18 @@ def run(args: argparse.Namespace) -> int:
         if args.table is not None:
             if args.provider is None:
                 raise ConfigError("provider", None, "the provider whose rows of --table to fit")
-            measurements = fit.read_table(args.table, args.provider)
+            measurements, reads = fit.read_table(args.table, args.provider), None
         else:
-            measurements = fit.read_samples(args.samples)
+            measurements, reads = fit.read_samples_and_reads(args.samples)
+        if args.base_read and args.samples is None:
+            raise ConfigError("base_read", True, "only with --samples (a table times no reads)")
         if args.observed_at is not None and not 0 <= args.observed_at <= 1:
             raise ConfigError("observed_at", args.observed_at, "a fraction in [0, 1]")
         if args.max_evaluations is not None and args.max_evaluations < 3:
             raise ConfigError("max_evaluations", args.max_evaluations, "an integer >= 3")
         base = _base(args)
+        if args.base_read:
+            reads = None
         failed_ratios = {}
         for item in args.failed_ratio:
             operation, _, value = item.partition("=")
@@ -130,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         profile, losses = fit.fit_profile(base, measurements, name=name, description=args.description,
                                           observed_at=args.observed_at, max_evaluations=args.max_evaluations,
                                           failed_ratios=failed_ratios, throttled=tuple(args.throttle),
-                                          progress=progress, report=report)
+                                          read=reads, progress=progress, report=report)
     except ConfigError as error:
         return bad_input(error)
     # How well the data determined the terms: on stderr with the progress lines, and kept in the file.
@@ -142,10 +151,14 @@ def run(args: argparse.Namespace) -> int:
     flags = [f"--{key.replace('_', '-')} {shlex.quote(str(value))}" for key, value in vars(args).items()
              if key in ("table", "samples", "provider", "base", "base_file", "name", "observed_at", "max_evaluations")
              and value is not None] + [f"--failed-ratio {item}" for item in args.failed_ratio] + [
-        f"--throttle {op}" for op in args.throttle]
+        f"--throttle {op}" for op in args.throttle] + (["--base-read"] if args.base_read else [])
+    kept = "Read, write and floor"
+    if reads is not None:
+        kept = (f"Read from the samples (one client's {reads.samples} reads: median {reads.median_ms:.3g} ms, "
+                f"sigma {reads.sigma:.3g}); write and floor")
     header = (f"Provider profile {name}, fitted by: python -m simcore fit {' '.join(flags)}\n"
               f"Measurements: {os.path.basename(source)} ({', '.join(f'{op} at {len(s)} client counts' for op, s in measurements.items())}).\n"
-              f"Read, write and floor from {args.base_file or base.name}; conditional writes and terms fitted\n"
+              f"{kept} from {args.base_file or base.name}; conditional writes and terms fitted\n"
               f"(docs/measured.md). Fit loss per operation: "
               + ", ".join(f"{op} {loss:.2f}" for op, loss in losses.items())
               + "\nHow well the data determine the terms (equally good fits, and what they predict):\n"

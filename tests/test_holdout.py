@@ -128,7 +128,7 @@ def test_among_equally_good_fits_the_fit_keeps_the_one_whose_goodput_changes_lea
         "cas", replace(flat.cas, contention_in="write", contention_exponent=0.6))
     lines = []
     monkeypatch.setattr(fit, "NEAR_BEST_LOSS", 1e9)  # both count as equally good: only the prior decides
-    loss, kept = fit.least_change_fit("cas", [(0.2, falling), (0.9, flat)], measured, 60.0, lines.append)
+    loss, kept, _ = fit.least_change_fit("cas", [(0.2, falling), (0.9, flat)], measured, 60.0, lines.append)
     assert kept == flat and loss == 0.9  # not the lower loss: the least change beyond the rows
     assert "2 of 2 fits equally good" in lines[0] and "from 3 to 16 clients" in lines[0]
     # Fits that match the rows clearly worse over the three seeds are not candidates, however flat.
@@ -149,3 +149,17 @@ def test_only_a_fit_on_few_client_counts_uses_the_prior():
         if len(counts) < fit.FREE_DECISION_MIN_COUNTS:
             assert fitted.cas.decided_at == 1.0  # one or two counts do not free the decision point
         assert report["cas"].best_loss <= loss  # the kept fit is among the best, not always the best
+
+
+def test_the_recheck_scores_every_seed_with_the_measured_failed_ratio(monkeypatch):
+    # Seed 1's loss comes with the fit (scored with the ratio); seeds 2 and 3 must be scored the same way, or
+    # the mean mixes two losses.
+    measured = [s for s in read_table(SEED000, "s3")["cas"] if s.clients <= 3]
+    flat = load_profile(str(SHIPPED_S3))
+    ratio = 4.0  # far from what the profile simulates: the ratio's term dominates the loss
+    seeds = [fit.mismatch(fit.simulated_stats(flat, "cas", [1, 2, 3], 60.0, seed), measured, ratio)
+             for seed in fit.RECHECK_SEEDS]
+    _, kept, mean = fit.least_change_fit("cas", [(0.5, flat)], measured, 60.0, failed_ratio=ratio)
+    assert kept == flat and mean == pytest.approx((0.5 + sum(seeds)) / 3)
+    _, _, without = fit.least_change_fit("cas", [(0.5, flat)], measured, 60.0)
+    assert mean > without + 1.0

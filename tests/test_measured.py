@@ -237,6 +237,33 @@ def test_fit_recovers_a_known_profile_from_its_samples(tmp_path):
     assert fitted.cas.contention_exponent == pytest.approx(0.25, abs=0.08)
 
 
+def test_fit_takes_the_read_latency_from_samples_that_time_one_clients_reads(tmp_path, capsys):
+    path = tmp_path / "samples.csv"
+    rng = np.random.default_rng(5)
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["operation", "latency_ms", "succeeded", "clients", "read_ms"])
+        for clients in (1, 2):
+            reads = 40.0 * np.exp(0.05 * rng.standard_normal(300))
+            writer.writerows(("cas", f"{r + 50.0:.3f}", int(clients == 1 or i % 2 == 0), clients,
+                              f"{r:.3f}" if clients == 1 else "") for i, r in enumerate(reads))
+    out = tmp_path / "mine.toml"
+    assert main(["fit", "--samples", str(path), "--base", "s3", "--max-evaluations", "9", "--out", str(out),
+                 "--quiet"]) == 0
+    mine = load_profile(str(out))
+    assert mine.read_median_ms == pytest.approx(40.0, rel=0.02) and mine.read_sigma == pytest.approx(0.05, abs=0.01)
+    assert mine.floor_ms == PROVIDERS["s3"].floor_ms  # the base's 10 ms floor is below every read
+    assert "Read from the samples (one client's 300 reads" in out.read_text()
+    kept = tmp_path / "kept.toml"
+    assert main(["fit", "--samples", str(path), "--base", "s3", "--base-read", "--max-evaluations", "9",
+                 "--out", str(kept), "--quiet"]) == 0
+    assert load_profile(str(kept)).read_median_ms == PROVIDERS["s3"].read_median_ms
+    # A read longer than its whole op is refused, naming the line.
+    path.write_text("operation,latency_ms,succeeded,clients,read_ms\ncas,50,1,1,20\ncas,50,1,1,60\n")
+    assert main(["fit", "--samples", str(path), "--base", "s3", "--quiet"]) == 2
+    assert "samples.csv:3: read_ms" in capsys.readouterr().err
+
+
 def test_fit_command_writes_a_loadable_profile(tmp_path, capsys):
     out = tmp_path / "s3.toml"
     status = main(["fit", "--table", SEED000, "--provider", "s3", "--max-evaluations", "9", "--out", str(out),

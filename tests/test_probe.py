@@ -18,6 +18,7 @@ the probe's client-overhead check has something real to compare against.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -144,8 +145,18 @@ def test_samples_round_trip_through_fit_and_json_has_bench_keys(moto, slow_moto,
                             capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                             timeout=600)
     assert fitted.returncode == 0, fitted.stderr
+    from simcore.fit import measured_read
     from simcore.profiles import load_profile
-    assert load_profile(str(profile)).name == "moto"
+    mine = load_profile(str(profile))
+    assert mine.name == "moto"
+    # The probe times each op's read; the profile's read is the one client's reads, not the base's.
+    with open(out, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    one = [row for row in rows if row["clients"] == "1"]
+    reads = [float(row["read_ms"]) for row in one]
+    assert all(10.0 < float(row["read_ms"]) < float(row["latency_ms"]) for row in one)  # one request: >= 10 ms
+    assert mine.read_median_ms == pytest.approx(measured_read(reads).median_ms, rel=1e-6)
+    assert "Read from the samples" in profile.read_text()
 
 
 def test_a_proxy_that_drops_the_condition_headers_is_refused(moto):

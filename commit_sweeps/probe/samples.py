@@ -18,17 +18,19 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from simcore.bench import BenchResult, warmup_s
-from simcore.fit import SAMPLE_COLUMNS
+from simcore.fit import SAMPLE_COLUMNS, SAMPLE_READ_COLUMN
 
 
 @dataclass(frozen=True)
 class Op:
-    """One client's read-then-write: when it started and ended (s from the common start), and whether it won."""
+    """One client's read-then-write: when it started and ended (s from the common start), whether it won, and
+    how long its read took (the read of the version, or of the length before an append)."""
 
     client: int
     started_s: float
     ended_s: float
     succeeded: bool
+    read_ms: float = math.nan
 
     @property
     def latency_ms(self) -> float:
@@ -105,17 +107,19 @@ def summarise(store: str, operation: str, clients: int, ops: Sequence[Op], durat
 
 
 def samples_csv(operation: str, counts: Iterable[tuple[int, Sequence[Op]]]) -> str:
-    """The samples file ``fit --samples`` reads: one row per op (operation, latency_ms, succeeded, clients).
+    """The samples file ``fit --samples`` reads: one row per op (operation, latency_ms, succeeded, clients,
+    read_ms; the last empty where the read was not timed).
 
-    >>> print(samples_csv("cas", [(2, [Op(1, 0.0, 0.0125, True)])]), end="")
-    operation,latency_ms,succeeded,clients
-    cas,12.500,1,2
+    >>> print(samples_csv("cas", [(2, [Op(1, 0.0, 0.0125, True, 5.25)])]), end="")
+    operation,latency_ms,succeeded,clients,read_ms
+    cas,12.500,1,2,5.250
     """
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(SAMPLE_COLUMNS)
+    writer.writerow(SAMPLE_COLUMNS + (SAMPLE_READ_COLUMN,))
     for clients, ops in counts:
         for op in ops:
             # Microsecond resolution, and never 0: fit refuses a latency that is not > 0.
-            writer.writerow((operation, f"{max(op.latency_ms, 0.001):.3f}", int(op.succeeded), clients))
+            read = f"{max(op.read_ms, 0.001):.3f}" if math.isfinite(op.read_ms) else ""
+            writer.writerow((operation, f"{max(op.latency_ms, 0.001):.3f}", int(op.succeeded), clients, read))
     return out.getvalue()
