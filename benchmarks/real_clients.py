@@ -1,6 +1,6 @@
 """Predicted vs measured with a real table-format client: delta-rs or PyIceberg writers on the lab's S3.
 
-    scripts/store-lab.sh up --delay-ms 10
+    scripts/store-lab.sh up --delay-ms 10 --jitter-ms 5
     eval "$(scripts/store-lab.sh env)"
     commit-sweeps probe --store-uri "$STORE_LAB_S3_URI" --endpoint-url "$STORE_LAB_S3_ENDPOINT" \\
         --clients 1-4 --duration-s 20 --max-client-lag 1 --out samples.csv
