@@ -232,9 +232,9 @@ class MeasuredRead:
 def measured_read(read_ms: Sequence[float]) -> MeasuredRead:
     """The lognormal of these read latencies (ms, all > 0).
 
-    >>> r = measured_read([20.0, 20.0, 20.0, 20.0, 500.0])
-    >>> (r.median_ms, r.sigma, r.min_ms, r.samples)
-    (20.0, 0.0, 20.0, 5)
+    >>> r = measured_read([20.0] * 10 + [500.0])  # one stall in eleven reads
+    >>> (round(r.median_ms, 6), round(r.sigma, 6), round(r.min_ms, 6), r.samples)
+    (20.0, 0.0, 20.0, 11)
     """
     logs = np.log(np.asarray(read_ms, float))
     low, mid, high = np.percentile(logs, [15.87, 50.0, 84.13])
