@@ -310,3 +310,32 @@ def test_command_line_flags_override_the_preset(capsys):
     assert (row["retry"], row["retry_policy"], row["backoff_jitter_shape"]) == (10, "backoff", "down")
     assert main(base[:-1] + ["--client", "spark"]) == 2
     assert capsys.readouterr().err.startswith("error: client: 'spark'")
+
+
+def test_a_log_entry_commits_listings_keep_the_stores_read_without_the_objects_contention():
+    # The measured S3 profile's contention slows reads of the raced catalog object (contention_in "read").
+    # A delta-rs commit lists the log instead and creates new keys: its listings take the store's read as
+    # drawn without those terms, so it runs exactly as under the profile with them zeroed; a CAS of the
+    # catalog object (Iceberg) still pays them.
+    from dataclasses import replace
+
+    from simcore.engine import P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA, protocol_parameters
+    from simcore.profiles import canonical_json, measured_profile
+    from simcore.simulate import simulate
+
+    profile = measured_profile("s3")
+    assert profile.cas.contention_in == "read" and profile.cas.contention_exponent > 0
+    quiet = profile.with_conditional("cas", replace(profile.cas, contention_exponent=0.0, contention_sigma=0.0))
+    fields = dict(provider="s3", num_tables=1, duration_s=3700.0, writers=12, commit_interval_s=1.0,
+                  fast_append_ratio=1.0, catalog="storage")
+
+    def outcome(client, chosen):
+        config = build_config(client=client, provider_profile=canonical_json(chosen), **fields)
+        return config, simulate(config, seeds=(1,))
+
+    delta, delta_result = outcome("delta-rs", profile)
+    assert protocol_parameters(delta)[[P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA]].tolist() == [0.0, 0.0]
+    assert delta_result == outcome("delta-rs", quiet)[1]
+    java, java_result = outcome("iceberg-java", profile)
+    assert protocol_parameters(java)[P_READ_CONTENTION_EXPONENT] == profile.cas.contention_exponent
+    assert java_result != outcome("iceberg-java", quiet)[1]
