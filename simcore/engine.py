@@ -207,7 +207,7 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     # A delta-rs commit is a write_deltalake call (docs/clients.md, "delta-rs on the model"): its table
     # load and data file come before the commit, a snapshot update follows each listing that found new
     # entries, and another the created one. Keyed on the client's label so that no config's hash moves.
-    if config.client == "delta-rs" and config.retry_rewrite == "none" and config.protocol == "corrected":
+    if config.client == "delta-rs" and log_entry_commits(config):
         params[P_DELTA_CALL] = 1.0
     return params
 

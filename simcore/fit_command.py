@@ -100,21 +100,20 @@ def run(args: argparse.Namespace) -> int:
     from simcore.profiles import dump_profile
 
     try:
+        if args.base_read and args.samples is None:
+            raise ConfigError("base_read", True, "only with --samples (a table times no reads)")
         if args.table is not None:
             if args.provider is None:
                 raise ConfigError("provider", None, "the provider whose rows of --table to fit")
             measurements, reads = fit.read_table(args.table, args.provider), None
         else:
             measurements, reads = fit.read_samples_and_reads(args.samples)
-        if args.base_read and args.samples is None:
-            raise ConfigError("base_read", True, "only with --samples (a table times no reads)")
+            reads = None if args.base_read else reads  # --base-read: the base's read, as for a table
         if args.observed_at is not None and not 0 <= args.observed_at <= 1:
             raise ConfigError("observed_at", args.observed_at, "a fraction in [0, 1]")
         if args.max_evaluations is not None and args.max_evaluations < 3:
             raise ConfigError("max_evaluations", args.max_evaluations, "an integer >= 3")
         base = _base(args)
-        if args.base_read:
-            reads = None
         failed_ratios = {}
         for item in args.failed_ratio:
             operation, _, value = item.partition("=")
