@@ -35,11 +35,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--table", metavar="CSV", help="seed-000-style per-thread table (one row per client count)")
     source.add_argument("--samples", metavar="CSV",
-                        help="measured ops, one per row: operation (cas|append), latency_ms, succeeded, clients")
+                        help="measured ops, one per row: operation (cas|append), latency_ms, succeeded, clients, "
+                             "and optionally read_ms (the op's read, which probe times: the profile's read then "
+                             "comes from one client's reads)")
     parser.add_argument("--provider", default=None,
                         help="the table's provider column to fit (with --table); also the default --base and name")
     parser.add_argument("--base", default=None, metavar="PROVIDER",
-                        help="built-in provider whose read, write and floor figures the profile keeps")
+                        help="built-in provider whose read (unless the samples time it), write and floor figures "
+                             "the profile keeps")
     parser.add_argument("--base-file", default=None, metavar="PATH", help="or a profile file to take them from")
     parser.add_argument("--base-read", action="store_true",
                         help="with --samples that time the reads (read_ms): keep the base's read latency anyway")
