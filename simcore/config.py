@@ -113,6 +113,16 @@ class SimConfig:
             only), ``manifest_list`` (every retry reads the parent's manifest
             list and writes a new one; the data manifests are reused) or
             ``none`` (only the commit itself, as a Delta log entry).
+        table_load_reads: delta-rs's write_deltalake call as traced
+            (deltalake 1.6.6, docs/clients.md): the rounds of reads its table
+            load makes after the listing that fixes its snapshot (13 on a
+            table with a checkpoint, as every table past its 100th version
+            has; 2 without), each snapshot update's two rounds of entry reads,
+            and the post-commit hook's closing listing. None: the call as
+            modelled before the trace (one round each, no closing listing),
+            so a config stored before reads as what made it. Only with client
+            ``delta-rs`` under the corrected protocol with ``retry_rewrite``
+            "none"; elsewhere it is dropped.
         writers: a writer workload instead of open-loop arrivals: this many
             streaming writers, each committing every ``commit_interval_s``
             (its next commit is due one interval after the previous one was
@@ -191,6 +201,7 @@ class SimConfig:
     backoff_jitter_shape: Optional[str] = None
     retry_budget_ms: Optional[float] = None
     retry_rewrite: Optional[str] = None
+    table_load_reads: Optional[int] = None
     writers: Optional[int] = None
     commit_interval_s: Optional[float] = None
     maintenance_jobs: Optional[int] = None
@@ -225,6 +236,8 @@ class SimConfig:
             object.__setattr__(self, "latency_model", None)
         if self.protocol is None:  # a config from before the field: the protocol that made it
             object.__setattr__(self, "protocol", "published")
+        if not (self.client == "delta-rs" and self.protocol == "corrected" and self.retry_rewrite == "none"):
+            object.__setattr__(self, "table_load_reads", None)  # only delta-rs's call reads a table load
         if self.protocol == "corrected" and self.vo_convoy in VO_CONVOYS:  # it always counts the table's own
             object.__setattr__(self, "vo_convoy", None)
         if self.latency_model == "measured" and self.provider_profile is None and isinstance(self.provider, str):
@@ -394,6 +407,8 @@ def _validate_client_and_writers(c: SimConfig) -> None:
         _require_real(c, "retry_budget_ms", "a number > 0 (ms)", lambda v: v > 0)
     if c.retry_rewrite is not None:
         _require_choice(c, "retry_rewrite", RETRY_REWRITES)
+    if c.table_load_reads is not None and not (_is_count(c.table_load_reads) and c.table_load_reads <= 1000):
+        raise ConfigError("table_load_reads", c.table_load_reads, "an integer from 1 to 1000")
     if c.writers is not None:
         if not _is_count(c.writers):
             raise ConfigError("writers", c.writers, "an integer >= 1")

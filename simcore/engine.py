@@ -53,7 +53,8 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
  P_DISCOVERY_READ, P_FAILED_MULTIPLIER, P_CONTENTION_EXPONENT, P_CONTENTION_SIGMA,
  P_READ_OBSERVED_AT, P_DECIDED_AT, P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA, P_CONVOY_PER_TABLE,
  P_JITTER_SHAPE, P_RETRY_BUDGET_MS, P_REWRITE, P_REFUSED_MAX, P_REFUSED_BASE_MS, P_REFUSED_MULTIPLIER,
- P_REFUSED_CAP_MS, P_REFUSED_JITTER, P_CORRECTED, P_CAS_AT_LEAST_PUT, P_DELTA_CALL, P_HOLD_MS) = range(32)
+ P_REFUSED_CAP_MS, P_REFUSED_JITTER, P_CORRECTED, P_CAS_AT_LEAST_PUT, P_DELTA_CALL, P_HOLD_MS, P_LOAD_READS, P_UPDATE_READS,
+ P_CLOSING_LISTING) = range(35)
 
 # Client retry behaviour (SimConfig.backoff_jitter_shape, retry_rewrite).
 JITTER_SYMMETRIC, JITTER_UP, JITTER_DOWN, JITTER_RANGE = range(4)
@@ -142,7 +143,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(32)
+    params = np.zeros(P_CLOSING_LISTING + 1)
     profile = config.latency_profile  # read once: a profile file's content is parsed on each access
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
@@ -209,7 +210,18 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     # entries, and another the created one. Keyed on the client's label so that no config's hash moves.
     if config.client == "delta-rs" and log_entry_commits(config):
         params[P_DELTA_CALL] = 1.0
+        # The rounds of reads after its load's listing, and in each snapshot update; whether the post-commit
+        # hook lists the log once more. Without table_load_reads, the call as modelled before it was traced.
+        traced = config.table_load_reads is not None
+        params[P_LOAD_READS] = config.table_load_reads if traced else 1.0
+        params[P_UPDATE_READS] = DELTA_UPDATE_READS if traced else 1.0
+        params[P_CLOSING_LISTING] = 1.0 if traced else 0.0
     return params
+
+
+# delta-rs's snapshot update reads the new log entries twice, each round all at once (traced with
+# deltalake 1.6.6 on the lab: docs/clients.md, "delta-rs on the model").
+DELTA_UPDATE_READS = 2
 
 
 # Where the corrected protocol decides a CAS and observes a catalog read: half the round trip.
@@ -465,6 +477,9 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     # is the listing of the log as its commit begins, after the runtime.
     log_entries = use_corrected is not None and rewrite == REWRITE_NONE
     delta_call = log_entries and params[P_DELTA_CALL] > 0.0  # ... made by write_deltalake (delta-rs)
+    load_reads = int(params[P_LOAD_READS])  # its rounds of reads after the load's listing
+    update_reads = int(params[P_UPDATE_READS])  # ... in each snapshot update, after its listing
+    closing_listing = params[P_CLOSING_LISTING] > 0.0  # the post-commit hook lists the log once more
     seq = 0
     bucket = np.array([throttle_burst, 0.0])  # the throttled object's tokens, as of an instant
     refused_max = params[P_REFUSED_MAX]
@@ -561,9 +576,13 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 if success_tail > 0.0:
                     t_learned += success_tail * cas_ms[k]
                 if delta_call:  # the post-commit hook updates the call's snapshot to the created entry
-                    t_learned += _snapshot_update(bits, mu, sigma, floor, contention, inflight, use_contention)
+                    t_learned += _snapshot_update(bits, mu, sigma, floor, moments, update_reads, contention,
+                                                  inflight, use_contention)
                     catalog_reads[k] += 1
-                    tm_reads[k] += 1
+                    tm_reads[k] += update_reads
+                    if closing_listing:
+                        t_learned += _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
+                        catalog_reads[k] += 1
                 if t_learned < duration_ms:
                     status[k] = COMMITTED
                     end_ms[k] = t_learned
@@ -610,10 +629,12 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             snapshot_ms[k] = t
             commit_start[k] = t + runtime[k]
             if delta_call:
-                # write_deltalake loaded the table: its listing was this read, then it read the log's
-                # entries (concurrently: one round) and wrote the data file; the snapshot is the load's.
-                commit_start[k] += _draw(bits, TM_READ, mu, sigma, floor) + _draw(bits, MF_WRITE, mu, sigma, floor)
-                tm_reads[k] += 1
+                # write_deltalake loaded the table: its listing was this read, then it read its checkpoint
+                # and the log's entries (load_reads rounds, each entry read at once) and wrote the data
+                # file; the snapshot is the load's.
+                commit_start[k] += (_draw_sum(bits, TM_READ, load_reads, mu, sigma, floor, moments)
+                                    + _draw(bits, MF_WRITE, mu, sigma, floor))
+                tm_reads[k] += load_reads
             if log_entries:
                 # A log-entry commit: its data was written during the runtime; the commit lists the log
                 # again (the read it builds on), reads the entries it missed, then creates the next one.
@@ -644,9 +665,10 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             t_known += _draw_sum(bits, TM_READ, missed, mu, sigma, floor, moments)
             tm_reads[k] += missed
             if delta_call and missed > 0:
-                t_known += _snapshot_update(bits, mu, sigma, floor, contention, inflight, use_contention)
+                t_known += _snapshot_update(bits, mu, sigma, floor, moments, update_reads, contention, inflight,
+                                            use_contention)
                 catalog_reads[k] += 1
-                tm_reads[k] += 1
+                tm_reads[k] += update_reads
             if listing[k]:  # the listing as its commit begins: it builds on what it read, then creates
                 listing[k] = False
                 snapshot_seq[k] = seen_seq
@@ -768,10 +790,11 @@ def _draw_cas(bits, mu, sigma, floor, contention, in_flight, use_contention, use
 
 
 @numba.njit(cache=True, inline="always")
-def _snapshot_update(bits, mu, sigma, floor, contention, inflight, use_contention):
-    """delta-rs's snapshot update to a known version: a listing of the log, then its new entries read at once."""
+def _snapshot_update(bits, mu, sigma, floor, moments, rounds, contention, inflight, use_contention):
+    """delta-rs's snapshot update to a known version: a listing of the log, then ``rounds`` reads of its new
+    entries (each round all at once)."""
     return (_draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
-            + _draw(bits, TM_READ, mu, sigma, floor))
+            + _draw_sum(bits, TM_READ, rounds, mu, sigma, floor, moments))
 
 
 @numba.njit(cache=True, inline="always")

@@ -127,9 +127,11 @@ class Oracle:
         return state
 
     def snapshot_update(self, table: int):
-        """delta-rs updates its snapshot to a version it knows: a listing, then the new entries at once."""
+        """delta-rs updates its snapshot to a version it knows: a listing, then the new entries, each round
+        all at once (two rounds as traced, with table_load_reads; one before)."""
         yield from self.read_catalog(table)
-        yield self.latency(self.storage_read)
+        for _ in range(1 if self.config.table_load_reads is None else 2):
+            yield self.latency(self.storage_read)
 
     def attempt_io(self):
         if self.corrected:   # the manifest file was written during the runtime
@@ -157,7 +159,8 @@ class Oracle:
         # the created entry.
         delta_call = log_entries and c.client == "delta-rs"
         if delta_call:
-            yield self.latency(self.storage_read)   # the load reads the log's entries
+            for _ in range(c.table_load_reads or 1):   # the load reads its checkpoint and the log's entries
+                yield self.latency(self.storage_read)
             yield self.latency(self.mf_write)       # the data file
         record["commit_start"] = self.now
         if log_entries:
@@ -194,6 +197,8 @@ class Oracle:
             if committed:
                 if delta_call:
                     yield from self.snapshot_update(table)   # the post-commit hook
+                    if c.table_load_reads is not None:
+                        yield from self.read_catalog(table)   # ... and its closing listing
                 record["status"] = COMMITTED
                 return
             if c.retry_budget_ms is not None and attempt >= 1 and self.now - record["commit_start"] > c.retry_budget_ms:

@@ -143,36 +143,53 @@ def _delta(**fields):
 
 
 def test_a_delta_rs_call_loads_the_table_and_writes_its_data_before_the_commit():
-    # The load's listing (the read, 0-1 ms), the runtime, the log's entries read at once (1 ms) and the data
-    # file (1 ms): the commit starts at 1003. It lists (1004), creates (decided 1004.5, answered 1005), and
-    # the post-commit hook updates the snapshot: a listing and the new entry (1007).
+    # As traced (table_load_reads 13, a table with a checkpoint): the load's listing (0-1 ms), the runtime,
+    # 13 rounds of reads (the checkpoint and the log's entries) and the data file: the commit starts at
+    # 1015. It lists (1016), creates (decided 1016.5, answered 1017), and the post-commit hook updates the
+    # snapshot (a listing and two rounds of the new entry: 1020) and lists the log once more (1021).
     outcome = _run(_delta(), [0.0], [0])
-    assert outcome.commit_start_ms[0] == pytest.approx(1003.0)
-    assert outcome.commit_ms[0] == pytest.approx(1004.5)
-    assert outcome.end_ms[0] == pytest.approx(1007.0)
-    assert outcome.table_metadata_reads[0] == 2  # the load's entries, the hook's new entry
+    assert outcome.commit_start_ms[0] == pytest.approx(1015.0)
+    assert outcome.commit_ms[0] == pytest.approx(1016.5)
+    assert outcome.end_ms[0] == pytest.approx(1021.0)
+    assert outcome.table_metadata_reads[0] == 15  # the load's 13, the hook's 2
+    assert outcome.catalog_reads[0] == 4  # the load's listing, the commit's, the hook's two
     # A log-entry commit by another client (no load, no hook): list at 1002, create by 1003.
     generic = _run(SimConfig(num_tables=1, retry_rewrite="none", retry=15, **BASE), [0.0], [0])
     assert (generic.commit_start_ms[0], generic.end_ms[0]) == pytest.approx((1001.0, 1003.0))
     assert generic.table_metadata_reads[0] == 0
 
 
+def test_a_delta_rs_config_without_table_load_reads_keeps_the_call_as_modelled_before_the_trace():
+    # One round of reads in the load and in each update, no closing listing: what a stored config made.
+    config = _delta(table_load_reads=None)
+    assert config.table_load_reads is None and config.config_hash != _delta().config_hash
+    outcome = _run(config, [0.0], [0])
+    assert outcome.commit_start_ms[0] == pytest.approx(1003.0)
+    assert outcome.commit_ms[0] == pytest.approx(1004.5)
+    assert outcome.end_ms[0] == pytest.approx(1007.0)
+    assert outcome.table_metadata_reads[0] == 2
+    # Another client, or the published protocol, has no such call: the field is dropped.
+    assert build_config(client="delta-rs", protocol="published", **BASE).table_load_reads is None
+    assert SimConfig(table_load_reads=13, retry_rewrite="none").table_load_reads is None
+
+
 def test_a_delta_rs_commit_reads_what_landed_since_its_load_and_updates_its_snapshot_in_the_window():
-    # B loads at 10 (observes version 0 at 10.5); A creates version 1 at 1004.5, while B writes its data.
-    # B's commit (1013) lists version 1 (1014), reads that entry (1015), updates its snapshot (a listing
-    # and the entry: 1017), creates version 2 (decided 1017.5) and updates to it (1020): no retry.
+    # B loads at 10 (observes version 0 at 10.5); A creates version 1 at 1016.5, while B loads and writes
+    # its data. B's commit (1025) lists version 1 (1026), reads that entry (1027), updates its snapshot (a
+    # listing and two rounds of the entry: 1030), creates version 2 (decided 1030.5) and runs the hook
+    # (1035): no retry.
     outcome = _run(_delta(), [0.0, 10.0], [0, 0])
-    assert outcome.commit_start_ms[1] == pytest.approx(1013.0)
-    assert outcome.commit_ms[1] == pytest.approx(1017.5)
-    assert outcome.end_ms[1] == pytest.approx(1020.0)
-    assert outcome.retries[1] == 0 and outcome.table_metadata_reads[1] == 4
+    assert outcome.commit_start_ms[1] == pytest.approx(1025.0)
+    assert outcome.commit_ms[1] == pytest.approx(1030.5)
+    assert outcome.end_ms[1] == pytest.approx(1035.0)
+    assert outcome.retries[1] == 0 and outcome.table_metadata_reads[1] == 13 + 1 + 2 + 2
 
 
 def test_a_lost_delta_rs_create_relists_reads_the_winner_updates_and_creates_at_once():
-    # B's listing observes version 0 at 1003.7; A's create is decided at 1004.5, B's at 1004.7: lost,
-    # answered at 1005.2. B lists (1006.2), reads A's entry (1007.2), updates its snapshot (1009.2),
-    # creates again at once (decided 1009.7) and runs the hook (1012.2).
+    # B's listing observes version 0 at 1015.7; A's create is decided at 1016.5, B's at 1016.7: lost,
+    # answered at 1017.2. B lists (1018.2), reads A's entry (1019.2), updates its snapshot (1022.2),
+    # creates again at once (decided 1022.7) and runs the hook (1027.2).
     outcome = _run(_delta(), [0.0, 0.2], [0, 0])
     assert outcome.retries.tolist() == [0, 1]
-    assert outcome.commit_ms[1] == pytest.approx(1009.7)
-    assert outcome.end_ms[1] - outcome.commit_start_ms[1] == pytest.approx(9.0)
+    assert outcome.commit_ms[1] == pytest.approx(1022.7)
+    assert outcome.end_ms[1] - outcome.commit_start_ms[1] == pytest.approx(12.0)
