@@ -236,6 +236,8 @@ def test_writer_schedule_draws_one_chain_per_job():
     (dict(backoff_jitter_shape="up"), "backoff_jitter_shape"),
     (dict(retry_policy="backoff", backoff_jitter_shape="sideways"), "backoff_jitter_shape"),
     (dict(client="iceberg-rust"), "client"),
+    (dict(client="delta-rs", retry_rewrite="none", table_load_reads=0), "table_load_reads"),
+    (dict(client="delta-rs", retry_rewrite="none", table_load_reads=2.5), "table_load_reads"),
 ])
 def test_new_fields_are_validated(changes, field):
     with pytest.raises(ConfigError) as error:
