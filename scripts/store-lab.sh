@@ -119,6 +119,9 @@ up() {
     [[ $delay =~ ^[0-9]+$ ]] && [ "$delay" -le 10000 ] || die "delay_ms: '$delay' is not allowed; expected whole milliseconds in [0, 10000]"
     [[ $jitter =~ ^[0-9]+$ ]] && [ "$jitter" -le "$delay" ] || die "jitter_ms: '$jitter' is not allowed; expected whole milliseconds in [0, delay_ms]"
     command -v curl >/dev/null 2>&1 || die "'curl' is not on PATH (apt-get install curl)"
+    # The bucket and container are made through the SDKs the probe uses (the package's own dependencies).
+    "$python" -c 'import boto3, azure.storage.blob' 2>/dev/null \
+        || die "python: '$python' cannot import boto3 and azure.storage.blob; expected the package's Python (pip install -e . in $root, or set PYTHON)"
     if running; then
         set_delay "$delay" "$jitter"
         say "already up; delay now ${delay} ms +- ${jitter} ms each way"
