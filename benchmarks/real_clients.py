@@ -307,7 +307,7 @@ def _delta_table(uri: str, options: dict) -> dict:
     """A new Delta table at ``uri`` (version 0, one untagged row) with a checkpoint; the writers' target.
 
     The checkpoint makes every load read one, as a table past its 100th version (delta-rs's checkpoint
-    interval) always does, and as the ``delta-rs`` preset's ``load_reads`` assumes: a fresh table's loads
+    interval) always does, and as the ``delta-rs`` preset's ``table_load_reads`` assumes: a fresh table's loads
     read its few log entries only, about 11 round trips fewer (docs/clients.md, "delta-rs on the model").
     """
     import pyarrow as pa

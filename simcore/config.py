@@ -236,7 +236,7 @@ class SimConfig:
             object.__setattr__(self, "latency_model", None)
         if self.protocol is None:  # a config from before the field: the protocol that made it
             object.__setattr__(self, "protocol", "published")
-        if not (self.client == "delta-rs" and self.protocol == "corrected" and self.retry_rewrite == "none"):
+        if not delta_rs_call(self):
             object.__setattr__(self, "table_load_reads", None)  # only delta-rs's call reads a table load
         if self.protocol == "corrected" and self.vo_convoy in VO_CONVOYS:  # it always counts the table's own
             object.__setattr__(self, "vo_convoy", None)
@@ -389,6 +389,19 @@ def _validate(c: SimConfig) -> None:
     elif c.cas_throttle_burst is not None:
         raise ConfigError("cas_throttle_burst", c.cas_throttle_burst, "no value unless cas_throttle_per_s is set")
     _validate_client_and_writers(c)
+
+
+def log_entry_commits(config: SimConfig) -> bool:
+    """Whether a commit creates the log's next entry (delta-rs, DuckLake: the corrected protocol with retries
+    that rewrite nothing), listing the log to learn the latest, rather than swapping one catalog object.
+    The kernel's ``log_entries`` is the same test."""
+    return config.protocol == "corrected" and config.retry_rewrite == "none"
+
+
+def delta_rs_call(config: SimConfig) -> bool:
+    """Whether a commit is a whole write_deltalake call (table load, data file, commit, post-commit hook):
+    delta-rs's log-entry commits (docs/clients.md, "delta-rs on the model")."""
+    return config.client == "delta-rs" and log_entry_commits(config)
 
 
 def _is_count(value: Any) -> bool:

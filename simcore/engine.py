@@ -24,7 +24,7 @@ import numpy as np
 from numba.np.random.distributions import random_standard_normal
 from numba.np.random.generator_core import next_double
 
-from simcore.config import SimConfig
+from simcore.config import SimConfig, delta_rs_call, log_entry_commits
 from simcore.providers import (CATALOG_OBJECT_BYTES, MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, TABLE_METADATA_BYTES,
                                Lognormal, Throttle)
 from simcore.workload import MERGE_APPEND, VALIDATED_OVERWRITE, Workload
@@ -208,7 +208,7 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     # A delta-rs commit is a write_deltalake call (docs/clients.md, "delta-rs on the model"): its table
     # load and data file come before the commit, a snapshot update follows each listing that found new
     # entries, and another the created one. Keyed on the client's label so that no config's hash moves.
-    if config.client == "delta-rs" and log_entry_commits(config):
+    if delta_rs_call(config):
         params[P_DELTA_CALL] = 1.0
         # The rounds of reads after its load's listing, and in each snapshot update; whether the post-commit
         # hook lists the log once more. Without table_load_reads, the call as modelled before it was traced.
@@ -226,13 +226,6 @@ DELTA_UPDATE_READS = 2
 
 # Where the corrected protocol decides a CAS and observes a catalog read: half the round trip.
 CORRECTED_DECIDED_AT = 0.5
-
-
-def log_entry_commits(config: SimConfig) -> bool:
-    """Whether a commit creates the log's next entry (delta-rs, DuckLake: the corrected protocol with retries
-    that rewrite nothing), listing the log to learn the latest, rather than swapping one catalog object.
-    The kernel's ``log_entries`` is the same test."""
-    return config.protocol == "corrected" and config.retry_rewrite == "none"
 
 
 def throttle_terms(throttle: Optional[Throttle]) -> list[float]:
