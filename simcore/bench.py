@@ -99,7 +99,8 @@ def warmup_s(duration_s: float) -> float:
 def _kernel_inputs(profile: Provider, operation: str) -> np.ndarray:
     """[read mu, sigma, floor, observed_at, write mu, sigma, floor, failed x, contention exp, contention sigma,
     decided_at, contention delays the read (1) or the write (0), throttle tokens per ms (0: none), burst,
-    resends of a refused write, their base ms, multiplier, cap ms, jitter, commit hold ms (0: none)]."""
+    resends of a refused write, their base ms, multiplier, cap ms, jitter, only a write that would commit takes
+    a token (1) or every write (0), commit hold ms (0: none)]."""
     if operation not in OPERATIONS:
         raise ConfigError("operation", operation, "one of " + ", ".join(OPERATIONS))
     if operation == "append" and not profile.supports_append:
@@ -201,9 +202,10 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, generator):
     # The object's write throttle (GCS), and the client library's resends of refused writes.
     throttle_per_ms, burst = p[12], p[13]
     refused_max, refused_base, refused_multiplier, refused_cap, refused_jitter = p[14], p[15], p[16], p[17], p[18]
+    commits_take_tokens = throttle_per_ms > 0.0 and p[19] > 0.0  # a stale write is refused before the bucket
     bucket = np.array([burst, 0.0])
     # The object's commit hold: busy until free_at after a successful write's decision (0 ms: no hold).
-    hold_ms = p[19]
+    hold_ms = p[20]
     free_at = -1.0
 
     version = 0
@@ -238,7 +240,7 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, generator):
             if kind == _READ_DONE and observed_at >= 1.0:
                 snapshot[i] = version
             # The write reaches the object; a throttled object admits it only with a token.
-            admitted = throttle_per_ms <= 0.0 or take_token(bucket, t, throttle_per_ms, burst)
+            admitted = throttle_per_ms <= 0.0 or commits_take_tokens or take_token(bucket, t, throttle_per_ms, burst)
             inflight += 1
             write_ms[i] = draw_contended(rng, write_mu, write_sigma, write_floor, inflight, exponent, sigma_per_ln)
             size = _push(heap, size, t + decided_at * write_ms[i], 8 * i + (_DECIDED if admitted else _REFUSED))
@@ -248,6 +250,9 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, generator):
             # flight, and is decided again when the object is free (by then it may fail).
             size = _push(heap, size, free_at, code)
             continue
+        if commits_take_tokens and kind == _DECIDED and snapshot[i] == version:
+            if not take_token(bucket, t, throttle_per_ms, burst):  # it would commit: it needs a token
+                kind = _REFUSED
         inflight -= 1
         t_next = t
         if kind == _REFUSED and refusals[i] < refused_max:

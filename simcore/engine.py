@@ -54,7 +54,7 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
  P_READ_OBSERVED_AT, P_DECIDED_AT, P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA, P_CONVOY_PER_TABLE,
  P_JITTER_SHAPE, P_RETRY_BUDGET_MS, P_REWRITE, P_REFUSED_MAX, P_REFUSED_BASE_MS, P_REFUSED_MULTIPLIER,
  P_REFUSED_CAP_MS, P_REFUSED_JITTER, P_CORRECTED, P_CAS_AT_LEAST_PUT, P_DELTA_CALL, P_HOLD_MS, P_LOAD_READS,
- P_UPDATE_READS, P_CLOSING_LISTING) = range(35)
+ P_UPDATE_READS, P_CLOSING_LISTING, P_THROTTLE_COMMITS) = range(36)
 
 # Client retry behaviour (SimConfig.backoff_jitter_shape, retry_rewrite).
 JITTER_SYMMETRIC, JITTER_UP, JITTER_DOWN, JITTER_RANGE = range(4)
@@ -143,7 +143,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(P_CLOSING_LISTING + 1)
+    params = np.zeros(P_THROTTLE_COMMITS + 1)
     profile = config.latency_profile  # read once: a profile file's content is parsed on each access
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
@@ -161,10 +161,12 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     store_throttle = None if config.catalog == "service" else profile.conditional(operation).throttle
     throttle = throttle_terms(store_throttle)
     params[P_THROTTLE_PER_MS], params[P_THROTTLE_BURST] = throttle[:2]
-    params[P_REFUSED_MAX:P_REFUSED_JITTER + 1] = throttle[2:]
-    if config.cas_throttle_per_s is not None:
+    params[P_REFUSED_MAX:P_REFUSED_JITTER + 1] = throttle[2:7]
+    params[P_THROTTLE_COMMITS] = throttle[7]
+    if config.cas_throttle_per_s is not None:  # the what-if bucket: every write takes a token
         params[P_THROTTLE_PER_MS] = config.cas_throttle_per_s / 1000.0
         params[P_THROTTLE_BURST] = config.cas_throttle_burst
+        params[P_THROTTLE_COMMITS] = 0.0
     # An append catalog learns its commit's outcome by reading the log back.
     params[P_DISCOVERY_READ] = 1.0 if config.catalog == "append" else 0.0
     # The convoy counts the table's own commits with vo_convoy="table", and always in the corrected protocol.
@@ -229,11 +231,13 @@ CORRECTED_DECIDED_AT = 0.5
 
 
 def throttle_terms(throttle: Optional[Throttle]) -> list[float]:
-    """[tokens per ms (0: no throttle), burst, resends, wait base ms, multiplier, cap ms, jitter] for the kernels."""
+    """[tokens per ms (0: no throttle), burst, resends, wait base ms, multiplier, cap ms, jitter, only a write
+    that would commit takes a token (1) or every write (0)] for the kernels."""
     if throttle is None:
-        return [0.0] * 7
+        return [0.0] * 8
     return [throttle.writes_per_s / 1000.0, throttle.burst, float(throttle.retry_max), throttle.retry_base_ms,
-            throttle.retry_multiplier, throttle.retry_cap_ms, throttle.retry_jitter]
+            throttle.retry_multiplier, throttle.retry_cap_ms, throttle.retry_jitter,
+            1.0 if throttle.counts == "commits" else 0.0]
 
 
 def kernel_features(params: np.ndarray, chains: bool) -> tuple:
@@ -453,6 +457,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     duration_ms = params[P_DURATION_MS]
     throttle_per_ms = params[P_THROTTLE_PER_MS]
     throttle_burst = params[P_THROTTLE_BURST]
+    commits_take_tokens = params[P_THROTTLE_COMMITS] > 0.0  # only a write that would commit takes a token
     discovery_read = params[P_DISCOVERY_READ] > 0.0
     policy = params[P_POLICY]
     convoy_per_table = params[P_CONVOY_PER_TABLE] > 0.0
@@ -526,9 +531,10 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
 
         if use_throttle is not None and kind == _CAS_ISSUED:
             # Token bucket: a CAS that finds a token proceeds; one that finds
-            # none is refused (GCS answers 429) after the same round trip.
+            # none is refused (GCS answers 429) after the same round trip. A bucket
+            # that counts commits is asked at the decision instead (below).
             outcome = _CAS_DECIDED
-            if not take_token(bucket, t, throttle_per_ms, throttle_burst):
+            if not commits_take_tokens and not take_token(bucket, t, throttle_per_ms, throttle_burst):
                 outcome = _CAS_REFUSED
                 throttled[k] += 1
             inflight += 1
@@ -543,6 +549,12 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                     # still in flight, and is decided again when the object is free (by then it may fail).
                     size = _heap_push(heap, size, free_at, code)
                     continue
+            if use_throttle is not None:
+                if commits_take_tokens and kind == _CAS_DECIDED and seq == snapshot_seq[k]:
+                    # It would commit: the object admits it only with a token.
+                    if not take_token(bucket, t, throttle_per_ms, throttle_burst):
+                        kind = _CAS_REFUSED
+                        throttled[k] += 1
             inflight -= 1
             if use_refusals is not None:
                 if kind == _CAS_REFUSED and refusals[k] < refused_max:

@@ -42,6 +42,8 @@ the reference's behaviour::
     retry_multiplier = 2.0            #   x (1 - jitter x U), U uniform in [0, 1)
     retry_cap_ms = 32000
     retry_jitter = 0.5
+    counts = "writes"                 # optional: what takes a token: every write, or only one that would
+                                      #   commit ("commits": a stale write is refused on its precondition first)
 
     [limits]                          # optional
     object_writes_per_s = 1.0         # documented per-object write limit (--throttle-object-writes uses it)
@@ -81,6 +83,8 @@ _MULTIPLIER = ("a number > 0 and <= 1000, and >= decided_at (a failure is answer
 _EXPONENT = ("a number in [-1, 5]", lambda v: -1 <= v <= 5)
 _HOLD = (f"a number of ms >= 0 and <= {MAX_LATENCY_MS:g} (0: no hold)", lambda v: 0 <= v <= MAX_LATENCY_MS)
 _CONTENTION_IN = ("write or read", lambda v: v in ("write", "read"))
+_COUNTS = ("writes or commits", lambda v: v in ("writes", "commits"))
+_WORD_RULES = (_CONTENTION_IN, _COUNTS)  # values that are words, not numbers
 MAX_FITTED_CLIENTS = 1024  # as many clients as bench runs
 _CLIENT_COUNTS = (f"a list of client counts, each a whole number in [1, {MAX_FITTED_CLIENTS}], increasing",
                   lambda v: isinstance(v, (list, tuple)) and len(v) > 0
@@ -116,7 +120,8 @@ _THROTTLE_SCHEMA = {"writes_per_s": ("writes_per_s", _RATE, True), "burst": ("bu
                     "retry_max": ("retry_max", _COUNT, False), "retry_base_ms": ("retry_base_ms", _LATENCY, False),
                     "retry_multiplier": ("retry_multiplier", _BACKOFF_MULTIPLIER, False),
                     "retry_cap_ms": ("retry_cap_ms", _LATENCY, False),
-                    "retry_jitter": ("retry_jitter", _FRACTION, False)}
+                    "retry_jitter": ("retry_jitter", _FRACTION, False),
+                    "counts": ("counts", _COUNTS, False)}
 # The optional terms' defaults (the reference's behaviour): left out of a profile's canonical form.
 _DEFAULT_PROVIDER = Provider("x", "", 1.0, 0.0, 1.0, 0.0, 0.0, OperationLatency(1.0, 0.0), None, 0.0)
 _DEFAULT_TERMS = OperationLatency(1.0, 0.0)
@@ -195,8 +200,8 @@ def _checked_fields(section: Mapping[str, Any], keys: Mapping[str, tuple[str, tu
                 raise ConfigError(where + key, None, allowed)
             continue
         value = section[key]
-        if rule is _CONTENTION_IN or rule is _CLIENT_COUNTS:
-            if isinstance(value, bool) or not ok(value) or (rule is _CONTENTION_IN and not isinstance(value, str)):
+        if rule in _WORD_RULES or rule is _CLIENT_COUNTS:
+            if isinstance(value, bool) or not ok(value) or (rule in _WORD_RULES and not isinstance(value, str)):
                 raise ConfigError(where + key, value, allowed)
         elif not _is_number(value) or not ok(value):
             raise ConfigError(where + key, value, allowed)

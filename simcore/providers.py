@@ -57,8 +57,11 @@ class Throttle:
     """A store's throttle on conditional writes to one object, and its client's answer to a refusal.
 
     A token bucket of ``burst`` tokens refilled at ``writes_per_s``: every
-    conditional write the object admits takes a token, successful or not;
-    one that finds none is refused (HTTP 429, 503) after its round trip. The
+    conditional write the object admits takes a token, successful or not
+    (``counts = "writes"``), or only one that would commit, at its decision,
+    while a stale one is refused on its precondition without touching the
+    bucket (``"commits"``: the object's commit rate is what is limited); one
+    that finds none is refused (HTTP 429, 503) after its round trip. The
     client library resends a refused write unchanged (same expected version)
     up to ``retry_max`` times (0: the refusal fails the op at once), the kth
     after waiting min(cap, base x multiplier^(k-1)) x (1 - jitter x U), U
@@ -74,6 +77,7 @@ class Throttle:
     retry_multiplier: float = 2.0
     retry_cap_ms: float = 32000.0
     retry_jitter: float = 0.0
+    counts: str = "writes"
 
 
 @dataclass(frozen=True)

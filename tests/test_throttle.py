@@ -20,7 +20,8 @@ from simcore.bench import bench, run_clients
 from simcore.errors import ConfigError
 from simcore.fit import fit_throttled_operation, summarise
 from simcore.simulate import run_seed
-from simcore.profiles import canonical_json, dump_profile, load_profile, measured_profile, profile_from_json
+from simcore.profiles import (canonical_json, dump_profile, load_profile, measured_profile, profile_from_json,
+                              profile_from_mapping)
 from simcore.providers import PROVIDERS, OperationLatency, Throttle
 
 # A fast store (about 40 ms an op) whose object admits 2 writes/s: one client wants far more.
@@ -146,3 +147,61 @@ def test_the_throttle_fit_recovers_a_known_throttle():
     assert first_wait(got) == pytest.approx(first_wait(want), rel=0.25)
     again, = bench(fitted, "cas", [16], [3], duration_s=600)
     assert again.failure_rate == pytest.approx(measured[-1].failure_rate, abs=0.03)
+
+
+def test_a_bucket_of_commits_lets_stale_writes_fail_without_a_token():
+    # 5 tokens/s, two resends 100 ms apart. Counting every write, the tokens go to whichever writes come
+    # first, stale ones included, and 16 clients commit well below the rate; counting only writes that
+    # would commit (a stale one is refused on its precondition first), the object commits at its rate.
+    def counting(what):
+        return _throttled(FAST, writes_per_s=5.0, retry_max=2, retry_base_ms=100.0, counts=what)
+
+    writes, = bench(counting("writes"), "cas", [16], [1], duration_s=300)
+    commits, = bench(counting("commits"), "cas", [16], [1], duration_s=300)
+    assert commits.goodput_ops == pytest.approx(5.0, rel=0.05)
+    assert writes.goodput_ops < 0.85 * 5.0
+    assert commits.failure_rate > 0.8  # the stale writes still fail
+
+
+def _one_ms_config(counts: str) -> SimConfig:
+    """A store whose every operation takes 1 ms, its object one token per 1,000 s (a bucket of one)."""
+    data = {"name": "slow-object", "floor_ms": 0.0, "read": {"median_ms": 1.0, "sigma": 1e-9},
+            "write": {"base_ms": 1.0, "ms_per_mib": 0.0, "sigma": 1e-9},
+            "cas": {"median_ms": 1.0, "sigma": 1e-9, "throttle": {"writes_per_s": 0.001, "counts": counts}}}
+    return SimConfig(provider="slow-object", provider_profile=canonical_json(profile_from_mapping(data)),
+                     num_tables=1, protocol="published", duration_s=700.0, runtime_median_ms=1000.0,
+                     runtime_sigma=0.0, runtime_min_ms=0.0)
+
+
+@pytest.mark.parametrize("counts", ["writes", "commits"])
+def test_which_writes_take_a_token_in_the_catalog(counts):
+    # A reads at 0-1 and sends its CAS at 1004 (decided as it answers, 1005); B reads at 0.5-1.5 and sends
+    # its CAS at 1004.5, stale by its decision at 1005.5. The bucket's one token goes to A either way. B's
+    # first CAS is refused for want of a token when every write takes one, and fails on its stale version,
+    # without asking the bucket, when only commits do; each of its retries would commit and finds no token.
+    from simcore.engine import COMMITTED, run
+    from simcore.workload import FAST_APPEND, Workload
+
+    workload = Workload(submit_ms=np.array([0.0, 0.5]), runtime_ms=np.array([1000.0, 1000.0]),
+                        op=np.full(2, FAST_APPEND, np.int8), table=np.zeros(2, np.int32))
+    outcome = run(_one_ms_config(counts), workload, np.random.default_rng(0))
+    assert outcome.status[0] == COMMITTED and outcome.commit_ms[0] == pytest.approx(1005.0)
+    assert outcome.status[1] != COMMITTED and outcome.retries[1] >= 1
+    attempts = outcome.retries[1] + 1
+    assert outcome.cas_throttled[1] == (attempts if counts == "writes" else attempts - 1)
+    assert outcome.cas_throttled[0] == 0
+
+
+def test_what_the_bucket_counts_round_trips_and_defaults_to_every_write(tmp_path):
+    commits = profile_from_json(_one_ms_config("commits").provider_profile)
+    assert commits.cas.throttle.counts == "commits"
+    assert profile_from_json(canonical_json(commits)) == commits
+    (tmp_path / "p.toml").write_text(dump_profile(commits))
+    assert 'counts = "commits"' in (tmp_path / "p.toml").read_text()
+    assert load_profile(str(tmp_path / "p.toml")) == commits
+    # The default is the throttle as it was: left out of the canonical form, so stored configs keep their hash.
+    assert "counts" not in _one_ms_config("writes").provider_profile
+    assert profile_from_json(_one_ms_config("writes").provider_profile).cas.throttle.counts == "writes"
+    with pytest.raises(ConfigError) as error:
+        _one_ms_config("reads")
+    assert error.value.field == "cas.throttle.counts"
