@@ -430,7 +430,8 @@ def _term_values(profile: Provider, operation: str) -> dict[str, float]:
     if terms.throttle is not None:
         t = terms.throttle
         out.update({"writes/s": t.writes_per_s, "burst": t.burst, "resends": float(t.retry_max),
-                    "resend wait ms": t.retry_base_ms, "wait x": t.retry_multiplier})
+                    "resend wait ms": t.retry_base_ms, "wait x": t.retry_multiplier,
+                    "token per commit": 1.0 if t.counts == "commits" else 0.0})  # 0: a token per write
     else:
         out.update({"contention exponent": terms.contention_exponent, "contention sigma": terms.contention_sigma,
                     "read observed at": profile.read_observed_at})
@@ -760,14 +761,9 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
     chosen = None
     if uses_prior(counts):
         kinds = [(loss_value, fitted, evaluated, mean), fit_counting("commits")]
-        lowest = min(kind[3] for kind in kinds)
-        change = {id(kind): goodput_change(kind[1], operation, compared, THROTTLE_FIT_SECONDS) for kind in kinds}
-        # Goodput that fell from one client to the last row does not rise again beyond it: a kind predicting
-        # that reverses the rows' trend (more than the scoring tolerance) is out, however well it fits them.
-        fell = compared[-1].goodput_ops < one[0].goodput_ops
-        near = [kind for kind in kinds if kind[3] <= lowest + NEAR_BEST_LOSS
-                and not (fell and change[id(kind)] > math.log(1.0 + TREND_TOLERANCE))] or kinds[:1]
-        loss_value, fitted, _, mean = min(near, key=lambda kind: abs(change[id(kind)]))
+        changes = [goodput_change(kind[1], operation, compared, THROTTLE_FIT_SECONDS) for kind in kinds]
+        kept = kept_kind([kind[3] for kind in kinds], changes, compared[-1].goodput_ops < one[0].goodput_ops)
+        loss_value, fitted, _, mean = kinds[kept]
         chosen = fitted
         evaluated = kinds[0][2] + kinds[1][2]  # the spread the report gives spans both kinds
         if progress:
@@ -776,6 +772,19 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
     if report is not None:
         report[operation] = determination(operation, evaluated, counts, THROTTLE_FIT_SECONDS, chosen)
     return _with_fitted_clients(fitted, operation, counts), loss_value
+
+
+def kept_kind(mean_losses: Sequence[float], changes: Sequence[float], fell: bool) -> int:
+    """Which of a throttled operation's fits to keep, one per kind of bucket (``fit_throttled_operation``): of
+    those whose mean loss is within ``NEAR_BEST_LOSS`` of the lowest, the one whose goodput changes least beyond
+    the rows (``changes``: ``goodput_change``), as ``least_change_fit`` chooses; where the rows' goodput ``fell``
+    from one client to the last row, not one that predicts it rising again by more than ``TREND_TOLERANCE``
+    (goodput that a throttle wastes as clients grow does not come back with more of them). The first kind
+    when none qualifies."""
+    lowest = min(mean_losses)
+    eligible = [i for i, (mean, change) in enumerate(zip(mean_losses, changes))
+                if mean <= lowest + NEAR_BEST_LOSS and not (fell and change > math.log(1.0 + TREND_TOLERANCE))]
+    return min(eligible, key=lambda i: abs(changes[i])) if eligible else 0
 
 
 def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]], *, name: Optional[str] = None,

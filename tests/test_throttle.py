@@ -10,6 +10,7 @@ simulates as before.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -205,3 +206,19 @@ def test_what_the_bucket_counts_round_trips_and_defaults_to_every_write(tmp_path
     with pytest.raises(ConfigError) as error:
         _one_ms_config("reads")
     assert error.value.field == "cas.throttle.counts"
+
+
+def test_which_bucket_a_fit_on_few_counts_keeps():
+    from simcore.fit import kept_kind
+
+    # Equally good (mean losses within 1): the one whose goodput changes least beyond the rows.
+    assert kept_kind([2.2, 2.4], [-0.18, 0.03], fell=False) == 1
+    assert kept_kind([2.2, 2.4], [0.02, 0.03], fell=False) == 0
+    # Clearly worse over three seeds: not kept, however flat.
+    assert kept_kind([0.7, 2.5], [-0.3, 0.0], fell=False) == 0
+    # Rows whose goodput fell (GCS from 1,2,3: 1.43 to 1.25 op/s): a fit predicting it 57% higher at 16
+    # clients reverses the trend and is out; one predicting 5% higher is not.
+    assert kept_kind([0.74, 1.61], [-0.6, math.log(1.57)], fell=True) == 0
+    assert kept_kind([0.74, 1.61], [-0.6, math.log(1.05)], fell=True) == 1
+    # None qualifies: the first kind (a token per write).
+    assert kept_kind([3.0, 3.2], [0.5, 0.4], fell=True) == 0
