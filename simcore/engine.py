@@ -54,7 +54,7 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
  P_READ_OBSERVED_AT, P_DECIDED_AT, P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA, P_CONVOY_PER_TABLE,
  P_JITTER_SHAPE, P_RETRY_BUDGET_MS, P_REWRITE, P_REFUSED_MAX, P_REFUSED_BASE_MS, P_REFUSED_MULTIPLIER,
  P_REFUSED_CAP_MS, P_REFUSED_JITTER, P_CORRECTED, P_CAS_AT_LEAST_PUT, P_DELTA_CALL, P_HOLD_MS, P_LOAD_READS,
- P_UPDATE_READS, P_CLOSING_LISTING, P_THROTTLE_COMMITS, P_FAILED_UNCONTENDED) = range(37)
+ P_UPDATE_READS, P_CLOSING_LISTING, P_THROTTLE_COMMITS) = range(36)
 
 # Client retry behaviour (SimConfig.backoff_jitter_shape, retry_rewrite).
 JITTER_SYMMETRIC, JITTER_UP, JITTER_DOWN, JITTER_RANGE = range(4)
@@ -143,7 +143,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(P_FAILED_UNCONTENDED + 1)
+    params = np.zeros(P_THROTTLE_COMMITS + 1)
     profile = config.latency_profile  # read once: a profile file's content is parsed on each access
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
@@ -179,7 +179,6 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     if config.catalog != "service":  # a catalog service's fixed latency has no storage terms
         terms = profile.conditional(operation)  # the catalog's conditional write: CAS or append
         params[P_FAILED_MULTIPLIER] = terms.failed_multiplier
-        params[P_FAILED_UNCONTENDED] = 1.0 if terms.failed_delay == "uncontended" else 0.0
         params[P_DECIDED_AT] = terms.decided_at
         params[P_HOLD_MS] = terms.hold_ms  # the object's commit hold after a successful write (0: none)
         # Contention delays the CAS, or the catalog reads (before they observe it). The terms are the raced
@@ -465,9 +464,6 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     decided_at = params[P_DECIDED_AT]  # share of a CAS's latency before the object decides it
     success_tail = 1.0 - decided_at  # ... and after, until the answer arrives
     failure_tail = params[P_FAILED_MULTIPLIER] - decided_at  # a failure may answer later still
-    # ... its extra time, (failed x - 1) x the CAS's latency: that latency as drawn, or (the store's own failure path)
-    # a draw without the contention terms
-    failed_extra = params[P_FAILED_MULTIPLIER] - 1.0 if params[P_FAILED_UNCONTENDED] > 0.0 else 0.0
     read_lag = 1.0 - params[P_READ_OBSERVED_AT]  # share of a read's latency after it observed the catalog
     # The object's commit hold: after a successful write's decision it is busy committing it for hold_ms,
     # until free_at; a write that would succeed meanwhile waits for it (docs/measured.md, "The model").
@@ -604,9 +600,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 # policy waits first, so that the read (and the retry built on
                 # it) sees the commits made meanwhile.
                 t_read = t_learned
-                if failed_extra > 0.0:
-                    t_read += success_tail * cas_ms[k] + failed_extra * _draw(bits, CATALOG_CAS, mu, sigma, floor)
-                elif failure_tail > 0.0:  # the answer arrives after the decision
+                if failure_tail > 0.0:  # the answer arrives after the decision
                     t_read += failure_tail * cas_ms[k]
                 if use_budget is not None and retries[k] >= 1 and t_read - commit_start[k] > retry_budget_ms:
                     # Out of retry budget (checked from the second failed attempt on): give up at once.
