@@ -100,8 +100,7 @@ def _kernel_inputs(profile: Provider, operation: str) -> np.ndarray:
     """[read mu, sigma, floor, observed_at, write mu, sigma, floor, failed x, contention exp, contention sigma,
     decided_at, contention delays the read (1) or the write (0), throttle tokens per ms (0: none), burst,
     resends of a refused write, their base ms, multiplier, cap ms, jitter, only a write that would commit takes
-    a token (1) or every write (0), commit hold ms (0: none), a failure's extra time drawn without the contention
-    terms (1) or as the write's (0)]."""
+    a token (1) or every write (0), commit hold ms (0: none)]."""
     if operation not in OPERATIONS:
         raise ConfigError("operation", operation, "one of " + ", ".join(OPERATIONS))
     if operation == "append" and not profile.supports_append:
@@ -112,8 +111,7 @@ def _kernel_inputs(profile: Provider, operation: str) -> np.ndarray:
     return np.array([math.log(read.median_ms), read.sigma, read.floor_ms, profile.read_observed_at,
                      math.log(write.median_ms), write.sigma, write.floor_ms, terms.failed_multiplier,
                      terms.contention_exponent, terms.contention_sigma, terms.decided_at,
-                     1.0 if terms.contention_in == "read" else 0.0, *throttle_terms(terms.throttle), terms.hold_ms,
-                     1.0 if terms.failed_delay == "uncontended" else 0.0])
+                     1.0 if terms.contention_in == "read" else 0.0, *throttle_terms(terms.throttle), terms.hold_ms])
 
 
 def run_clients(profile: Provider, operation: str, clients: int, duration_s: float, seed: int
@@ -209,9 +207,6 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, generator):
     # The object's commit hold: busy until free_at after a successful write's decision (0 ms: no hold).
     hold_ms = p[20]
     free_at = -1.0
-    # A failure's extra time, (failed x - 1) x the write's latency: that latency as drawn, or (the store's own failure
-    # path) a draw without the contention terms.
-    failed_uncontended = p[21] > 0.0 and failed_multiplier > 1.0
 
     version = 0
     inflight = 0
@@ -274,9 +269,6 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, generator):
             version += 1
             free_at = t + hold_ms
             t_next += (1.0 - decided_at) * write_ms[i]  # the answer's way back
-        elif failed_uncontended:
-            t_next += (1.0 - decided_at) * write_ms[i] + (failed_multiplier - 1.0) * draw_contended(
-                rng, write_mu, write_sigma, write_floor, 1, 0.0, 0.0)
         else:  # a failure may be answered later still
             t_next += (failed_multiplier - decided_at) * write_ms[i]
         if warmup_ms <= t_next < duration_ms:

@@ -343,12 +343,12 @@ def _terms(x) -> tuple[float, float, float, float, float]:
 
 def with_terms(profile: Provider, operation: str, median_ms: float, sigma: float, exponent: float,
                sigma_per_ln: float, failed: float, decided_at: float, contention_in: str,
-               observed_at: float, hold_ms: float = 0.0, failed_delay: str = "contended") -> Provider:
+               observed_at: float, hold_ms: float = 0.0) -> Provider:
     """``profile`` with ``operation``'s latency and terms replaced (its throttle, if any, kept)."""
     kept = profile.conditional(operation).throttle if operation == "cas" or profile.supports_append else None
     terms = OperationLatency(median_ms=median_ms, sigma=sigma, failed_multiplier=failed, contention_exponent=exponent,
                              contention_sigma=sigma_per_ln, decided_at=decided_at, contention_in=contention_in,
-                             throttle=kept, hold_ms=hold_ms, failed_delay=failed_delay)
+                             throttle=kept, hold_ms=hold_ms)
     return replace(profile.with_conditional(operation, terms), read_observed_at=observed_at)
 
 
@@ -620,14 +620,11 @@ def _contention_fit(base: Provider, operation: str, compared: Sequence[ClientSta
     from scipy.optimize import minimize
 
     counts = [s.clients for s in compared]
-    # Fitted on a few counts, a failure's extra time is the store's own (docs/measured.md, fifth round): seed 000's
-    # failed Azure appends take 3.0-3.2 s at every count, which a delay growing with contention cannot extrapolate.
-    failed_delay = "uncontended" if uses_prior(counts) else "contended"
 
     def profile_for(x, contention_in):
         exponent, sigma_per_ln, failed, decided_at, seen = _terms(x)
         return with_terms(base, operation, median, sigma, exponent, sigma_per_ln, failed, decided_at, contention_in,
-                          seen if observed_at is None else observed_at, hold_ms, failed_delay)
+                          seen if observed_at is None else observed_at, hold_ms)
 
     evaluated: list[tuple[float, Provider]] = []
 

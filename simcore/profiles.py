@@ -22,8 +22,6 @@ the reference's behaviour::
     median_ms = 61
     sigma = 0.14
     failed_multiplier = 1.0           # optional: a failed one answers after this x its latency (>= decided_at)
-    failed_delay = "contended"        # optional: its extra (failed_multiplier - 1) x latency drawn with the
-                                      #   contention terms, or "uncontended": without them (the store's own path)
     contention_exponent = 0.0         # optional: median x c^exponent with c requests in flight
     contention_sigma = 0.0            # optional: sigma + this x ln(c)
     decided_at = 1.0                  # optional: when the object decides it (0 on arrival .. 1 as it answers)
@@ -86,8 +84,7 @@ _EXPONENT = ("a number in [-1, 5]", lambda v: -1 <= v <= 5)
 _HOLD = (f"a number of ms >= 0 and <= {MAX_LATENCY_MS:g} (0: no hold)", lambda v: 0 <= v <= MAX_LATENCY_MS)
 _CONTENTION_IN = ("write or read", lambda v: v in ("write", "read"))
 _COUNTS = ("writes or commits", lambda v: v in ("writes", "commits"))
-_FAILED_DELAY = ("contended or uncontended", lambda v: v in ("contended", "uncontended"))
-_WORD_RULES = (_CONTENTION_IN, _COUNTS, _FAILED_DELAY)  # values that are words, not numbers
+_WORD_RULES = (_CONTENTION_IN, _COUNTS)  # values that are words, not numbers
 MAX_FITTED_CLIENTS = 1024  # as many clients as bench runs
 _CLIENT_COUNTS = (f"a list of client counts, each a whole number in [1, {MAX_FITTED_CLIENTS}], increasing",
                   lambda v: isinstance(v, (list, tuple)) and len(v) > 0
@@ -100,7 +97,6 @@ _COUNT = ("a whole number >= 0 and <= 100", lambda v: 0 <= v <= 100 and float(v)
 # [cas] and [append]: key -> (OperationLatency attribute, rule, required); the same keys for both.
 _CONDITIONAL_SCHEMA = {"median_ms": ("median_ms", _LATENCY, True), "sigma": ("sigma", _SIGMA, True),
                        "failed_multiplier": ("failed_multiplier", _MULTIPLIER, False),
-                       "failed_delay": ("failed_delay", _FAILED_DELAY, False),
                        "contention_exponent": ("contention_exponent", _EXPONENT, False),
                        "contention_sigma": ("contention_sigma", _SIGMA_GROWTH, False),
                        "decided_at": ("decided_at", _FRACTION, False),

@@ -94,14 +94,6 @@ class OperationLatency:
         failed_multiplier: a failed write answers after this x the latency
             drawn for it, no earlier than decided (seed 000: failed GCS CAS
             and Azure appends are 13-36x slower than successful ones).
-        failed_delay: what the failure's extra time, (failed_multiplier - 1)
-            x the write's latency, is drawn as: ``contended``, the latency
-            drawn for the write, contention terms included (the reference,
-            and every profile written before the choice existed), or
-            ``uncontended``, a draw of the write's own latency without them:
-            the store's failure path, whose time does not grow with the
-            requests in flight (seed 000's failed Azure appends take 3.0-3.2
-            s at every client count from 2 to 16, by Little's law).
         contention_exponent, contention_sigma: with c conditional requests in
             flight on the object (this one included), the median is multiplied
             by c^exponent and the sigma grows by ``contention_sigma`` x ln(c)
@@ -140,7 +132,6 @@ class OperationLatency:
     throttle: Optional[Throttle] = None
     hold_ms: float = 0.0
     fitted_clients: Optional[tuple[int, ...]] = None
-    failed_delay: str = "contended"
 
 
 CONDITIONAL_OPERATIONS = ("cas", "append")
