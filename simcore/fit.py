@@ -709,11 +709,10 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
 
     Fitted on a few client counts (``uses_prior``), what the bucket counts is a
     term too: every write, or only the writes that would commit (a stale one
-    refused on its precondition first). Both are fitted; of the two whose
-    mean loss over three seeds is within ``NEAR_BEST_LOSS`` of the lower, the
-    one whose goodput changes least beyond the rows is kept, the prior of
-    ``least_change_fit`` (docs/measured.md: rows 1-4 of Azure Standard's CAS
-    fit either about as well, and only the bucket of commits predicts the rest).
+    refused on its precondition first). Both are fitted, and ``kept_kind``
+    chooses by the prior of ``least_change_fit`` (docs/measured.md: rows 1-4
+    of Azure Standard's CAS fit either about as well, and only the bucket of
+    commits predicts the rest).
     """
     from scipy.optimize import differential_evolution
 
