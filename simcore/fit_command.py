@@ -56,9 +56,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--throttle", action="append", default=[], choices=("cas", "append"), metavar="OP",
                         help="the store throttles operation OP (cas, append) on one object (GCS, Azure CAS): fit a "
                              "token bucket and the client's resends of refused writes instead of the contention "
-                             "terms; repeatable")
+                             "terms (on fewer than 6 client counts it fits a bucket of every write and one of "
+                             "commits only and keeps one: docs/measured.md); repeatable")
     parser.add_argument("--max-evaluations", type=int, default=None, metavar="N",
-                        help="simulations per operation fitted (default 492; 5040 for a throttled one)")
+                        help="simulations per operation fitted (default 492; 5040 for a throttled one, per kind "
+                             "of bucket)")
     parser.add_argument("--out", default=None, metavar="PATH", help="write the TOML here (default: print it)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
