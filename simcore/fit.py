@@ -46,7 +46,7 @@ import csv
 import io
 import math
 from dataclasses import dataclass, replace
-from typing import Collection, Iterable, Mapping, Optional, Sequence
+from typing import Collection, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -687,6 +687,15 @@ THROTTLE_BOUNDS = ((0.3, 1.0), (0.05, 1.2), (0.0, 1.0), (0.5, 3.0), (1.0, 8.0), 
                    (1.0, 3.0), (1000.0, 32000.0), (0.0, 1.0))
 THROTTLE_POPULATION = 6  # x parameters per generation
 THROTTLE_FIT_SECONDS = 600.0  # simulated per client count and evaluation (seed 000: 300 s runs)
+class _KindFit(NamedTuple):
+    """One kind of bucket's throttle fit: its loss with seed 1, the fit kept, every fit simulated, and (fitted on
+    a few counts) the kept fit's mean loss over ``RECHECK_SEEDS`` too."""
+    loss: float
+    profile: Provider
+    evaluated: list[tuple[float, Provider]]
+    mean: Optional[float]
+
+
 TREND_TOLERANCE = 0.10  # what the bucket counts: a kind whose goodput at 16 clients rises more than this above the
 # last row's, where the rows' goodput fell from one client, is not kept (the held-out check's goodput tolerance)
 
@@ -750,24 +759,28 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
         if progress:
             progress(f"{base.name} {operation}: throttle fit (a token per {counts_what[:-1]}), {result.nfev} "
                      f"simulations -> loss {result.fun:.3f}")
-        loss_value, fitted, mean = float(result.fun), profile_for(result.x), None
-        if uses_prior(counts):
-            loss_value, fitted, mean = least_change_fit(operation, evaluated, compared, THROTTLE_FIT_SECONDS,
-                                                        progress, failed_ratio)
-        return loss_value, fitted, evaluated, mean
+        if not uses_prior(counts):
+            return _KindFit(float(result.fun), profile_for(result.x), evaluated, None)
+        loss_value, fitted, mean = least_change_fit(operation, evaluated, compared, THROTTLE_FIT_SECONDS, progress,
+                                                    failed_ratio)
+        return _KindFit(loss_value, fitted, evaluated, mean)
 
-    loss_value, fitted, evaluated, mean = fit_counting("writes")
+    per_write = fit_counting("writes")
+    loss_value, fitted, evaluated = per_write.loss, per_write.profile, per_write.evaluated
     chosen = None
     if uses_prior(counts):
-        kinds = [(loss_value, fitted, evaluated, mean), fit_counting("commits")]
-        changes = [goodput_change(kind[1], operation, compared, THROTTLE_FIT_SECONDS) for kind in kinds]
-        kept = kept_kind([kind[3] for kind in kinds], changes, compared[-1].goodput_ops < one[0].goodput_ops)
-        loss_value, fitted, _, mean = kinds[kept]
+        per_commit = fit_counting("commits")
+        kinds = (per_write, per_commit)
+        changes = [goodput_change(kind.profile, operation, compared, THROTTLE_FIT_SECONDS) for kind in kinds]
+        kept = kinds[kept_kind([kind.mean for kind in kinds], changes,
+                               compared[-1].goodput_ops < one[0].goodput_ops)]
+        loss_value, fitted = kept.loss, kept.profile
         chosen = fitted
-        evaluated = kinds[0][2] + kinds[1][2]  # the spread the report gives spans both kinds
+        evaluated = per_write.evaluated + per_commit.evaluated  # the spread the report gives spans both kinds
         if progress:
             progress(f"{base.name} {operation}: a token per {fitted.conditional(operation).throttle.counts[:-1]} "
-                     f"kept (mean loss {mean:.3f}; per write {kinds[0][3]:.3f}, per commit {kinds[1][3]:.3f})")
+                     f"kept (mean loss {kept.mean:.3f}; per write {per_write.mean:.3f}, per commit "
+                     f"{per_commit.mean:.3f})")
     if report is not None:
         report[operation] = determination(operation, evaluated, counts, THROTTLE_FIT_SECONDS, chosen)
     return _with_fitted_clients(fitted, operation, counts), loss_value
