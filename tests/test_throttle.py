@@ -222,3 +222,19 @@ def test_which_bucket_a_fit_on_few_counts_keeps():
     assert kept_kind([0.74, 1.61], [-0.6, math.log(1.05)], fell=True) == 1
     # None qualifies: the first kind (a token per write).
     assert kept_kind([3.0, 3.2], [0.5, 0.4], fell=True) == 0
+
+
+def test_a_few_counts_throttle_fit_finds_a_slow_failure_answer():
+    # A throttled object whose failed writes answer after 10 x their latency (Azure's failed CAS take about 300 ms
+    # at every client count). The rows, like seed 000's, give successful ops only: a failure's time shows only
+    # through the counts. Fitted on rows 1-3 (few counts), the failed-write multiplier is a term and is found;
+    # a full-table fit keeps it at 1 (the shipped profiles' fits).
+    truth = _throttled(replace(FAST, cas=replace(FAST.cas, failed_multiplier=10.0)), writes_per_s=40.0, burst=2.0,
+                       retry_max=1, retry_base_ms=500.0)
+    rows = []
+    for clients in (1, 2, 3):
+        latencies, succeeded = run_clients(truth, "cas", clients, 1200.0, seed=11)
+        rows.append(replace(summarise(clients, latencies, succeeded, window_s=1200.0 - 5.0), failed_mean_ms=None))
+    fitted, loss = fit_throttled_operation(FAST, "cas", rows, max_evaluations=660)
+    assert fitted.cas.failed_multiplier == pytest.approx(10.0, rel=0.25)
+    assert loss < 1.0  # the rows matched: within about one tolerance unit at each count
