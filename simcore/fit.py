@@ -745,7 +745,8 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
     compared = [s for s in measured if s.clients in FIT_CLIENTS] or measured
     counts = [s.clients for s in compared]
     seen = 1.0 if observed_at is None else observed_at
-    bounds = THROTTLE_BOUNDS + ((FEW_COUNTS_FAILED_MULTIPLIER,) if uses_prior(counts) else ())
+    few_counts = uses_prior(counts)  # then both kinds of bucket, the prior's choice, and the failed multiplier
+    bounds = THROTTLE_BOUNDS + ((FEW_COUNTS_FAILED_MULTIPLIER,) if few_counts else ())
 
     def fit_counting(counts_what: str):
         def profile_for(x):
@@ -773,7 +774,7 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
         if progress:
             progress(f"{base.name} {operation}: throttle fit (a token per {counts_what[:-1]}), {result.nfev} "
                      f"simulations -> loss {result.fun:.3f}")
-        if not uses_prior(counts):
+        if not few_counts:
             return _KindFit(float(result.fun), profile_for(result.x), evaluated, None)
         loss_value, fitted, mean = least_change_fit(operation, evaluated, compared, THROTTLE_FIT_SECONDS, progress,
                                                     failed_ratio)
@@ -782,7 +783,7 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
     per_write = fit_counting("writes")
     loss_value, fitted, evaluated = per_write.loss, per_write.profile, per_write.evaluated
     chosen = None
-    if uses_prior(counts):
+    if few_counts:
         per_commit = fit_counting("commits")
         kinds = (per_write, per_commit)
         changes = [goodput_change(kind.profile, operation, compared, THROTTLE_FIT_SECONDS) for kind in kinds]
