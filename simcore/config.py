@@ -123,6 +123,20 @@ class SimConfig:
             so a config stored before reads as what made it. Only with client
             ``delta-rs`` under the corrected protocol with ``retry_rewrite``
             "none"; elsewhere it is dropped.
+        attempt_reads, attempt_writes: the requests a first attempt makes,
+            one after another, between its snapshot and its CAS, as a
+            client's call was traced (PyIceberg 0.12 with a SQL catalog: 9
+            reads and 12 writes: the load's metadata, the data file, the
+            manifest and the manifest list as multipart uploads, the
+            catalog's checks and the new metadata file; docs/clients.md).
+            They replace the corrected attempt's four requests (table
+            metadata and manifest list, read then written). None: those four.
+        retry_reads, retry_writes: the same for each retry that rewrites,
+            from its catalog read to its CAS, the table-metadata read that
+            finds the conflict counted among the reads (PyIceberg: 8 and 9).
+            Each pair is given together, and only under the corrected
+            protocol for a commit that swaps a catalog object (not a log
+            entry); elsewhere they are dropped.
         writers: a writer workload instead of open-loop arrivals: this many
             streaming writers, each committing every ``commit_interval_s``
             (its next commit is due one interval after the previous one was
@@ -202,6 +216,10 @@ class SimConfig:
     retry_budget_ms: Optional[float] = None
     retry_rewrite: Optional[str] = None
     table_load_reads: Optional[int] = None
+    attempt_reads: Optional[int] = None
+    attempt_writes: Optional[int] = None
+    retry_reads: Optional[int] = None
+    retry_writes: Optional[int] = None
     writers: Optional[int] = None
     commit_interval_s: Optional[float] = None
     maintenance_jobs: Optional[int] = None
@@ -238,6 +256,9 @@ class SimConfig:
             object.__setattr__(self, "protocol", "published")
         if not delta_rs_call(self):
             object.__setattr__(self, "table_load_reads", None)  # only delta-rs's call reads a table load
+        if not (self.protocol == "corrected" and not log_entry_commits(self)):
+            for name in TRACED_ATTEMPT_FIELDS:  # a traced call's attempts: a corrected catalog swap's only
+                object.__setattr__(self, name, None)
         if self.protocol == "corrected" and self.vo_convoy in VO_CONVOYS:  # it always counts the table's own
             object.__setattr__(self, "vo_convoy", None)
         if self.latency_model == "measured" and self.provider_profile is None and isinstance(self.provider, str):
@@ -404,6 +425,10 @@ def delta_rs_call(config: SimConfig) -> bool:
     return config.client == "delta-rs" and log_entry_commits(config)
 
 
+# A traced call's attempts (PyIceberg's): the requests of a first attempt and of each retry, reads and writes.
+TRACED_ATTEMPT_FIELDS = ("attempt_reads", "attempt_writes", "retry_reads", "retry_writes")
+
+
 def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
@@ -422,6 +447,16 @@ def _validate_client_and_writers(c: SimConfig) -> None:
         _require_choice(c, "retry_rewrite", RETRY_REWRITES)
     if c.table_load_reads is not None and not (_is_count(c.table_load_reads) and c.table_load_reads <= 1000):
         raise ConfigError("table_load_reads", c.table_load_reads, "an integer from 1 to 1000")
+    for pair in (TRACED_ATTEMPT_FIELDS[:2], TRACED_ATTEMPT_FIELDS[2:]):
+        given = [name for name in pair if getattr(c, name) is not None]
+        if len(given) == 1:
+            missing = next(name for name in pair if name not in given)
+            raise ConfigError(missing, None, f"a count of requests, given with {given[0]}")
+        least = 1 if pair[0] == "retry_reads" else 0  # a retry reads the table metadata to find its conflict
+        for name in given:
+            value = getattr(c, name)
+            if not (isinstance(value, int) and not isinstance(value, bool) and least <= value <= 1000):
+                raise ConfigError(name, value, f"an integer from {least} to 1000")
     if c.writers is not None:
         if not _is_count(c.writers):
             raise ConfigError("writers", c.writers, "an integer >= 1")

@@ -54,7 +54,8 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
  P_READ_OBSERVED_AT, P_DECIDED_AT, P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA, P_CONVOY_PER_TABLE,
  P_JITTER_SHAPE, P_RETRY_BUDGET_MS, P_REWRITE, P_REFUSED_MAX, P_REFUSED_BASE_MS, P_REFUSED_MULTIPLIER,
  P_REFUSED_CAP_MS, P_REFUSED_JITTER, P_CORRECTED, P_CAS_AT_LEAST_PUT, P_DELTA_CALL, P_HOLD_MS, P_LOAD_READS,
- P_UPDATE_READS, P_CLOSING_LISTING, P_THROTTLE_COMMITS) = range(36)
+ P_UPDATE_READS, P_CLOSING_LISTING, P_THROTTLE_COMMITS, P_ATTEMPT_READS, P_ATTEMPT_WRITES, P_RETRY_READS,
+ P_RETRY_WRITES) = range(40)
 
 # Client retry behaviour (SimConfig.backoff_jitter_shape, retry_rewrite).
 JITTER_SYMMETRIC, JITTER_UP, JITTER_DOWN, JITTER_RANGE = range(4)
@@ -143,7 +144,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(P_THROTTLE_COMMITS + 1)
+    params = np.zeros(P_RETRY_WRITES + 1)
     profile = config.latency_profile  # read once: a profile file's content is parsed on each access
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
@@ -218,6 +219,13 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         params[P_LOAD_READS] = config.table_load_reads if traced else 1.0
         params[P_UPDATE_READS] = DELTA_UPDATE_READS if traced else 1.0
         params[P_CLOSING_LISTING] = 1.0 if traced else 0.0
+    # A traced call's attempts (PyIceberg's): the requests between the snapshot and the CAS, for the first
+    # attempt and for each retry that rewrites; -1: the corrected attempt's four requests, as before.
+    params[P_ATTEMPT_READS:P_RETRY_WRITES + 1] = -1.0
+    if config.attempt_reads is not None:
+        params[P_ATTEMPT_READS], params[P_ATTEMPT_WRITES] = config.attempt_reads, config.attempt_writes
+    if config.retry_reads is not None:
+        params[P_RETRY_READS], params[P_RETRY_WRITES] = config.retry_reads, config.retry_writes
     return params
 
 
@@ -478,6 +486,9 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     load_reads = int(params[P_LOAD_READS])  # its rounds of reads after the load's listing
     update_reads = int(params[P_UPDATE_READS])  # ... in each snapshot update, after its listing
     closing_listing = params[P_CLOSING_LISTING] > 0.0  # the post-commit hook lists the log once more
+    # A traced call's attempts (PyIceberg's): its requests replace the corrected attempt's four.
+    attempt_reads, attempt_writes = int(params[P_ATTEMPT_READS]), int(params[P_ATTEMPT_WRITES])
+    retry_reads, retry_writes = int(params[P_RETRY_READS]), int(params[P_RETRY_WRITES])
     seq = 0
     bucket = np.array([throttle_burst, 0.0])  # the throttled object's tokens, as of an instant
     refused_max = params[P_REFUSED_MAX]
@@ -649,7 +660,11 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 far_size = _heap_push(far, far_size, commit_start[k] + read_ms[k], 4 * k + _READ_DONE)
                 continue
             if use_corrected is not None:  # the manifest file was written during the runtime
-                t_ready = commit_start[k] + _corrected_attempt_io(bits, mu, sigma, floor)
+                if attempt_reads >= 0:  # the call as traced: its requests from the snapshot to the CAS
+                    t_ready = commit_start[k] + _call_io(bits, attempt_reads, attempt_writes, mu, sigma, floor,
+                                                         moments)
+                else:
+                    t_ready = commit_start[k] + _corrected_attempt_io(bits, mu, sigma, floor)
                 tm_reads[k] += 1
                 tm_writes[k] += 1
             else:
@@ -747,7 +762,10 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             # A full attempt (table metadata and manifest list, read then written) after a same-table
             # conflict, or on every retry for a client that rewrites its manifest list; else the CAS alone.
             if rewrite == REWRITE_MANIFEST_LIST or (rewrite == REWRITE_CONFLICT and overlap):
-                t_next += _corrected_attempt_io(bits, mu, sigma, floor)
+                if retry_reads >= 0:  # the call as traced: the table-metadata read above was the first read
+                    t_next += _call_io(bits, retry_reads - 1, retry_writes, mu, sigma, floor, moments)
+                else:
+                    t_next += _corrected_attempt_io(bits, mu, sigma, floor)
                 tm_reads[k] += 1
                 ml_reads[k] += 1
                 ml_writes[k] += 1
@@ -904,6 +922,14 @@ def _corrected_attempt_io(bits, mu, sigma, floor):
     write a new manifest list and table metadata (the manifest file was written during the runtime)."""
     return (_draw(bits, TM_READ, mu, sigma, floor) + _draw(bits, ML_READ, mu, sigma, floor)
             + _draw(bits, ML_WRITE, mu, sigma, floor) + _draw(bits, TM_WRITE, mu, sigma, floor))
+
+
+@numba.njit(cache=True, inline="always")
+def _call_io(bits, reads, writes, mu, sigma, floor, moments):
+    """A traced call's requests of one attempt, one after another: reads of the store's read latency, writes
+    of a manifest list's (small objects: the data file, manifest and metadata it writes are a few KiB each)."""
+    return (_draw_sum(bits, TM_READ, reads, mu, sigma, floor, moments)
+            + _draw_sum(bits, ML_WRITE, writes, mu, sigma, floor, moments))
 
 
 @numba.njit(cache=True, inline="always")

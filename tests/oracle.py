@@ -133,7 +133,15 @@ class Oracle:
         for _ in range(1 if self.config.table_load_reads is None else 2):
             yield self.latency(self.storage_read)
 
-    def attempt_io(self):
+    def attempt_io(self, first: bool = True):
+        c = self.config
+        reads, writes = (c.attempt_reads, c.attempt_writes) if first else (c.retry_reads, c.retry_writes)
+        if self.corrected and reads is not None:   # a traced call's requests (PyIceberg's), reads then writes
+            for _ in range(reads if first else reads - 1):   # a retry's first read found its conflict
+                yield self.latency(self.storage_read)
+            for _ in range(writes):
+                yield self.latency(self.ml_write)
+            return
         if self.corrected:   # the manifest file was written during the runtime
             yield self.latency(self.storage_read)   # read the table metadata
             yield self.latency(self.storage_read)   # read the manifest list
@@ -173,7 +181,7 @@ class Oracle:
             rewrite_manifests = False
         for attempt in range(c.retry + 1):
             if rewrite_manifests or (self.corrected and attempt > 0 and c.retry_rewrite == "manifest_list"):
-                yield from self.attempt_io()
+                yield from self.attempt_io(first=attempt == 0)
             elif attempt > 0 and c.retry_rewrite == "manifest_list":
                 yield self.latency(self.storage_read)   # read the parent's manifest list
                 yield self.latency(self.ml_write)       # write a new one over the reused manifests

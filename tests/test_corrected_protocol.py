@@ -15,6 +15,7 @@ import pytest
 from simcore import SimConfig, simulate
 from simcore.builder import build_config
 from simcore.engine import COMMITTED, run
+from simcore.errors import ConfigError
 from simcore.providers import CATALOG_OBJECT_BYTES, PROVIDERS
 from simcore.workload import FAST_APPEND, VALIDATED_OVERWRITE, Workload
 
@@ -193,3 +194,54 @@ def test_a_lost_delta_rs_create_relists_reads_the_winner_updates_and_creates_at_
     assert outcome.retries.tolist() == [0, 1]
     assert outcome.commit_ms[1] == pytest.approx(1022.7)
     assert outcome.end_ms[1] - outcome.commit_start_ms[1] == pytest.approx(12.0)
+
+
+# -- a PyIceberg append is its call as traced (docs/clients.md, "PyIceberg on the model") --------------
+
+def _pyiceberg(**fields):
+    return build_config(client="pyiceberg", num_tables=1, backoff_jitter=0.0, **BASE, **fields)
+
+
+def test_a_pyiceberg_attempt_makes_the_traced_calls_requests_between_its_snapshot_and_its_cas():
+    # The snapshot's read (0-1 ms), the runtime, then 9 reads and 12 writes (1001-1022) and the CAS
+    # (decided 1022.5, answered 1023), where the corrected attempt has its four requests (1005).
+    outcome = _run(_pyiceberg(), [0.0], [0])
+    assert outcome.commit_start_ms[0] == pytest.approx(1001.0)
+    assert outcome.commit_ms[0] == pytest.approx(1022.5)
+    assert outcome.end_ms[0] == pytest.approx(1023.0)
+    # The commit's objects are counted as before (the call's other requests are timed, not counted).
+    assert (outcome.table_metadata_reads[0], outcome.manifest_list_reads[0], outcome.manifest_list_writes[0],
+            outcome.table_metadata_writes[0]) == (1, 1, 1, 1)
+    generic = _run(_pyiceberg(attempt_reads=None, attempt_writes=None), [0.0], [0])
+    assert _latency(generic, 0) == pytest.approx(5.0)
+
+
+def test_a_pyiceberg_retry_makes_the_traced_retrys_requests_after_its_wait():
+    # A commits at 1022.5. B (snapshot 0.7) is decided at 1022.7, fails, hears so at 1023.2, waits 100 ms,
+    # reads the catalog (1124.2) and the table metadata that shows the conflict (1125.2), then makes the
+    # retry's other 7 reads and 9 writes (1141.2) and its CAS (decided 1141.7, answered 1142.2).
+    outcome = _run(_pyiceberg(), [0.0, 0.2], [0, 0])
+    assert outcome.commit_ms[0] == pytest.approx(1022.5)
+    assert outcome.commit_ms[1] == pytest.approx(1141.7)
+    assert outcome.end_ms[1] == pytest.approx(1142.2)
+    assert outcome.retries[1] == 1
+    # The corrected retry without the trace: the wait, the two reads and the four requests, then the CAS.
+    generic = _run(_pyiceberg(retry_reads=None, retry_writes=None), [0.0, 0.2], [0, 0])
+    assert generic.end_ms[1] == pytest.approx(1023.2 + 100.0 + 2.0 + 4.0 + 1.0)
+
+
+def test_the_traced_calls_fields_come_in_pairs_and_only_where_a_commit_swaps_a_catalog_object():
+    config = _pyiceberg()
+    assert (config.attempt_reads, config.attempt_writes, config.retry_reads, config.retry_writes) == (9, 12, 8, 9)
+    # A config stored before the trace (no fields) is another config and simulates as it did.
+    assert _pyiceberg(attempt_reads=None, attempt_writes=None, retry_reads=None,
+                      retry_writes=None).config_hash != config.config_hash
+    # The published protocol, and a log-entry commit, have no such attempts: the fields are dropped.
+    assert build_config(client="pyiceberg", protocol="published", **BASE).attempt_reads is None
+    assert SimConfig(retry_rewrite="none", attempt_reads=9, attempt_writes=12).attempt_reads is None
+    with pytest.raises(ConfigError, match="attempt_writes"):
+        SimConfig(attempt_reads=9)
+    with pytest.raises(ConfigError, match="retry_reads: 0 .*from 1 to 1000"):
+        SimConfig(retry_reads=0, retry_writes=9)
+    with pytest.raises(ConfigError, match="attempt_writes"):
+        SimConfig(attempt_reads=9, attempt_writes=-1)

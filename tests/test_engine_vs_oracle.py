@@ -112,6 +112,9 @@ CONFIGS.update({
         inter_arrival_scale_ms=150, **CORRECTED),
     "corrected: delta-rs, s3x, 3 tables": build_config(client="delta-rs", provider="s3x", num_tables=3,
                                                        fast_append_ratio=0.8, inter_arrival_scale_ms=40, **CORRECTED),
+    "corrected: pyiceberg writers on a SQL catalog, the call as traced": build_config(
+        client="pyiceberg", provider="s3", catalog="service", catalog_latency_ms=1.0, num_tables=1,
+        fast_append_ratio=1.0, writers=6, commit_interval_s=3.0, **CORRECTED),
     "corrected: 40 writers every 4 s + 2 compactions, s3": SimConfig(
         provider="s3", num_tables=2, writers=40, commit_interval_s=4.0, maintenance_jobs=2,
         maintenance_interval_s=120.0, **CORRECTED),
