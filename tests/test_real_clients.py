@@ -1,11 +1,16 @@
-"""The pure parts of benchmarks/real_clients.py: reading delta-rs history entries and the figures of a run.
+"""The parts of benchmarks/real_clients.py that run without the lab: reading delta-rs history entries and the
+figures of a run, the SQL catalog's and the store's timings (on SQLite and moto's S3 server).
 
 The comparison itself needs the store lab and deltalake (opt-in: python -m benchmarks.real_clients)."""
+
+from pathlib import Path
 
 import pytest
 
 from benchmarks.real_clients import (Attempt, _model_flags, is_retry_warning, largest_passing, logged_retries, measure,
                                      tagged_retries, time_sql_cas)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # What deltalake 1.6.6 returns from DeltaTable.history() (newest first): the custom metadata at the top
 # level, the lost conditional PUTs in operationMetrics.num_retries.
@@ -89,3 +94,41 @@ def test_the_model_of_each_client():
     assert iceberg[iceberg.index("--catalog") + 1] == "service"
     assert iceberg[iceberg.index("--catalog-latency-ms") + 1] == "0.835"
     assert iceberg[iceberg.index("--client") + 1] == "pyiceberg"
+
+
+# -- the lab's plain writes, for PyIceberg's model ---------------------------------------------------------
+
+def test_the_model_profile_takes_the_timed_puts_as_its_plain_writes_and_keeps_the_rest(tmp_path):
+    import math
+
+    from benchmarks.real_clients import with_lab_writes
+    from simcore.profiles import load_profile
+
+    lab = load_profile(str(ROOT / "simcore" / "measured" / "s3.toml"))
+    puts = [20.0] * 40 + [22.0] * 40 + [200.0]  # one stall
+    path = with_lab_writes(str(ROOT / "simcore" / "measured" / "s3.toml"), puts, tmp_path / "model.toml")
+    model = load_profile(path)
+    assert model.write(10 * 1024).median_ms == pytest.approx(model.write(0).median_ms)  # no size term
+    assert 20.0 <= model.write(0).median_ms <= 22.0 + 1e-9
+    assert 0.0 < model.write_sigma < math.log(22.0 / 20.0)  # the stall does not widen it
+    assert (model.read(), model.conditional("cas"), model.name) == (lab.read(), lab.conditional("cas"), lab.name)
+    assert "plain PUT timed" in Path(path).read_text().splitlines()[0]
+
+
+def test_time_plain_put_times_each_put_of_its_own_object_and_deletes_it():
+    from benchmarks.real_clients import time_plain_put
+    from probe_servers import KEYS, MotoServer, Proxy
+
+    server = MotoServer()
+    proxy = Proxy(server.endpoint, delay_ms=5.0)
+    try:
+        server.client().create_bucket(Bucket="lab")
+        options = {"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_REGION": "us-east-1",
+                   "AWS_ACCESS_KEY_ID": KEYS["AWS_ACCESS_KEY_ID"], "AWS_SECRET_ACCESS_KEY": KEYS["AWS_SECRET_ACCESS_KEY"]}
+        times = time_plain_put(options, "s3://lab/probes", rounds=10)
+        assert len(times) == 10 and min(times) >= 5.0  # the proxy's delay, at least
+        assert proxy.requests == 10 + 5 + 1  # the untimed first five, and the delete
+        assert server.client().list_objects_v2(Bucket="lab").get("KeyCount", 0) == 0
+    finally:
+        proxy.stop()
+        server.stop()
