@@ -31,10 +31,10 @@ the table loaded anew on each call, as a stateless writer does.
   it, the model: ``--catalog service --catalog-latency-ms X --client
   pyiceberg``, X the median of the database's conditional UPDATE, timed on
   the same SQLite file before the writers start. PyIceberg's call is mostly
-  plain writes (12 of the 21 requests before its UPDATE), which the probe
-  does not time (the fitted profile keeps its base's write, S3 Standard's
-  60 ms): the model's profile takes the lab's plain PUT instead, timed
-  first (one round trip each, a few KiB, as the call's writes are).
+  plain writes (12 of the 21 requests before its UPDATE): the lab profile's
+  plain write must be the lab's, which ``probe`` times and ``fit --samples``
+  takes (a profile fitted before the probe timed plain writes keeps its
+  base's, S3 Standard's 60 ms: probe and fit it again).
 
 The writers share this machine's cores with MinIO and the proxy: each
 point reports the writers' own CPU (share of all cores) and how late they
@@ -388,51 +388,6 @@ def time_sql_cas(url: str, rounds: int = 200) -> float:
     return float(np.median(times))
 
 
-PUT_BYTES = 4096  # a few KiB, as a one-row data file, a manifest or a metadata file is
-
-
-def time_plain_put(options: dict, bucket_uri: str, rounds: int = 60) -> list[float]:
-    """ms of each plain PUT of a small object to the lab's S3, one round trip each: boto3 without its
-    ``Expect: 100-continue`` (which would wait a second round trip before the body), as the writers' clients
-    send them. The object is the run's own and is deleted afterwards."""
-    import boto3
-    import botocore.handlers
-
-    s3 = boto3.client("s3", endpoint_url=options["AWS_ENDPOINT_URL"], region_name=options["AWS_REGION"],
-                      aws_access_key_id=options["AWS_ACCESS_KEY_ID"],
-                      aws_secret_access_key=options["AWS_SECRET_ACCESS_KEY"])
-    s3.meta.events.unregister("before-call.s3", botocore.handlers.add_expect_header)
-    bucket, _, prefix = bucket_uri.removeprefix("s3://").partition("/")
-    key = f"{prefix}/put-timing-{uuid.uuid4().hex[:8]}".lstrip("/")
-    body = os.urandom(PUT_BYTES)
-    times = []
-    try:
-        for _ in range(rounds + 5):  # the first few open the connection: not timed
-            start = time.perf_counter()
-            s3.put_object(Bucket=bucket, Key=key, Body=body)
-            times.append((time.perf_counter() - start) * 1000.0)
-    finally:
-        s3.delete_object(Bucket=bucket, Key=key)
-    return times[5:]
-
-
-def with_lab_writes(provider_file: str, put_ms: list[float], out: Path) -> str:
-    """A copy of the lab's profile whose plain writes are the timed PUTs (a lognormal, as fit takes reads)."""
-    from dataclasses import replace
-
-    from simcore.fit import measured_read
-    from simcore.profiles import dump_profile, load_profile
-
-    put = measured_read(put_ms)
-    profile = load_profile(provider_file)
-    profile = replace(profile, write_base_ms=put.median_ms, write_ms_per_mib=0.0, write_sigma=put.sigma,
-                      floor_ms=min(profile.floor_ms, put.min_ms))
-    out.write_text(dump_profile(profile, f"{provider_file} with the lab's plain PUT timed by benchmarks.real_clients:"
-                                         f" median {put.median_ms:.1f} ms, sigma {put.sigma:.3f} ({put.samples} "
-                                         f"PUTs of {PUT_BYTES} bytes)"))
-    return str(out)
-
-
 def _commit_sweeps(args: list[str], log) -> str:
     command = [sys.executable, "-m", "commit_sweeps", *args]
     print("$ commit-sweeps " + " ".join(args), file=log, flush=True)
@@ -515,15 +470,7 @@ def main(argv=None) -> int:
             print(f"real_clients: the SQL catalog's conditional UPDATE (SQLite at {db_path}): "
                   f"median {catalog_latency_ms:.2f} ms", file=sys.stderr, flush=True)
             print(f"# catalog conditional UPDATE median {catalog_latency_ms:.3f} ms", file=log, flush=True)
-        model_profile = args.lab_profile
-        if args.real_client == "pyiceberg":
-            put_ms = time_plain_put(options, bucket_uri)
-            model_profile = with_lab_writes(args.lab_profile, put_ms, work / f"model-profile-{run_id}.toml")
-            print(f"real_clients: the lab's plain PUT: median {np.median(put_ms):.1f} ms ({len(put_ms)} PUTs); "
-                  f"the model's profile: {model_profile}", file=sys.stderr, flush=True)
-            print(f"# plain PUT median {np.median(put_ms):.2f} ms; model profile {model_profile}", file=log,
-                  flush=True)
-        flags = _model_flags(model_profile, name, args.real_client, catalog_latency_ms)
+        flags = _model_flags(args.lab_profile, name, args.real_client, catalog_latency_ms)
         for interval in intervals:
             capacity = json.loads(_commit_sweeps(
                 ["capacity", *flags, "--writers-at-interval-s", f"{interval:g}",

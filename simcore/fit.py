@@ -136,6 +136,11 @@ SAMPLE_COLUMNS = ("operation", "latency_ms", "succeeded", "clients")
 # Optional: how long the op's read took (``commit-sweeps probe`` writes it). Where one client's reads are timed,
 # ``fit --samples`` takes the profile's read latency from them instead of from the base profile.
 SAMPLE_READ_COLUMN = "read_ms"
+# Optional rows: one client's plain (unconditional) writes of a small object of the probe's own, as a commit
+# writes its data and metadata files. Where a file has them, ``fit --samples`` takes the profile's plain write
+# from them instead of from the base profile.
+SAMPLE_WRITE_OPERATION = "write"
+SAMPLE_WRITE_BYTES = 4096  # the size the probe writes: a one-row data file, a manifest or a metadata file
 
 
 def _open_rows(path: str, field: str, columns: Sequence[str]) -> list[dict]:
@@ -224,8 +229,9 @@ def with_recovered_goodput(stats: Sequence[ClientStats]) -> list[ClientStats]:
 
 
 @dataclass(frozen=True)
-class MeasuredRead:
-    """The read latency of one client's ops, as a lognormal: what the profile's read becomes."""
+class MeasuredLatency:
+    """One client's latency of one kind of request, as a lognormal: what the profile's read or plain write
+    becomes."""
 
     median_ms: float
     sigma: float  # half the log distance from the 16th to the 84th percentile: a tail of stalls does not widen it
@@ -233,40 +239,60 @@ class MeasuredRead:
     samples: int
 
 
-def measured_read(read_ms: Sequence[float]) -> MeasuredRead:
-    """The lognormal of these read latencies (ms, all > 0).
+def measured_latency(latency_ms: Sequence[float]) -> MeasuredLatency:
+    """The lognormal of these latencies (ms, all > 0).
 
-    >>> r = measured_read([20.0] * 10 + [500.0])  # one stall in eleven reads
+    >>> r = measured_latency([20.0] * 10 + [500.0])  # one stall in eleven reads
     >>> (round(r.median_ms, 6), round(r.sigma, 6), round(r.min_ms, 6), r.samples)
     (20.0, 0.0, 20.0, 11)
     """
-    logs = np.log(np.asarray(read_ms, float))
+    logs = np.log(np.asarray(latency_ms, float))
     low, mid, high = np.percentile(logs, [15.87, 50.0, 84.13])
-    return MeasuredRead(median_ms=float(math.exp(mid)), sigma=float((high - low) / 2.0),
-                        min_ms=float(math.exp(logs.min())), samples=len(logs))
+    return MeasuredLatency(median_ms=float(math.exp(mid)), sigma=float((high - low) / 2.0),
+                           min_ms=float(math.exp(logs.min())), samples=len(logs))
 
 
-def with_measured_read(base: Provider, read: MeasuredRead) -> Provider:
+def with_measured_read(base: Provider, read: MeasuredLatency) -> Provider:
     """``base`` with its read latency replaced by the measured one (and its floor lowered to the fastest read,
     where the base's floor is above it: a floor is a bound on what the store can answer)."""
     return replace(base, read_median_ms=read.median_ms, read_sigma=read.sigma,
                    floor_ms=min(base.floor_ms, read.min_ms))
 
 
+def with_measured_write(base: Provider, write: MeasuredLatency, size_bytes: int = SAMPLE_WRITE_BYTES) -> Provider:
+    """``base`` with its plain write replaced by the measured one: writes of ``size_bytes`` had that median, so
+    the fixed part is the median less the base's per-MiB part at that size (the probe's objects are too small
+    to measure a per-MiB slope; the base's is kept), and the spread is the measured one. The floor is lowered
+    to the fastest write, as for reads."""
+    fixed = max(write.median_ms - base.write_ms_per_mib * size_bytes / 2**20, write.min_ms)
+    return replace(base, write_base_ms=fixed, write_sigma=write.sigma, floor_ms=min(base.floor_ms, write.min_ms))
+
+
+@dataclass(frozen=True)
+class Samples:
+    """A samples file: the conditional ops' stats by client count, and what one client's plain requests took
+    where the file times them (None where it does not)."""
+
+    stats: dict[str, list[ClientStats]]
+    read: Optional[MeasuredLatency]
+    write: Optional[MeasuredLatency]
+
+
 def read_samples(path: str) -> dict[str, list[ClientStats]]:
     """Raw samples (operation, latency_ms, succeeded, clients): operation -> stats by client count."""
-    return read_samples_and_reads(path)[0]
+    return read_samples_file(path).stats
 
 
-def read_samples_and_reads(path: str) -> tuple[dict[str, list[ClientStats]], Optional[MeasuredRead]]:
-    """``read_samples``, and the read latency of the one-client ops where the file times their reads
-    (``SAMPLE_READ_COLUMN``; None where it does not)."""
+def read_samples_file(path: str) -> Samples:
+    """``read_samples``, with the read latency of the one-client ops where the file times their reads
+    (``SAMPLE_READ_COLUMN``) and the plain writes' latency where it has ``write`` rows."""
     groups: dict[tuple[str, int], tuple[list, list]] = {}
     reads: list[float] = []
+    writes: list[float] = []
     for line, row in enumerate(_open_rows(path, "samples", SAMPLE_COLUMNS), start=2):
         operation = row.get("operation")
-        if operation not in ("cas", "append"):
-            raise ConfigError(f"{path}:{line}: operation", operation, "cas or append")
+        if operation not in ("cas", "append", SAMPLE_WRITE_OPERATION):
+            raise ConfigError(f"{path}:{line}: operation", operation, f"cas, append or {SAMPLE_WRITE_OPERATION}")
         latency = _number(row, "latency_ms", line, path)
         if latency <= 0:
             raise ConfigError(f"{path}:{line}: latency_ms", latency, "a latency > 0 (ms)")
@@ -276,6 +302,12 @@ def read_samples_and_reads(path: str) -> tuple[dict[str, list[ClientStats]], Opt
         clients = _number(row, "clients", line, path, int)
         if clients < 1:
             raise ConfigError(f"{path}:{line}: clients", clients, "an integer >= 1")
+        if operation == SAMPLE_WRITE_OPERATION:
+            if clients != 1 or flag not in ("1", "true"):
+                raise ConfigError(f"{path}:{line}: {SAMPLE_WRITE_OPERATION}", f"clients {clients}, succeeded {flag}",
+                                  "a plain write one client made and the store took (clients 1, succeeded 1)")
+            writes.append(latency)
+            continue
         lat, ok = groups.setdefault((operation, clients), ([], []))
         lat.append(latency)
         ok.append(flag in ("1", "true"))
@@ -286,11 +318,11 @@ def read_samples_and_reads(path: str) -> tuple[dict[str, list[ClientStats]], Opt
                                   f"a latency > 0 (ms) and at most the op's latency_ms ({latency:g})")
             reads.append(read)
     if not groups:
-        raise ConfigError("csv", path, "at least one sample row")
+        raise ConfigError("csv", path, "at least one cas or append sample row")
     out: dict[str, list[ClientStats]] = {}
     for (operation, clients), (lat, ok) in sorted(groups.items()):
         out.setdefault(operation, []).append(summarise(clients, np.array(lat), np.array(ok)))
-    return out, (measured_read(reads) if reads else None)
+    return Samples(out, measured_latency(reads) if reads else None, measured_latency(writes) if writes else None)
 
 
 # -- fitting ---------------------------------------------------------------
@@ -817,18 +849,22 @@ def kept_kind(mean_losses: Sequence[float], changes: Sequence[float], fell: bool
 def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]], *, name: Optional[str] = None,
                 description: Optional[str] = None, observed_at: Optional[float] = None,
                 max_evaluations: Optional[int] = None, failed_ratios: Optional[Mapping[str, float]] = None,
-                throttled: Collection[str] = (), read: Optional[MeasuredRead] = None, progress=None,
-                report: Optional[dict] = None) -> tuple[Provider, dict[str, float]]:
+                throttled: Collection[str] = (), read: Optional[MeasuredLatency] = None,
+                write: Optional[MeasuredLatency] = None, progress=None, report: Optional[dict] = None) -> tuple[Provider, dict[str, float]]:
     """A profile fitted to every operation measured (``cas`` first: it also fixes when reads observe).
 
     ``throttled``: the operations the store throttles on one object (GCS's and Azure's CAS), fitted with the
     throttle model instead of the contention terms. ``read``: the read latency measured with these ops
-    (``read_samples_and_reads``): the profile's read becomes it, in place of the base's.
+    (``read_samples_file``): the profile's read becomes it, in place of the base's. ``write``: the plain writes
+    measured with them: the profile's plain write becomes it (the fit itself uses only reads and conditional
+    writes, so it changes no fitted term; the commits the profile simulates write their files at it).
     """
     profile = replace(base, name=name or base.name, description=description or base.description,
                       all_fixed=False)
     if read is not None:
         profile = with_measured_read(profile, read)
+    if write is not None:
+        profile = with_measured_write(profile, write)
     losses = {}
     for operation in sorted(measurements, key=lambda op: op != "cas"):
         if operation == "append" and not profile.supports_append:

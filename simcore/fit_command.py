@@ -6,12 +6,15 @@
 ``--table`` reads seed-000-style per-thread rows (provider, operation, clients,
 success, fail, mean_ms, p50_ms, p95_ms, p99_ms); ``--samples`` reads one row
 per measured op (operation, latency_ms, succeeded, clients, and optionally
-read_ms, the op's read, which ``commit-sweeps probe`` times). The read, the
-size-based write and the floor come from ``--base`` (a built-in provider) or
-``--base-file`` (a profile file), since a conditional-write benchmark does not
-measure them, except the read where the samples time one client's reads: its
-latency is then the measured one (``--base-read`` keeps the base's); the
-conditional write(s) and the measured model's terms are fitted
+read_ms, the op's read, which ``commit-sweeps probe`` times; and optionally
+``write`` rows, one client's plain writes of a small object, which the probe
+also times). The read, the size-based write and the floor come from ``--base``
+(a built-in provider) or ``--base-file`` (a profile file), since a
+conditional-write benchmark does not measure them, except the read where the
+samples time one client's reads and the plain write where they have write
+rows: those are then the measured ones (``--base-read`` and ``--base-write``
+keep the base's); the conditional write(s) and the measured model's terms are
+fitted
 (simcore/fit.py, docs/measured.md). A subcommand module: ``configure``
 adds its flags to a parser, ``run`` does the work and returns the exit status.
 """
@@ -37,7 +40,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--samples", metavar="CSV",
                         help="measured ops, one per row: operation (cas|append), latency_ms, succeeded, clients, "
                              "and optionally read_ms (the op's read, which probe times: the profile's read then "
-                             "comes from one client's reads)")
+                             "comes from one client's reads); rows of operation write (one client's plain writes, "
+                             "which probe also times) give the profile's plain write")
     parser.add_argument("--provider", default=None,
                         help="the table's provider column to fit (with --table); also the default --base and name")
     parser.add_argument("--base", default=None, metavar="PROVIDER",
@@ -46,6 +50,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-file", default=None, metavar="PATH", help="or a profile file to take them from")
     parser.add_argument("--base-read", action="store_true",
                         help="with --samples that time the reads (read_ms): keep the base's read latency anyway")
+    parser.add_argument("--base-write", action="store_true",
+                        help="with --samples that time plain writes (write rows): keep the base's write latency "
+                             "anyway")
     parser.add_argument("--name", default=None, help="the profile's name (default: --provider)")
     parser.add_argument("--description", default=None, help="one line describing the store")
     parser.add_argument("--observed-at", type=float, default=None, metavar="F",
@@ -107,15 +114,18 @@ def run(args: argparse.Namespace) -> int:
     from simcore.profiles import dump_profile
 
     try:
-        if args.base_read and args.samples is None:
-            raise ConfigError("base_read", True, "only with --samples (a table times no reads)")
+        for flag, what in (("base_read", "reads"), ("base_write", "writes")):
+            if getattr(args, flag) and args.samples is None:
+                raise ConfigError(flag, True, f"only with --samples (a table times no {what})")
         if args.table is not None:
             if args.provider is None:
                 raise ConfigError("provider", None, "the provider whose rows of --table to fit")
-            measurements, reads = fit.read_table(args.table, args.provider), None
+            measurements, reads, writes = fit.read_table(args.table, args.provider), None, None
         else:
-            measurements, reads = fit.read_samples_and_reads(args.samples)
-            reads = None if args.base_read else reads  # --base-read: the base's read, as for a table
+            samples = fit.read_samples_file(args.samples)
+            measurements = samples.stats
+            reads = None if args.base_read else samples.read  # --base-read: the base's read, as for a table
+            writes = None if args.base_write else samples.write
         if args.observed_at is not None and not 0 <= args.observed_at <= 1:
             raise ConfigError("observed_at", args.observed_at, "a fraction in [0, 1]")
         if args.max_evaluations is not None and args.max_evaluations < 3:
@@ -145,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         profile, losses = fit.fit_profile(base, measurements, name=name, description=args.description,
                                           observed_at=args.observed_at, max_evaluations=args.max_evaluations,
                                           failed_ratios=failed_ratios, throttled=tuple(args.throttle),
-                                          read=reads, progress=progress, report=report)
+                                          read=reads, write=writes, progress=progress, report=report)
     except ConfigError as error:
         return bad_input(error)
     # How well the data determined the terms: on stderr with the progress lines, and kept in the file.
@@ -157,11 +167,13 @@ def run(args: argparse.Namespace) -> int:
     flags = [f"--{key.replace('_', '-')} {shlex.quote(str(value))}" for key, value in vars(args).items()
              if key in ("table", "samples", "provider", "base", "base_file", "name", "observed_at", "max_evaluations")
              and value is not None] + [f"--failed-ratio {item}" for item in args.failed_ratio] + [
-        f"--throttle {op}" for op in args.throttle] + (["--base-read"] if args.base_read else [])
-    kept = "Read, write and floor"
-    if reads is not None:
-        kept = (f"Read from the samples (one client's {reads.samples} reads: median {reads.median_ms:.3g} ms, "
-                f"sigma {reads.sigma:.3g}); write and floor")
+        f"--throttle {op}" for op in args.throttle] + [f"--{flag.replace('_', '-')}" for flag in
+                                                        ("base_read", "base_write") if getattr(args, flag)]
+    measured = [f"{what} from the samples (one client's {m.samples} {what}s: median {m.median_ms:.3g} "
+                f"ms, sigma {m.sigma:.3g})" for what, m in (("read", reads), ("write", writes)) if m is not None]
+    rest = [what for what, m in (("read", reads), ("write", writes)) if m is None] + ["floor"]
+    kept = "; ".join(measured + [(", ".join(rest[:-1]) + " and " + rest[-1]) if len(rest) > 1 else rest[0]])
+    kept = kept[0].upper() + kept[1:]
     header = (f"Provider profile {name}, fitted by: python -m simcore fit {' '.join(flags)}\n"
               f"Measurements: {os.path.basename(source)} ({', '.join(f'{op} at {len(s)} client counts' for op, s in measurements.items())}).\n"
               f"{kept} from {args.base_file or base.name}; conditional writes and terms fitted\n"

@@ -113,12 +113,14 @@ _CONDITIONS = {"if-match", "if-none-match"}
 
 
 class Proxy:
-    """See the module docstring. ``requests`` counts what passed; ``stop()`` closes it."""
+    """See the module docstring. ``requests`` counts what passed (``expects`` those with ``Expect:
+    100-continue``); ``stop()`` closes it."""
 
     def __init__(self, upstream: str, delay_ms: float = 0.0, mode: str = "pass"):
         host, port = upstream.split("//", 1)[1].rsplit(":", 1)
         proxy = self
         self.requests = 0
+        self.expects = 0  # requests that carried Expect: 100-continue (a second round trip before the body)
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, and Expect: 100-continue answered here
@@ -128,6 +130,7 @@ class Proxy:
 
             def _forward(self):
                 proxy.requests += 1
+                proxy.expects += bool(self.headers.get("Expect"))
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}

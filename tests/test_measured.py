@@ -15,7 +15,7 @@ from simcore import SimConfig, simulate
 from simcore.bench import bench, parse_clients, run_clients
 from simcore.cli import main
 from simcore.errors import ConfigError
-from simcore.fit import fit_operation, read_samples, read_table
+from simcore.fit import SAMPLE_WRITE_BYTES, fit_operation, read_samples, read_samples_file, read_table
 from simcore.profiles import (canonical_json, dump_profile, load_profile, measured_profile, measured_profiles,
                               profile_from_json)
 from simcore.providers import PROVIDERS, OperationLatency
@@ -262,6 +262,44 @@ def test_fit_takes_the_read_latency_from_samples_that_time_one_clients_reads(tmp
     path.write_text("operation,latency_ms,succeeded,clients,read_ms\ncas,50,1,1,20\ncas,50,1,1,60\n")
     assert main(["fit", "--samples", str(path), "--base", "s3", "--quiet"]) == 2
     assert "samples.csv:3: read_ms" in capsys.readouterr().err
+
+
+def test_fit_takes_the_plain_write_from_samples_that_time_one_clients_writes(tmp_path, capsys):
+    path = tmp_path / "samples.csv"
+    rng = np.random.default_rng(6)
+    writes = 25.0 * np.exp(0.1 * rng.standard_normal(200))
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["operation", "latency_ms", "succeeded", "clients", "read_ms"])
+        writer.writerows(("write", f"{w:.3f}", 1, 1, "") for w in writes)
+        writer.writerows(("cas", f"{60.0 + i % 7:.3f}", int(clients == 1 or i % 2 == 0), clients, "")
+                         for clients in (1, 2) for i in range(200))
+    samples = read_samples_file(str(path))
+    assert samples.read is None and samples.write.samples == 200
+    assert [s.clients for s in samples.stats["cas"]] == [1, 2]  # the write rows are no client count of an op
+    out = tmp_path / "mine.toml"
+    assert main(["fit", "--samples", str(path), "--base", "s3", "--max-evaluations", "9", "--out", str(out),
+                 "--quiet"]) == 0
+    mine, base = load_profile(str(out)), PROVIDERS["s3"]
+    # At the probe's 4 KiB the profile's write is the measured median; the base's per-MiB slope is kept.
+    assert mine.write(SAMPLE_WRITE_BYTES).median_ms == pytest.approx(float(np.median(writes)), rel=0.02)
+    assert mine.write_ms_per_mib == base.write_ms_per_mib and mine.write_sigma == pytest.approx(0.1, abs=0.02)
+    assert mine.read_median_ms == base.read_median_ms  # these samples time no reads
+    text = out.read_text()
+    assert "Write from the samples (one client's 200 writes" in text and "read and floor from s3" in text
+    kept = tmp_path / "kept.toml"
+    assert main(["fit", "--samples", str(path), "--base", "s3", "--base-write", "--max-evaluations", "9",
+                 "--out", str(kept), "--quiet"]) == 0
+    assert load_profile(str(kept)).write(SAMPLE_WRITE_BYTES) == base.write(SAMPLE_WRITE_BYTES)
+    # A write row at two clients, or one the store refused, is refused naming the line.
+    for row in ("write,20,1,2,", "write,20,0,1,"):
+        path.write_text(f"operation,latency_ms,succeeded,clients,read_ms\ncas,50,1,1,\n{row}\n")
+        assert main(["fit", "--samples", str(path), "--base", "s3", "--quiet"]) == 2
+        assert "samples.csv:3: write" in capsys.readouterr().err
+    # Write rows alone are no measurement to fit.
+    path.write_text("operation,latency_ms,succeeded,clients\nwrite,20,1,1\n")
+    assert main(["fit", "--samples", str(path), "--base", "s3", "--quiet"]) == 2
+    assert "at least one cas or append sample row" in capsys.readouterr().err
 
 
 def test_fit_command_writes_a_loadable_profile(tmp_path, capsys):

@@ -121,7 +121,7 @@ def test_samples_round_trip_through_fit_and_json_has_bench_keys(moto, slow_moto,
     out = tmp_path / "samples.csv"
     result = probe("--store-uri", f"s3://{BUCKET}/round-trip", "--endpoint-url", slow_moto.endpoint,
                    "--clients", "1,2", "--duration-s", "4", "--race-rounds", "3", "--processes", "2",
-                   "--out", str(out), "--json", "--max-client-lag", "1")
+                   "--out", str(out), "--json", "--max-client-lag", "1", "--write-rounds", "8")
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["clients"] for line in lines] == [1, 2]
@@ -145,18 +145,42 @@ def test_samples_round_trip_through_fit_and_json_has_bench_keys(moto, slow_moto,
                             capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                             timeout=600)
     assert fitted.returncode == 0, fitted.stderr
-    from simcore.fit import measured_read
+    from simcore.fit import SAMPLE_WRITE_BYTES, measured_latency
     from simcore.profiles import load_profile
     mine = load_profile(str(profile))
     assert mine.name == "moto"
     # The probe times each op's read; the profile's read is the one client's reads, not the base's.
     with open(out, newline="") as handle:
         rows = list(csv.DictReader(handle))
-    one = [row for row in rows if row["clients"] == "1"]
+    one = [row for row in rows if row["clients"] == "1" and row["operation"] == "cas"]
     reads = [float(row["read_ms"]) for row in one]
     assert all(10.0 < float(row["read_ms"]) < float(row["latency_ms"]) for row in one)  # one request: >= 10 ms
-    assert mine.read_median_ms == pytest.approx(measured_read(reads).median_ms, rel=1e-6)
-    assert "Read from the samples" in profile.read_text()
+    assert mine.read_median_ms == pytest.approx(measured_latency(reads).median_ms, rel=1e-6)
+    # And times one client's plain writes, first: the profile's plain write is theirs, not the base's.
+    writes = [float(row["latency_ms"]) for row in rows if row["operation"] == "write"]
+    assert len(writes) == 8 and all(row["clients"] == "1" for row in rows[:8]) and min(writes) >= 10.0
+    assert mine.write(SAMPLE_WRITE_BYTES).median_ms == pytest.approx(measured_latency(writes).median_ms, rel=1e-3)
+    assert "Read from the samples" in profile.read_text() and "write from the samples" in profile.read_text()
+
+
+def test_a_plain_write_is_one_round_trip_and_a_conditional_one_keeps_boto3s_handshake(moto, monkeypatch):
+    from commit_sweeps.probe.stores import open_store
+    from commit_sweeps.probe.uri import parse_store_uri
+
+    for key, value in KEYS.items():
+        monkeypatch.setenv(key, value)
+    proxy = Proxy(moto.endpoint)
+    try:
+        store = open_store(parse_store_uri(f"s3://{BUCKET}/puts"), proxy.endpoint)
+        for _ in range(3):
+            store.put("puts/plain", b"x" * 4096)
+        assert (proxy.requests, proxy.expects) == (3, 0)  # what a table-format client's PUT costs
+        version = store.read("puts/plain")
+        assert store.write("puts/plain", version, b"y" * 4096) and proxy.expects == 1  # as the probe measures CAS
+        store.delete("puts/plain")
+    finally:
+        proxy.stop()
+    assert leftover(moto, "puts") == []
 
 
 def test_a_proxy_that_drops_the_condition_headers_is_refused(moto):

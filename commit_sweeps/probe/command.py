@@ -9,11 +9,14 @@ read, no retry. Printed per count: goodput, failure rate and latency
 percentiles, ``bench``'s columns (``--json``: ``bench --json``'s keys, then
 the failed ops' latency and the client side's own cost). ``--out`` gets one
 row per op in the format ``fit --samples`` reads, rewritten whole after each
-client count, so an interrupted probe keeps every count it finished.
+client count, so an interrupted probe keeps every count it finished. Before
+the counts one client times ``--write-rounds`` plain writes of a small object
+(``write`` rows in the file: the profile's plain write, which a commit's data
+and metadata files take).
 
 Before measuring, the store must prove its conditional writes atomic
-(``atomicity``); the probe's one object (``<prefix>/commit-sweeps-probe-<random>``)
-is deleted at the end, also on ^C or SIGTERM. Exit status: 0 measured, 1 the
+(``atomicity``); the probe's object (``<prefix>/commit-sweeps-probe-<random>``,
+and ``...-put`` for the plain writes) is deleted at the end, also on ^C or SIGTERM. Exit status: 0 measured, 1 the
 client side distorted a count (its figures are not printed), 2 bad input or a
 store refused (one line, nothing measured), 130 interrupted.
 """
@@ -40,7 +43,8 @@ MAX_PROBE_CLIENTS = 256
 # The client side distorts a count when a client ready to send waits for its CPU this long, as a share of the
 # median successful op: above WARN_LAG the count is printed with a warning, above MAX_LAG it is refused.
 WARN_LAG, MAX_LAG = 0.10, 0.25
-MAX_RACE_ROUNDS, MAX_RACE_WRITERS, MAX_PROCESSES = 10_000, 64, 256
+MAX_RACE_ROUNDS, MAX_RACE_WRITERS, MAX_PROCESSES, MAX_WRITE_ROUNDS = 10_000, 64, 256, 100_000
+WRITE_WARM_UP = 3  # plain writes sent before the timed ones: the first opens the connection
 WARN_CPU = 0.8  # the clients used this share of the machine's cores: latencies may include CPU queueing
 
 
@@ -66,6 +70,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="rounds of the single-winner check before measuring (default 20)")
     parser.add_argument("--race-writers", type=positive_int, default=8, metavar="N",
                         help="concurrent writers per round of that check (default 8)")
+    parser.add_argument("--write-rounds", type=int, default=60, metavar="N",
+                        help="plain writes of a small object one client times before the counts (the profile's "
+                             "plain write; default 60, 0: none)")
     parser.add_argument("--processes", type=positive_int, default=None, metavar="N",
                         help="client processes (default: 4 per core, at most one per client)")
     parser.add_argument("--max-client-lag", type=number, default=MAX_LAG, metavar="F",
@@ -119,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("duration_s", args.duration_s, "seconds in [2, 86400]")
         if not (math.isfinite(args.max_client_lag) and args.max_client_lag > 0):
             raise ConfigError("max_client_lag", args.max_client_lag, "a share > 0 of the median op")
+        if not 0 <= args.write_rounds <= MAX_WRITE_ROUNDS:
+            raise ConfigError("write_rounds", args.write_rounds, f"an integer in [0, {MAX_WRITE_ROUNDS}]")
         for field, value, most in (("race_rounds", args.race_rounds, MAX_RACE_ROUNDS),
                                    ("race_writers", args.race_writers, MAX_RACE_WRITERS),
                                    ("processes", args.processes, MAX_PROCESSES)):
@@ -146,7 +155,8 @@ def _probe(args, uri, endpoint, counts, progress) -> int:
 
     store = None
     name = uri.object_name()
-    created = False
+    put_name = name + "-put"
+    created = put_started = False
     pool = None
     try:
         try:
@@ -158,6 +168,11 @@ def _probe(args, uri, endpoint, counts, progress) -> int:
             prove(racers, name, args.operation, args.race_rounds, progress)
         except ConfigError as error:
             return bad_input(error)
+        writes: list[float] = []
+        if args.write_rounds:
+            put_started = True
+            writes = _time_writes(store, put_name, args.write_rounds)
+            progress(f"probe: plain write: {_writes_line(writes)}")
         target = Target(uri, endpoint, name, args.operation)
         pool = ClientPool(target, args.processes or default_processes(max(counts)))
         measured: list = []
@@ -176,15 +191,17 @@ def _probe(args, uri, endpoint, counts, progress) -> int:
                 return EXIT_FAILED
             measured.append((clients, ops, result))
             if args.out is not None:
-                _write_samples(args.out, args.operation, measured)
+                _write_samples(args.out, args.operation, measured, writes)
             if args.json:
                 print(json.dumps({key: None if isinstance(value, float) and not math.isfinite(value) else value
                                   for key, value in result.to_json().items()}, allow_nan=False), flush=True)
             progress(_progress_line(result, time.monotonic() - started))
         if not args.json:
             print(_table(store.describe(), args, [r for _, _, r in measured]))
+            if writes:
+                print(f"plain write, one client: {_writes_line(writes)}")
         if args.out is not None:
-            progress(f"probe: wrote {sum(len(o) for _, o, _ in measured)} samples to {args.out}")
+            progress(f"probe: wrote {sum(len(o) for _, o, _ in measured) + len(writes)} samples to {args.out}")
         return EXIT_OK
     except _Interrupted as signal_name:
         progress(f"probe: interrupted ({signal_name}); cleaning up")
@@ -200,6 +217,29 @@ def _probe(args, uri, endpoint, counts, progress) -> int:
             pool.close()
         if created and store is not None:
             _delete(store, name, progress)
+        if put_started and store is not None:
+            _delete(store, put_name, progress)
+
+
+def _time_writes(store, name: str, rounds: int) -> list[float]:
+    """ms of each of ``rounds`` plain writes of one small object (after a few untimed ones)."""
+    from simcore.fit import SAMPLE_WRITE_BYTES
+
+    data = os.urandom(SAMPLE_WRITE_BYTES)
+    times = []
+    for _ in range(rounds + WRITE_WARM_UP):
+        start = time.perf_counter()
+        store.put(name, data)
+        times.append((time.perf_counter() - start) * 1000.0)
+    return times[WRITE_WARM_UP:]
+
+
+def _writes_line(writes: list[float]) -> str:
+    import numpy as np
+    from simcore.fit import SAMPLE_WRITE_BYTES
+
+    p50, p99 = np.percentile(writes, [50, 99])
+    return f"{len(writes)} x {SAMPLE_WRITE_BYTES} bytes, p50 {p50:.1f} ms, p99 {p99:.1f} ms"
 
 
 def _delete(store, name: str, progress) -> None:
@@ -274,11 +314,11 @@ def _table(store: str, args, results) -> str:
     return head + "\n" + "\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in cells)
 
 
-def _write_samples(path: str, operation: str, measured) -> None:
+def _write_samples(path: str, operation: str, measured, writes) -> None:
     """Rewrite ``path`` with every count measured so far, through a temporary name: never a torn file."""
     from commit_sweeps.probe.samples import samples_csv
 
     partial = path + ".partial"
     with open(partial, "w", newline="") as handle:
-        handle.write(samples_csv(operation, [(clients, ops) for clients, ops, _ in measured]))
+        handle.write(samples_csv(operation, [(clients, ops) for clients, ops, _ in measured], writes))
     os.replace(partial, path)
