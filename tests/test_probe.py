@@ -260,6 +260,7 @@ def test_bad_input_exits_2_with_one_line(moto, tmp_path):
         (["--store-uri", f"s3://{BUCKET}", "--clients", "0"], {}, "clients"),
         (["--store-uri", f"s3://{BUCKET}", "--clients", "300"], {}, "clients"),
         (["--store-uri", f"s3://{BUCKET}", "--duration-s", "nan"], {}, "duration_s"),
+        (["--store-uri", f"s3://{BUCKET}", "--write-rounds", "-1"], {}, "write_rounds: -1 is not allowed"),
         (["--store-uri", f"s3://{BUCKET}", "--out", str(tmp_path / "missing" / "x.csv")], {}, "out"),
     ]
     for flags, env, expected in cases:
