@@ -163,7 +163,7 @@ def test_samples_round_trip_through_fit_and_json_has_bench_keys(moto, slow_moto,
     assert "Read from the samples" in profile.read_text() and "write from the samples" in profile.read_text()
 
 
-def test_a_plain_write_is_one_round_trip_and_a_conditional_one_keeps_boto3s_handshake(moto, monkeypatch):
+def test_every_put_is_one_round_trip_without_boto3s_handshake(moto, monkeypatch):
     from commit_sweeps.probe.stores import open_store
     from commit_sweeps.probe.uri import parse_store_uri
 
@@ -176,7 +176,9 @@ def test_a_plain_write_is_one_round_trip_and_a_conditional_one_keeps_boto3s_hand
             store.put("puts/plain", b"x" * 4096)
         assert (proxy.requests, proxy.expects) == (3, 0)  # what a table-format client's PUT costs
         version = store.read("puts/plain")
-        assert store.write("puts/plain", version, b"y" * 4096) and proxy.expects == 1  # as the probe measures CAS
+        assert store.write("puts/plain", version, b"y" * 4096)  # and its conditional create
+        assert not store.write("puts/plain", version, b"z" * 4096)  # still conditional: the version moved on
+        assert (proxy.requests, proxy.expects) == (6, 0)
         store.delete("puts/plain")
     finally:
         proxy.stop()

@@ -8,9 +8,11 @@
             ifGenerationMatch (cas); GCS has no conditional append.
 
 ``put`` is a plain (unconditional) write, as a commit writes its data and
-metadata files; on S3 it goes in one round trip, without boto3's ``Expect:
-100-continue`` (which waits a second round trip before the body), as
-delta-rs's object_store sends its PUTs (traced on the store lab).
+metadata files. On S3 every PUT goes in one round trip, without boto3's
+``Expect: 100-continue`` (which waits a second round trip before the body):
+delta-rs's object_store sends its conditional create so (traced on the store
+lab), and Azure's and GCS's SDKs send none, so a read-then-write costs two
+round trips on each store, as the model's read and conditional write are.
 
 Every adapter makes one attempt per request (the SDK's retries are off): a
 probe measures the store, and a retried request would hide a refusal or
@@ -113,12 +115,9 @@ class S3Store(Store):
                         read_timeout=READ_TIMEOUT_S, max_pool_connections=4,
                         s3={"addressing_style": "path"} if endpoint_url else None)
         try:
-            session = boto3.session.Session()
-            self.client = session.client("s3", endpoint_url=endpoint_url, config=config)
-            # For put: one round trip, as table-format clients send a plain PUT (the module's docstring); the
-            # conditional writes keep boto3's handshake, as the probe has always measured them.
-            self._plain = session.client("s3", endpoint_url=endpoint_url, config=config)
-            self._plain.meta.events.unregister("before-call.s3", botocore.handlers.add_expect_header)
+            self.client = boto3.session.Session().client("s3", endpoint_url=endpoint_url, config=config)
+            # One round trip per PUT (the module's docstring).
+            self.client.meta.events.unregister("before-call.s3", botocore.handlers.add_expect_header)
         except BotoCoreError as error:  # a named profile that does not exist, a bad config file
             raise ConfigError("credentials", "(from boto3's chain)", f"a usable AWS configuration ({error})") \
                 from None
@@ -181,7 +180,7 @@ class S3Store(Store):
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
-            self._plain.put_object(Bucket=self.uri.bucket, Key=name, Body=data)
+            self.client.put_object(Bucket=self.uri.bucket, Key=name, Body=data)
         except (ClientError, BotoCoreError) as error:
             raise StoreError(f"PUT failed: {error}") from None
 
