@@ -4,9 +4,9 @@
     python -m benchmarks.real_stores [--stores s3,az,gs] [--duration-s 60] [--seeds 3]
 
 For each lab store (scripts/store-lab.sh), at a delay that puts one client
-near a seed-000 store's op rate (S3: 10 ms each way, about 68 ms a CAS, as
+near a seed-000 store's op rate (S3: 16 ms each way, about 68 ms a CAS, as
 seed 000's S3; Azure: 23 ms, about 104 ms; GCS: 42 ms, about seed 000's GCS
-median of 173 ms), +- half the delay of jitter (``--jitter-share``), it runs
+median of 173 ms: a read then a conditional write, two round trips on each), +- half the delay of jitter (``--jitter-share``), it runs
 the user's three commands:
 
 1. ``commit-sweeps probe --clients 1-4 --out samples.csv``;
@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAB = ROOT / "scripts" / "store-lab.sh"
 # store: (URI variable, endpoint variable, base profile, delay ms each way, what that delay aims at)
 STORES = {
-    "s3": ("STORE_LAB_S3_URI", "STORE_LAB_S3_ENDPOINT", "s3", 10, "seed 000's S3 CAS, 68 ms mean"),
+    "s3": ("STORE_LAB_S3_URI", "STORE_LAB_S3_ENDPOINT", "s3", 16, "seed 000's S3 CAS, 68 ms mean"),
     "az": ("STORE_LAB_AZ_URI", "STORE_LAB_AZ_ENDPOINT", "azure", 23, "seed 000's Azure CAS, 104 ms mean"),
     "gs": ("STORE_LAB_GS_URI", "STORE_LAB_GS_ENDPOINT", "gcp", 42, "seed 000's GCS CAS, 173 ms median"),
 }
