@@ -4,10 +4,11 @@
     python -m benchmarks.real_stores [--stores s3,az,gs] [--duration-s 60] [--seeds 3]
 
 For each lab store (scripts/store-lab.sh), at a delay that puts one client
-near a seed-000 store's op rate (S3: 16 ms each way, about 68 ms a CAS, as
-seed 000's S3; Azure: 23 ms, about 104 ms; GCS: 42 ms, about seed 000's GCS
-median of 173 ms: a read then a conditional write, two round trips on each), +- half the delay of jitter (``--jitter-share``), it runs
-the user's three commands:
+near a seed-000 store's op rate (a read then a conditional write, two round
+trips on each store: S3 16 ms each way, about 68 ms a CAS, as seed 000's S3;
+Azure 23 ms, about 104 ms; GCS 42 ms, about seed 000's GCS median of 173 ms),
++- half the delay of jitter (``--jitter-share``), it runs the user's three
+commands:
 
 1. ``commit-sweeps probe --clients 1-4 --out samples.csv``;
 2. ``commit-sweeps fit --samples samples.csv --base <seed-000 store>``;
