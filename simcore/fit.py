@@ -46,7 +46,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
 from dataclasses import dataclass, replace
 from typing import Collection, Iterable, Mapping, NamedTuple, Optional, Sequence
 
@@ -227,31 +226,6 @@ def measuring_time_s(stats: Sequence[ClientStats]) -> float:
 def with_recovered_goodput(stats: Sequence[ClientStats]) -> list[ClientStats]:
     seconds = measuring_time_s(stats)
     return [replace(s, goodput_ops=s.successes / seconds) for s in stats]
-
-
-# A per-thread table times no failed op, but N clients in a closed loop without think time fill N x T of op time
-# (Little's law), so the failed ops' mean is what the successful ones leave of it. An error in T swamps it where
-# few ops failed: only rows with at least this many failures get one.
-MIN_RECOVERED_FAILURES = 100
-
-
-def with_recovered_failed_means(stats: Sequence[ClientStats]) -> list[ClientStats]:
-    """Rows without a failed ops' mean (a table's) with the one their counts imply: (N x T - successes x mean
-    latency) / failures, T recovered from the one-client row (``measuring_time_s``).
-
-    >>> rows = with_recovered_failed_means([ClientStats(1, 1000, 0, 10.0, 100.0, 90.0, 200.0, 300.0),
-    ...                                     ClientStats(2, 1000, 500, 5.0, 100.0, 90.0, 200.0, 300.0)])
-    >>> [r.failed_mean_ms for r in rows]  # 2 x 100 s of op time, 100 s of it in successes
-    [None, 200.0]
-    """
-    seconds = measuring_time_s(stats)
-    out = []
-    for s in stats:
-        left_ms = s.clients * seconds * 1000.0 - s.successes * s.mean_ms
-        if s.failed_mean_ms is None and s.failures >= MIN_RECOVERED_FAILURES and left_ms > 0:
-            s = replace(s, failed_mean_ms=left_ms / s.failures)
-        out.append(s)
-    return out
 
 
 @dataclass(frozen=True)
@@ -635,8 +609,6 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
     # Enough simulated time for about 3,000 ops at one client, and at least a minute.
     duration_s = max(60.0, 3000.0 * one[0].mean_ms / 1000.0)
     counts = [s.clients for s in compared]
-    if uses_prior(counts) and os.environ.get("CS_FAILED_MEANS"):
-        compared = with_recovered_failed_means(compared)
 
     def fit_at(hold_ms: float):
         return _contention_fit(base, operation, compared, median, sigma, duration_s, observed_at, failed_ratio,
@@ -806,8 +778,6 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
     counts = [s.clients for s in compared]
     seen = 1.0 if observed_at is None else observed_at
     few_counts = uses_prior(counts)  # then both kinds of bucket, the prior's choice, and the failed multiplier
-    if few_counts and os.environ.get("CS_FAILED_MEANS"):
-        compared = with_recovered_failed_means(compared)
     bounds = THROTTLE_BOUNDS + ((FEW_COUNTS_FAILED_MULTIPLIER,) if few_counts else ())
 
     def fit_counting(counts_what: str):
@@ -880,7 +850,8 @@ def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]
                 description: Optional[str] = None, observed_at: Optional[float] = None,
                 max_evaluations: Optional[int] = None, failed_ratios: Optional[Mapping[str, float]] = None,
                 throttled: Collection[str] = (), read: Optional[MeasuredLatency] = None,
-                write: Optional[MeasuredLatency] = None, progress=None, report: Optional[dict] = None) -> tuple[Provider, dict[str, float]]:
+                write: Optional[MeasuredLatency] = None, progress=None,
+                report: Optional[dict] = None) -> tuple[Provider, dict[str, float]]:
     """A profile fitted to every operation measured (``cas`` first: it also fixes when reads observe).
 
     ``throttled``: the operations the store throttles on one object (GCS's and Azure's CAS), fitted with the
