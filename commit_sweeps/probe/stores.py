@@ -75,6 +75,12 @@ class Store:
 
     def put(self, name: str, data: bytes) -> None:
         """Write the object unconditionally (a plain write); StoreError when the store does not take it."""
+        if not self._put(name, data):
+            raise StoreError("a plain write was refused as if it were conditional (409/412)")
+
+    def _put(self, name: str, data: bytes) -> bool:
+        """The plain write through the adapter's conditional-write path (its one mapping of the SDK's answers),
+        with no condition."""
         raise NotImplementedError
 
     def length(self, name: str) -> int:
@@ -176,13 +182,8 @@ class S3Store(Store):
         answer["Body"].read()
         return answer["ETag"]
 
-    def put(self, name: str, data: bytes) -> None:
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        try:
-            self.client.put_object(Bucket=self.uri.bucket, Key=name, Body=data)
-        except (ClientError, BotoCoreError) as error:
-            raise StoreError(f"PUT failed: {error}") from None
+    def _put(self, name: str, data: bytes) -> bool:
+        return self._conditional(Key=name, Body=data)
 
     def read_data(self, name: str) -> bytes:
         return self._get(name)["Body"].read()
@@ -325,13 +326,9 @@ class AzureStore(Store):
         return self._conditional(lambda: blob.upload_blob(data, overwrite=True, etag=version,
                                                           match_condition=MatchConditions.IfNotModified))
 
-    def put(self, name: str, data: bytes) -> None:
-        from azure.core.exceptions import AzureError
-
-        try:
-            self._blob(name).upload_blob(data, overwrite=True)
-        except AzureError as error:
-            raise StoreError(f"write failed: {type(error).__name__}") from None
+    def _put(self, name: str, data: bytes) -> bool:
+        blob = self._blob(name)
+        return self._conditional(lambda: blob.upload_blob(data, overwrite=True))
 
     def length(self, name: str) -> int:
         from azure.core.exceptions import AzureError
@@ -396,7 +393,7 @@ class GCSStore(Store):
             raise ConfigError("store_uri", str(self.uri), f"a bucket {self.describe()} answers "
                                                           f"({type(error).__name__})") from None
 
-    def _upload(self, name: str, data: bytes, generation: int) -> bool:
+    def _upload(self, name: str, data: bytes, generation: Optional[int]) -> bool:
         from google.api_core import exceptions
         import requests
 
@@ -431,14 +428,8 @@ class GCSStore(Store):
     def write(self, name: str, version: str, data: bytes) -> bool:
         return self._upload(name, data, int(version))
 
-    def put(self, name: str, data: bytes) -> None:
-        from google.api_core import exceptions
-        import requests
-
-        try:
-            self.bucket.blob(name).upload_from_string(data, retry=None, timeout=self.timeout)
-        except (exceptions.GoogleAPIError, requests.exceptions.RequestException) as error:
-            raise StoreError(f"upload failed: {type(error).__name__}") from None
+    def _put(self, name: str, data: bytes) -> bool:
+        return self._upload(name, data, None)  # no generation: unconditional
 
     def exists(self, name: str) -> bool:
         return bool(self.bucket.blob(name).exists(retry=None, timeout=self.timeout))
