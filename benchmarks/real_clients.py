@@ -40,7 +40,11 @@ The writers share this machine's cores with MinIO and the proxy: each
 point reports the writers' own CPU (share of all cores) and how late they
 started their commits (lag p99); where the writers use more than half the
 cores, the point is marked ``cpu-bound``: its latencies measure this
-machine, not the store.
+machine, not the store. Each point also times a 1 KiB read of the lab's S3
+every 50 ms while the writers run, against the same reads with nothing else
+running (the column ``store read x alone``): the profile's latencies are
+the probe's, on a lightly loaded store, and at the onset of contention the
+writers' own load lengthens every request (docs/measured.md).
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -304,6 +309,69 @@ def run_writers(client: str, target: dict, writers: int, interval_s: float, dura
     return attempts, cpu_s, os.getloadavg()[0]
 
 
+class StoreReadTimer:
+    """Times one small read of the lab's S3 every 50 ms, from a thread of this (otherwise waiting) process.
+
+    The model is fed the probe's latencies, taken by one to four probe clients on an otherwise idle machine;
+    N writers load the store, the proxy and this machine's cores more. What a read takes while they run says
+    by how much, point by point, beside the same reads with nothing else running (docs/measured.md: at the
+    onset every 2 s the reads took 10% longer, and the model with latencies 10% longer met the retries).
+    Its object is its own (named as the probe names its, under the lab's prefix, with ``token``), and is
+    deleted by ``close``. One read every 50 ms adds 20 requests a second to the writers' hundreds.
+    """
+
+    EVERY_S = 0.05
+
+    def __init__(self, token: str):
+        from commit_sweeps.probe.stores import open_store
+        from commit_sweeps.probe.uri import parse_store_uri
+
+        uri = parse_store_uri(os.environ.get("STORE_LAB_S3_URI", "s3://lab/probes"))
+        self.store = open_store(uri, os.environ.get("STORE_LAB_S3_ENDPOINT"))
+        self.name = uri.object_name(token)
+        self.store.put(self.name, b"x" * 1024)
+
+    def during(self, work):
+        """(work()'s answer, the reads' latencies in ms while it ran)."""
+        stop, times = threading.Event(), []
+
+        def loop():
+            while not stop.is_set():
+                start = time.perf_counter()
+                self.store.read(self.name)
+                times.append((time.perf_counter() - start) * 1000.0)
+                stop.wait(self.EVERY_S)
+
+        thread = threading.Thread(target=loop, daemon=True)
+        thread.start()
+        try:
+            answer = work()
+        finally:
+            stop.set()
+            thread.join(timeout=30)
+        return answer, times
+
+    def alone(self, seconds: float) -> list[float]:
+        """The reads' latencies in ms with nothing else of this harness running."""
+        return self.during(lambda: time.sleep(seconds))[1]
+
+    def close(self) -> None:
+        self.store.delete(self.name)
+
+
+def read_slowdown(during: list[float], alone: list[float]) -> float:
+    """How much longer the median read took while the writers ran than alone (1.0: as long).
+
+    >>> read_slowdown([26.0, 27.0, 25.0], [23.0, 24.0, 25.0])
+    1.0833333333333333
+    >>> read_slowdown([], [23.0])
+    nan
+    """
+    if not during or not alone:
+        return float("nan")
+    return float(np.median(during) / np.median(alone))
+
+
 SCHEMA_FIELDS = (("writer", "int64"), ("seq", "int64"))
 
 
@@ -462,55 +530,67 @@ def main(argv=None) -> int:
     rows = []
     catalog_latency_ms = None
     db_path = (work / f"catalog-{run_id}.db").resolve()
-    with open(work / "log.txt", "a") as log, open(work / "points.jsonl", "a") as points:
-        print(f"# {time.strftime('%Y-%m-%d %H:%M:%S %Z')} python -m benchmarks.real_clients "
-              f"{' '.join(argv if argv is not None else sys.argv[1:])}", file=log, flush=True)
-        if args.real_client == "pyiceberg":
-            catalog_latency_ms = time_sql_cas(f"sqlite:///{db_path}")
-            print(f"real_clients: the SQL catalog's conditional UPDATE (SQLite at {db_path}): "
-                  f"median {catalog_latency_ms:.2f} ms", file=sys.stderr, flush=True)
-            print(f"# catalog conditional UPDATE median {catalog_latency_ms:.3f} ms", file=log, flush=True)
-        flags = _model_flags(args.lab_profile, name, args.real_client, catalog_latency_ms)
-        for interval in intervals:
-            capacity = json.loads(_commit_sweeps(
-                ["capacity", *flags, "--writers-at-interval-s", f"{interval:g}",
-                 "--max-writers", str(args.max_writers), "--seeds", seeds, "--json"], log))
-            measured = {}
-            for n in writer_counts:
-                point_name = f"n{n}-s{interval:g}"
-                if args.real_client == "delta-rs":
-                    where = f"{bucket_uri}/real-clients-{run_id}/{point_name}"
-                    target = _delta_table(where, options)
-                else:
-                    table_name = point_name.replace("-", "_").replace(".", "_")
-                    where = f"commit_sweeps.{table_name} in {db_path}"
-                    target = _iceberg_table(iceberg_properties(db_path, f"{bucket_uri}/real-clients-{run_id}",
-                                                               options), table_name)
-                print(f"real_clients: {n} {args.real_client} writers every {interval:g} s for {args.duration_s:g} s "
-                      f"on {where}", file=sys.stderr, flush=True)
-                attempts, cpu_s, load = run_writers(args.real_client, target, n, interval, args.duration_s)
-                measured_of = _delta_measured if args.real_client == "delta-rs" else _iceberg_measured
-                m = measured_of(target, attempts, n, interval, args.duration_s)
-                cpu_share = cpu_s / (args.duration_s * cores)
-                simulated = [json.loads(line) for line in _commit_sweeps(
-                    ["simulate", *flags, "--writers", str(n), "--commit-interval-s", f"{interval:g}",
-                     "--duration-s", f"{args.sim_duration_s:g}", "--seeds", seeds, "--json"], log).splitlines()
-                    if line.strip()]
-                predicted = {key: float(np.mean([s[key] for s in simulated]))
-                             for key in ("writer_success_rate", "retries_mean", "writer_commit_latency_p50_ms",
-                                         "writer_commit_latency_p99_ms")}
-                measured[n] = m.success_rate
-                point = {"client": args.real_client, "measured": m.__dict__, "client_cpu_share": cpu_share,
-                         "load_average": load, "predicted": predicted, "where": where,
-                         "catalog_latency_ms": catalog_latency_ms}
-                points.write(json.dumps(point) + "\n")
-                points.flush()
-                print(f"real_clients:   success {m.success_rate:.1%} (model {predicted['writer_success_rate']:.1%}), "
-                      f"retries/commit {m.retries_per_commit:.2f} (model {predicted['retries_mean']:.2f}), "
-                      f"writers' CPU {cpu_share:.0%} of {cores} cores", file=sys.stderr, flush=True)
-                rows.append((m, predicted, cpu_share))
-            best, first_failing = largest_passing(measured)
-            rows.append(("largest", interval, best, first_failing, capacity))
+    timer = StoreReadTimer(f"reads-{run_id}")  # before the log: a store it cannot reach stops here
+    try:
+        with open(work / "log.txt", "a") as log, open(work / "points.jsonl", "a") as points:
+            print(f"# {time.strftime('%Y-%m-%d %H:%M:%S %Z')} python -m benchmarks.real_clients "
+                  f"{' '.join(argv if argv is not None else sys.argv[1:])}", file=log, flush=True)
+            if args.real_client == "pyiceberg":
+                catalog_latency_ms = time_sql_cas(f"sqlite:///{db_path}")
+                print(f"real_clients: the SQL catalog's conditional UPDATE (SQLite at {db_path}): "
+                      f"median {catalog_latency_ms:.2f} ms", file=sys.stderr, flush=True)
+                print(f"# catalog conditional UPDATE median {catalog_latency_ms:.3f} ms", file=log, flush=True)
+            flags = _model_flags(args.lab_profile, name, args.real_client, catalog_latency_ms)
+            alone = timer.alone(5.0)
+            print(f"real_clients: a 1 KiB read of the lab's S3 alone: median {np.median(alone):.1f} ms "
+                  f"({len(alone)} reads)", file=sys.stderr, flush=True)
+            print(f"# store read alone median {np.median(alone):.3f} ms", file=log, flush=True)
+            for interval in intervals:
+                capacity = json.loads(_commit_sweeps(
+                    ["capacity", *flags, "--writers-at-interval-s", f"{interval:g}",
+                     "--max-writers", str(args.max_writers), "--seeds", seeds, "--json"], log))
+                measured = {}
+                for n in writer_counts:
+                    point_name = f"n{n}-s{interval:g}"
+                    if args.real_client == "delta-rs":
+                        where = f"{bucket_uri}/real-clients-{run_id}/{point_name}"
+                        target = _delta_table(where, options)
+                    else:
+                        table_name = point_name.replace("-", "_").replace(".", "_")
+                        where = f"commit_sweeps.{table_name} in {db_path}"
+                        target = _iceberg_table(iceberg_properties(db_path, f"{bucket_uri}/real-clients-{run_id}",
+                                                                   options), table_name)
+                    print(f"real_clients: {n} {args.real_client} writers every {interval:g} s for {args.duration_s:g} s "
+                          f"on {where}", file=sys.stderr, flush=True)
+                    (attempts, cpu_s, load), reads = timer.during(
+                        lambda: run_writers(args.real_client, target, n, interval, args.duration_s))
+                    measured_of = _delta_measured if args.real_client == "delta-rs" else _iceberg_measured
+                    m = measured_of(target, attempts, n, interval, args.duration_s)
+                    cpu_share = cpu_s / (args.duration_s * cores)
+                    simulated = [json.loads(line) for line in _commit_sweeps(
+                        ["simulate", *flags, "--writers", str(n), "--commit-interval-s", f"{interval:g}",
+                         "--duration-s", f"{args.sim_duration_s:g}", "--seeds", seeds, "--json"], log).splitlines()
+                        if line.strip()]
+                    predicted = {key: float(np.mean([s[key] for s in simulated]))
+                                 for key in ("writer_success_rate", "retries_mean", "writer_commit_latency_p50_ms",
+                                             "writer_commit_latency_p99_ms")}
+                    measured[n] = m.success_rate
+                    point = {"client": args.real_client, "measured": m.__dict__, "client_cpu_share": cpu_share,
+                             "load_average": load, "predicted": predicted, "where": where,
+                             "store_read_p50_ms": float(np.median(reads)) if reads else None,
+                             "store_read_alone_p50_ms": float(np.median(alone)),
+                             "catalog_latency_ms": catalog_latency_ms}
+                    points.write(json.dumps(point) + "\n")
+                    points.flush()
+                    print(f"real_clients:   success {m.success_rate:.1%} (model {predicted['writer_success_rate']:.1%}), "
+                          f"retries/commit {m.retries_per_commit:.2f} (model {predicted['retries_mean']:.2f}), "
+                          f"writers' CPU {cpu_share:.0%} of {cores} cores, a store read x{read_slowdown(reads, alone):.2f} "
+                          "its time alone", file=sys.stderr, flush=True)
+                    rows.append((m, predicted, cpu_share, read_slowdown(reads, alone)))
+                best, first_failing = largest_passing(measured)
+                rows.append(("largest", interval, best, first_failing, capacity))
+    finally:
+        timer.close()
     print(_table(rows))
     return 0
 
@@ -518,7 +598,7 @@ def main(argv=None) -> int:
 def _table(rows) -> str:
     head = ("S s", "N", "success meas", "success pred", "retries/commit meas", "retries/commit pred",
             "commits/s meas", "call p50 ms", "call p99 ms", "model commit p50 ms", "model commit p99 ms",
-            "lag p99 s", "writers' CPU", "note")
+            "lag p99 s", "writers' CPU", "store read x alone", "note")
     cells = [list(head)]
     for row in rows:
         if row[0] == "largest":
@@ -530,7 +610,7 @@ def _table(rows) -> str:
                 line += f"; diff {pred / best - 1:+.0%}"
             cells.append([line])
             continue
-        m, p, cpu = row
+        m, p, cpu, slowdown = row
         retry_diff = (p["retries_mean"] / m.retries_per_commit - 1) if m.retries_per_commit > 0.5 else None
         note = "cpu-bound" if cpu > CPU_BOUND_SHARE else ""
         if retry_diff is not None:
@@ -539,7 +619,7 @@ def _table(rows) -> str:
                       f"{p['writer_success_rate']:.1%}", f"{m.retries_per_commit:.2f}", f"{p['retries_mean']:.2f}",
                       f"{m.commits_per_s:.2f}", f"{m.latency_p50_ms:.0f}", f"{m.latency_p99_ms:.0f}",
                       f"{p['writer_commit_latency_p50_ms']:.0f}", f"{p['writer_commit_latency_p99_ms']:.0f}",
-                      f"{m.lag_p99_s:.2f}", f"{cpu:.0%}", note])
+                      f"{m.lag_p99_s:.2f}", f"{cpu:.0%}", f"{slowdown:.2f}", note])
     widths = [max(len(line[i]) for line in cells if len(line) == len(head)) for i in range(len(head))]
     return "\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths)) if len(line) == len(head) else line[0]
                      for line in cells)

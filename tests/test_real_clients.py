@@ -3,6 +3,7 @@ figures of a run, the SQL catalog's and the store's timings (on SQLite and moto'
 
 The comparison itself needs the store lab and deltalake (opt-in: python -m benchmarks.real_clients)."""
 
+import time
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,31 @@ def test_the_model_of_each_client():
     assert iceberg[iceberg.index("--catalog") + 1] == "service"
     assert iceberg[iceberg.index("--catalog-latency-ms") + 1] == "0.835"
     assert iceberg[iceberg.index("--client") + 1] == "pyiceberg"
+
+
+def test_store_read_timer_times_reads_while_work_runs_and_deletes_its_object(monkeypatch):
+    from probe_servers import KEYS, MotoServer, Proxy
+
+    from benchmarks.real_clients import StoreReadTimer, read_slowdown
+
+    server = MotoServer()
+    proxy = Proxy(server.endpoint, delay_ms=5.0)  # each read at least two 5 ms hops
+    try:
+        server.client().create_bucket(Bucket="lab")
+        for key, value in KEYS.items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.setenv("STORE_LAB_S3_URI", "s3://lab/probes")
+        monkeypatch.setenv("STORE_LAB_S3_ENDPOINT", proxy.endpoint)
+        timer = StoreReadTimer("timer-test")
+        assert server.client().list_objects_v2(Bucket="lab", Prefix="probes/")["KeyCount"] == 1
+        answer, reads = timer.during(lambda: time.sleep(0.5) or 42)
+        alone = timer.alone(0.3)
+        timer.close()
+        assert answer == 42
+        assert len(reads) >= 3 and len(alone) >= 2
+        assert min(reads) >= 10.0 and min(alone) >= 10.0  # the proxy's delay, both ways
+        assert 0.5 < read_slowdown(reads, alone) < 2.0
+        assert server.client().list_objects_v2(Bucket="lab", Prefix="probes/")["KeyCount"] == 0
+    finally:
+        proxy.stop()
+        server.stop()
