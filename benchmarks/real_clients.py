@@ -44,7 +44,10 @@ machine, not the store. Each point also times a 1 KiB read of the lab's S3
 every 50 ms while the writers run, against the same reads with nothing else
 running (the column ``store read x alone``): the profile's latencies are
 the probe's, on a lightly loaded store, and at the onset of contention the
-writers' own load lengthens every request (docs/measured.md).
+writers' own load lengthens every request (docs/measured.md). Each point
+also splits its calls' duration into a part outside the race and a cost per
+retry (``call_parts``: the least-squares line on the retries), which the
+model's calls can be held against.
 """
 
 from __future__ import annotations
@@ -128,6 +131,10 @@ class Measured:
     lag_p99_s: float  # start minus due
     raised: dict  # exception type -> count
     raised_but_committed: int  # calls that raised yet whose commit is in the history
+    # A committed call's duration as fixed + per_retry x its retries (least squares; nan with fewer than two
+    # retry counts): the part of the call outside the race, and what a lost race costs (docs/measured.md).
+    call_fixed_ms: float = float("nan")
+    call_ms_per_retry: float = float("nan")
 
 
 def measure(attempts: list[Attempt], retries: dict[tuple[int, int], int], writers: int, interval_s: float,
@@ -158,7 +165,23 @@ def measure(attempts: list[Attempt], retries: dict[tuple[int, int], int], writer
         latency_p99_ms=float(np.percentile(latency, 99)) if ok else float("nan"),
         lag_p99_s=float(np.percentile(lag, 99)) if attempts else float("nan"),
         raised=raised,
-        raised_but_committed=sum(1 for a in attempts if a.raised and (a.writer, a.seq) in retries))
+        raised_but_committed=sum(1 for a in attempts if a.raised and (a.writer, a.seq) in retries),
+        **dict(zip(("call_fixed_ms", "call_ms_per_retry"),
+                   call_parts([retries[(a.writer, a.seq)] for a in ok], latency.tolist()))))
+
+
+def call_parts(retries: list[int], latency_ms: list[float]) -> tuple[float, float]:
+    """(ms at no retry, ms a retry): the least-squares line of the calls' durations on their retries.
+
+    >>> call_parts([0, 1, 2, 2], [500.0, 640.0, 780.0, 780.0])
+    (500.0, 140.0)
+    >>> call_parts([0, 0], [500.0, 510.0])
+    (nan, nan)
+    """
+    if len(set(retries)) < 2:
+        return float("nan"), float("nan")
+    slope, intercept = np.polyfit(np.asarray(retries, float), np.asarray(latency_ms, float), 1)
+    return round(float(intercept), 6), round(float(slope), 6)
 
 
 def logged_retries(attempts: list[Attempt]) -> dict[tuple[int, int], int]:
@@ -585,7 +608,8 @@ def main(argv=None) -> int:
                     print(f"real_clients:   success {m.success_rate:.1%} (model {predicted['writer_success_rate']:.1%}), "
                           f"retries/commit {m.retries_per_commit:.2f} (model {predicted['retries_mean']:.2f}), "
                           f"writers' CPU {cpu_share:.0%} of {cores} cores, a store read x{read_slowdown(reads, alone):.2f} "
-                          "its time alone", file=sys.stderr, flush=True)
+                          f"its time alone; a call {m.call_fixed_ms:.0f} ms + {m.call_ms_per_retry:.0f} ms a retry",
+                          file=sys.stderr, flush=True)
                     rows.append((m, predicted, cpu_share, read_slowdown(reads, alone)))
                 best, first_failing = largest_passing(measured)
                 rows.append(("largest", interval, best, first_failing, capacity))

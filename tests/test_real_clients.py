@@ -123,3 +123,14 @@ def test_store_read_timer_times_reads_while_work_runs_and_deletes_its_object(mon
     finally:
         proxy.stop()
         server.stop()
+
+
+def test_measure_splits_a_call_into_its_part_outside_the_race_and_a_retry():
+    history = [{"commit_sweeps_writer": "0", "commit_sweeps_seq": str(k), "operationMetrics": {"num_retries": r}}
+               for k, r in enumerate([0, 1, 3, 0])]
+    attempts = [Attempt(0, k, float(k), float(k), k + (600.0 + 150.0 * r) / 1000.0, "")
+                for k, r in enumerate([0, 1, 3, 0])]
+    m = measure(attempts, tagged_retries(history), writers=1, interval_s=1.0, duration_s=4.0)
+    assert m.call_fixed_ms == pytest.approx(600.0, abs=1e-3) and m.call_ms_per_retry == pytest.approx(150.0, abs=1e-3)
+    same = measure(attempts[:1] + attempts[3:], tagged_retries(history), writers=1, interval_s=1.0, duration_s=4.0)
+    assert same.call_fixed_ms != same.call_fixed_ms  # one retry count: no line (nan)
