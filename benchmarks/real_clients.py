@@ -66,6 +66,7 @@ from pathlib import Path
 
 import numpy as np
 
+from simcore.errors import ConfigError
 from simcore.flags import add_seeds_flag
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,19 +156,20 @@ def measure(attempts: list[Attempt], retries: dict[tuple[int, int], int], writer
         if a.raised:
             raised[a.raised] = raised.get(a.raised, 0) + 1
     latency = np.array([(a.end_s - a.start_s) * 1000.0 for a in ok])
+    ok_retries = [retries[(a.writer, a.seq)] for a in ok]
+    call_fixed_ms, call_ms_per_retry = call_parts(ok_retries, latency.tolist())
     lag = np.array([a.start_s - a.due_s for a in attempts])
     return Measured(
         writers=writers, interval_s=interval_s, attempts=len(attempts), committed=len(ok),
         success_rate=len(ok) / len(attempts) if attempts else float("nan"),
-        retries_per_commit=float(np.mean([retries[(a.writer, a.seq)] for a in ok])) if ok else float("nan"),
+        retries_per_commit=float(np.mean(ok_retries)) if ok else float("nan"),
         commits_per_s=len(ok) / duration_s,
         latency_p50_ms=float(np.percentile(latency, 50)) if ok else float("nan"),
         latency_p99_ms=float(np.percentile(latency, 99)) if ok else float("nan"),
         lag_p99_s=float(np.percentile(lag, 99)) if attempts else float("nan"),
         raised=raised,
         raised_but_committed=sum(1 for a in attempts if a.raised and (a.writer, a.seq) in retries),
-        **dict(zip(("call_fixed_ms", "call_ms_per_retry"),
-                   call_parts([retries[(a.writer, a.seq)] for a in ok], latency.tolist()))))
+        call_fixed_ms=call_fixed_ms, call_ms_per_retry=call_ms_per_retry)
 
 
 def call_parts(retries: list[int], latency_ms: list[float]) -> tuple[float, float]:
@@ -351,6 +353,7 @@ class StoreReadTimer:
 
         uri = parse_store_uri(os.environ.get("STORE_LAB_S3_URI", "s3://lab/probes"))
         self.store = open_store(uri, os.environ.get("STORE_LAB_S3_ENDPOINT"))
+        self.store.check()  # ConfigError, one line, when the lab's S3 is not there
         self.name = uri.object_name(token)
         self.store.put(self.name, b"x" * 1024)
 
@@ -553,7 +556,11 @@ def main(argv=None) -> int:
     rows = []
     catalog_latency_ms = None
     db_path = (work / f"catalog-{run_id}.db").resolve()
-    timer = StoreReadTimer(f"reads-{run_id}")  # before the log: a store it cannot reach stops here
+    try:
+        timer = StoreReadTimer(f"reads-{run_id}")  # before the log and the writers: a store it cannot reach stops here
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     try:
         with open(work / "log.txt", "a") as log, open(work / "points.jsonl", "a") as points:
             print(f"# {time.strftime('%Y-%m-%d %H:%M:%S %Z')} python -m benchmarks.real_clients "
@@ -565,9 +572,10 @@ def main(argv=None) -> int:
                 print(f"# catalog conditional UPDATE median {catalog_latency_ms:.3f} ms", file=log, flush=True)
             flags = _model_flags(args.lab_profile, name, args.real_client, catalog_latency_ms)
             alone = timer.alone(5.0)
-            print(f"real_clients: a 1 KiB read of the lab's S3 alone: median {np.median(alone):.1f} ms "
+            alone_p50 = float(np.median(alone))
+            print(f"real_clients: a 1 KiB read of the lab's S3 alone: median {alone_p50:.1f} ms "
                   f"({len(alone)} reads)", file=sys.stderr, flush=True)
-            print(f"# store read alone median {np.median(alone):.3f} ms", file=log, flush=True)
+            print(f"# store read alone median {alone_p50:.3f} ms", file=log, flush=True)
             for interval in intervals:
                 capacity = json.loads(_commit_sweeps(
                     ["capacity", *flags, "--writers-at-interval-s", f"{interval:g}",
@@ -590,6 +598,7 @@ def main(argv=None) -> int:
                     measured_of = _delta_measured if args.real_client == "delta-rs" else _iceberg_measured
                     m = measured_of(target, attempts, n, interval, args.duration_s)
                     cpu_share = cpu_s / (args.duration_s * cores)
+                    slowdown = read_slowdown(reads, alone)
                     simulated = [json.loads(line) for line in _commit_sweeps(
                         ["simulate", *flags, "--writers", str(n), "--commit-interval-s", f"{interval:g}",
                          "--duration-s", f"{args.sim_duration_s:g}", "--seeds", seeds, "--json"], log).splitlines()
@@ -601,16 +610,16 @@ def main(argv=None) -> int:
                     point = {"client": args.real_client, "measured": m.__dict__, "client_cpu_share": cpu_share,
                              "load_average": load, "predicted": predicted, "where": where,
                              "store_read_p50_ms": float(np.median(reads)) if reads else None,
-                             "store_read_alone_p50_ms": float(np.median(alone)),
+                             "store_read_alone_p50_ms": alone_p50,
                              "catalog_latency_ms": catalog_latency_ms}
                     points.write(json.dumps(point) + "\n")
                     points.flush()
                     print(f"real_clients:   success {m.success_rate:.1%} (model {predicted['writer_success_rate']:.1%}), "
                           f"retries/commit {m.retries_per_commit:.2f} (model {predicted['retries_mean']:.2f}), "
-                          f"writers' CPU {cpu_share:.0%} of {cores} cores, a store read x{read_slowdown(reads, alone):.2f} "
+                          f"writers' CPU {cpu_share:.0%} of {cores} cores, a store read x{slowdown:.2f} "
                           f"its time alone; a call {m.call_fixed_ms:.0f} ms + {m.call_ms_per_retry:.0f} ms a retry",
                           file=sys.stderr, flush=True)
-                    rows.append((m, predicted, cpu_share, read_slowdown(reads, alone)))
+                    rows.append((m, predicted, cpu_share, slowdown))
                 best, first_failing = largest_passing(measured)
                 rows.append(("largest", interval, best, first_failing, capacity))
     finally:

@@ -134,3 +134,19 @@ def test_measure_splits_a_call_into_its_part_outside_the_race_and_a_retry():
     assert m.call_fixed_ms == pytest.approx(600.0, abs=1e-3) and m.call_ms_per_retry == pytest.approx(150.0, abs=1e-3)
     same = measure(attempts[:1] + attempts[3:], tagged_retries(history), writers=1, interval_s=1.0, duration_s=4.0)
     assert same.call_fixed_ms != same.call_fixed_ms  # one retry count: no line (nan)
+
+
+def test_an_unreachable_lab_store_stops_the_run_with_one_line_before_any_writer(monkeypatch, capsys, tmp_path):
+    from probe_servers import KEYS, free_port
+
+    from benchmarks.real_clients import main
+
+    for key, value in KEYS.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("STORE_LAB_S3_URI", "s3://lab/probes")
+    monkeypatch.setenv("STORE_LAB_S3_ENDPOINT", f"http://127.0.0.1:{free_port()}")  # nothing listens there
+    code = main(["--lab-profile", str(ROOT / "simcore" / "measured" / "s3.toml"), "--work-dir", str(tmp_path)])
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert code == 2
+    assert len(errors) == 1 and ("endpoint_url" in errors[0] or "store_uri" in errors[0]), errors
+    assert not (tmp_path / "points.jsonl").exists()  # nothing measured, nothing written
