@@ -61,7 +61,7 @@ from simcore.providers import OperationLatency, Provider, Throttle
 CONTENTION_FIT_EVALUATIONS = 492  # a grid of 288 (216 before failed x32 joined it), then 102 per polish
 THROTTLE_FIT_EVALUATIONS = 5040  # sets the generations, budget / (THROTTLE_POPULATION x terms) - 1, of a population
 # scipy rounds up to a power of two (its Sobol start): 5,376 simulations on 10 terms, 9,728 on 11
-FIT_CLIENTS = (1, 2, 3, 4, 6, 8, 12, 16)  # the client counts the simulation fit compares (all that exist)
+FIT_CLIENTS = (1, 2, 3, 4, 6, 8, 12, 16)  # the counts a fit compares from more than len(FIT_CLIENTS) rows (compared_rows)
 # The operations each store of seed 000 throttles on one object, fitted with the throttle model (`fit --throttle
 # OP`): GCS's CAS (about one write per second, documented; seed 000's failed CAS take 7.1 s) and Azure's CAS
 # (goodput flat at about 10 and 15 op/s from 1 to 16 clients, seeds 000 and 003). docs/measured.md.
@@ -478,6 +478,33 @@ def _term_key(profile: Provider, operation: str) -> tuple:
     return tuple(round(v, 3) for v in _term_values(profile, operation).values())
 
 
+def compared_rows(measured: Sequence[ClientStats]) -> list[ClientStats]:
+    """The rows a fit simulates and compares (``measured`` sorted by clients): every one, up to
+    ``len(FIT_CLIENTS)`` client counts; from more, those at ``FIT_CLIENTS`` where the rows have them all (seed
+    000's sixteen counts: the simulations cost time in proportion to the counts), else as many spread evenly
+    over the rows' ranks, the first and the last included.
+
+    Every row of a few counts is data the fit needs: keeping only those at ``FIT_CLIENTS`` fitted rows 1,3,5,7
+    on 1 and 3 alone (docs/measured.md, tenth round).
+
+    >>> rows = lambda *counts: [ClientStats(c, 1, 0, 1.0, 1.0, 1.0, 1.0, 1.0) for c in counts]
+    >>> [s.clients for s in compared_rows(rows(1, 3, 5, 7))]
+    [1, 3, 5, 7]
+    >>> [s.clients for s in compared_rows(rows(*range(1, 17)))]
+    [1, 2, 3, 4, 6, 8, 12, 16]
+    >>> [s.clients for s in compared_rows(rows(*range(1, 20, 2)))]
+    [1, 3, 7, 9, 11, 13, 17, 19]
+    """
+    measured = sorted(measured, key=lambda s: s.clients)
+    if len(measured) <= len(FIT_CLIENTS):
+        return list(measured)
+    at = [s for s in measured if s.clients in FIT_CLIENTS]
+    if len(at) == len(FIT_CLIENTS):
+        return at
+    ranks = np.round(np.linspace(0, len(measured) - 1, len(FIT_CLIENTS))).astype(int)
+    return [measured[i] for i in ranks]
+
+
 def uses_prior(counts: Sequence[int]) -> bool:
     """Whether a fit on these client counts ends with ``least_change_fit``: few counts, all below the
     client count where it compares goodput."""
@@ -485,8 +512,8 @@ def uses_prior(counts: Sequence[int]) -> bool:
 
 
 def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]], measured: Sequence[ClientStats],
-                     duration_s: float, progress=None, failed_ratio: Optional[float] = None
-                     ) -> tuple[float, Provider, float]:
+                     duration_s: float, progress=None, failed_ratio: Optional[float] = None,
+                     expected_change: float = 0.0) -> tuple[float, Provider, float]:
     """Among the fits that match ``measured`` about equally well, the one whose goodput changes least beyond it.
 
     A few client counts leave the terms undetermined: fits whose losses differ
@@ -503,8 +530,11 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
     once a few clients contend, more of them change goodput little (seed 000:
     within 10% from 4 to 16 clients on every store but GCS, whose throttle
     then costs it a third). ``failed_ratio``: as ``mismatch`` takes it, the
-    same for every seed (``evaluated``'s losses were scored with it). Returns
-    (the kept fit's loss with seed 1, the fit, its mean loss over the seeds).
+    same for every seed (``evaluated``'s losses were scored with it).
+    ``expected_change``: the change the kept fit is nearest instead of none
+    (``continued_change``, for a bucket of writes that binds from one client).
+    Returns (the kept fit's loss with seed 1, the fit, its mean loss over the
+    seeds).
     """
     measured = sorted(measured, key=lambda s: s.clients)
     counts = [s.clients for s in measured]
@@ -529,21 +559,23 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
     near = [item for item in rechecked if item[0] <= lowest + NEAR_BEST_LOSS]
     changes = [goodput_change(item[2], operation, measured, duration_s) for item in near]
     rose = measured[-1].goodput_ops > measured[0].goodput_ops * (1.0 + TREND_TOLERANCE)
-    mean, loss, profile = near[least_change_index(changes, rose)]
+    mean, loss, profile = near[least_change_index(changes, rose, expected_change)]
     if progress:
+        kept = (f"changes least from {counts[-1]}" if not expected_change else
+                f"is nearest the rows' line ({math.exp(expected_change) - 1.0:+.0%}) from {counts[-1]}")
         progress(f"{profile.name} {operation}: {len(near)} of {len(rechecked)} fits equally good over "
                  f"{1 + len(RECHECK_SEEDS)} seeds (mean loss within {NEAR_BEST_LOSS:g} of {lowest:.3f}); kept the one "
-                 f"whose goodput changes least from {counts[-1]} to {max(PRIOR_AT_CLIENTS, counts[-1])} clients "
-                 f"(mean loss {mean:.3f})")
+                 f"whose goodput {kept} to {max(PRIOR_AT_CLIENTS, counts[-1])} clients (mean loss {mean:.3f})")
     return loss, profile, mean
 
 
-def least_change_index(changes: Sequence[float], rose: bool) -> int:
+def least_change_index(changes: Sequence[float], rose: bool, expected: float = 0.0) -> int:
     """Which of equally good fits the prior keeps, from each one's ``goodput_change``: the least change; where the
     rows' goodput ``rose`` by more than ``TREND_TOLERANCE`` from one client to the last row, not one that predicts
     it more than ``TREND_TOLERANCE`` below the last row (goodput that more clients raised within the rows does not
     fall back with more of them; on the lab's MinIO the fits split into +24..+42% and -11..-15%, and the least
     change kept a fall, docs/measured.md), unless every fit does. The mirror of ``kept_kind``'s rule.
+    ``expected``: the change to be nearest instead of none (``continued_change``).
 
     >>> least_change_index([-0.12, 0.24, 0.3], rose=True)
     1
@@ -551,10 +583,56 @@ def least_change_index(changes: Sequence[float], rose: bool) -> int:
     0
     >>> least_change_index([-0.12, -0.2], rose=True)  # every fit falls: the least change still
     0
+    >>> least_change_index([-0.1, -0.3, -0.6], rose=False, expected=-0.5)
+    2
     """
     floor = -math.log(1.0 + TREND_TOLERANCE)
     allowed = [i for i, change in enumerate(changes) if not (rose and change < floor)] or range(len(changes))
-    return min(allowed, key=lambda i: abs(changes[i]))
+    return min(allowed, key=lambda i: abs(changes[i] - expected))
+
+
+# A bucket of writes that binds from one client on (``binds_at_one_client``) spends a token on every stale write:
+# once it is drained, each commit costs its own token and the stale writes of the clients competing for the next
+# one, a number that grows with the clients, so the time between commits (1 / goodput) grows linearly with them.
+# Seed 000's GCS CAS bears it out: 1/goodput within 4.0% of a line over all 16 counts (0.70 s at one client, 1.40
+# s at 16). Among equally good fits of such a bucket, the kept one is nearest that line's continuation
+# (``continued_change``) instead of the least change (docs/measured.md, tenth round).
+REFUSAL_TAIL = 3.0  # one client's p99 / p50 from which its rows show refusals (GCS 54; Azure 2.4, Premium 1.4)
+
+
+def binds_at_one_client(one: ClientStats) -> bool:
+    """Whether one client's own ops already show a throttle's refusals: a tail of resent writes, p99 at least
+    ``REFUSAL_TAIL`` x p50 (seed 000: GCS's CAS does, 9,350 / 173 ms; Azure Standard's does not, 231 / 94.8)."""
+    return one.p99_ms >= REFUSAL_TAIL * one.p50_ms
+
+
+def continued_change(measured: Sequence[ClientStats]) -> float:
+    """ln(the goodput at ``PRIOR_AT_CLIENTS`` clients on the least-squares line of 1 / goodput over the rows'
+    client counts / the goodput of the last row), the continuation a drained bucket of writes implies.
+
+    >>> rows = [ClientStats(c, 1, 0, 1.0 / (0.66 + 0.05 * c), 1.0, 1.0, 1.0, 1.0) for c in (1, 2, 3, 4)]
+    >>> round(math.exp(continued_change(rows)) * rows[-1].goodput_ops, 3)  # 1 / (0.66 + 0.05 x 16)
+    0.685
+    """
+    measured = sorted(measured, key=lambda s: s.clients)
+    counts = np.array([s.clients for s in measured], float)
+    slope, intercept = np.polyfit(counts, [1.0 / s.goodput_ops for s in measured], 1)
+    at = max(PRIOR_AT_CLIENTS, measured[-1].clients)
+    return math.log(1.0 / max(intercept + slope * at, 1e-9) / measured[-1].goodput_ops)
+
+
+def expected_write_bucket_change(measured: Sequence[ClientStats]) -> float:
+    """The goodput change beyond ``measured`` (as ``goodput_change`` measures it) that the prior expects of a
+    bucket of writes: the rows' line (``continued_change``) where their goodput fell by more than
+    ``TREND_TOLERANCE`` from one client to the last row and one client's ops show refusals
+    (``binds_at_one_client``); none (0) otherwise, the least change."""
+    measured = sorted(measured, key=lambda s: s.clients)
+    first, last = measured[0], measured[-1]
+    if first.clients != 1 or not binds_at_one_client(first):
+        return 0.0
+    if last.goodput_ops * (1.0 + TREND_TOLERANCE) >= first.goodput_ops:
+        return 0.0
+    return continued_change(measured)
 
 
 def goodput_change(profile: Provider, operation: str, measured: Sequence[ClientStats], duration_s: float) -> float:
@@ -627,7 +705,7 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
         raise ConfigError("clients", [s.clients for s in measured], "a measurement at 1 client")
     base = base if read_measured else capped_read(base, one[0])
     median, sigma = fit_write(base, one[0])
-    compared = [s for s in measured if s.clients in FIT_CLIENTS] or measured
+    compared = compared_rows(measured)
     # Enough simulated time for about 3,000 ops at one client, and at least a minute.
     duration_s = max(60.0, 3000.0 * one[0].mean_ms / 1000.0)
     counts = [s.clients for s in compared]
@@ -797,10 +875,12 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
     if not one:
         raise ConfigError("clients", [s.clients for s in measured], "a measurement at 1 client")
     base = base if read_measured else capped_read(base, one[0])
-    compared = [s for s in measured if s.clients in FIT_CLIENTS] or measured
+    compared = compared_rows(measured)
     counts = [s.clients for s in compared]
     seen = 1.0 if observed_at is None else observed_at
     few_counts = uses_prior(counts)  # then both kinds of bucket, the prior's choice, and the failed multiplier
+    fell = compared[-1].goodput_ops < one[0].goodput_ops
+    expected = {"writes": expected_write_bucket_change(compared), "commits": 0.0}
     bounds = THROTTLE_BOUNDS + ((FEW_COUNTS_FAILED_MULTIPLIER,) if few_counts else ())
 
     def fit_counting(counts_what: str):
@@ -832,7 +912,7 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
         if not few_counts:
             return _KindFit(float(result.fun), profile_for(result.x), evaluated, None)
         loss_value, fitted, mean = least_change_fit(operation, evaluated, compared, THROTTLE_FIT_SECONDS, progress,
-                                                    failed_ratio)
+                                                    failed_ratio, expected[counts_what])
         return _KindFit(loss_value, fitted, evaluated, mean)
 
     per_write = fit_counting("writes")
@@ -842,8 +922,8 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
         per_commit = fit_counting("commits")
         kinds = (per_write, per_commit)
         changes = [goodput_change(kind.profile, operation, compared, THROTTLE_FIT_SECONDS) for kind in kinds]
-        kept = kinds[kept_kind([kind.mean for kind in kinds], changes,
-                               compared[-1].goodput_ops < one[0].goodput_ops)]
+        kept = kinds[kept_kind([kind.mean for kind in kinds], changes, fell,
+                               [expected["writes"], expected["commits"]])]
         loss_value, fitted = kept.loss, kept.profile
         chosen = fitted
         evaluated = per_write.evaluated + per_commit.evaluated  # the spread the report gives spans both kinds
@@ -856,17 +936,26 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
     return _with_fitted_clients(fitted, operation, counts), loss_value
 
 
-def kept_kind(mean_losses: Sequence[float], changes: Sequence[float], fell: bool) -> int:
+def kept_kind(mean_losses: Sequence[float], changes: Sequence[float], fell: bool,
+              expected: Optional[Sequence[float]] = None) -> int:
     """Which of a throttled operation's fits to keep, one per kind of bucket (``fit_throttled_operation``): of
     those whose mean loss is within ``NEAR_BEST_LOSS`` of the lowest, the one whose goodput changes least beyond
-    the rows (``changes``: ``goodput_change``), as ``least_change_fit`` chooses; where the rows' goodput ``fell``
+    the rows (``changes``: ``goodput_change``), as ``least_change_fit`` chooses, or is nearest the change its kind
+    is ``expected`` to make (``continued_change``; none where not given); where the rows' goodput ``fell``
     from one client to the last row, not one that predicts it rising again by more than ``TREND_TOLERANCE``
     (goodput that a throttle wastes as clients grow does not come back with more of them). The first kind
-    when none qualifies."""
+    when none qualifies.
+
+    >>> kept_kind([1.0, 1.5], [-0.5, -0.05], fell=True)
+    1
+    >>> kept_kind([1.0, 1.5], [-0.5, -0.05], fell=True, expected=[-0.48, 0.0])
+    0
+    """
+    expected = expected or [0.0] * len(changes)
     lowest = min(mean_losses)
     eligible = [i for i, (mean, change) in enumerate(zip(mean_losses, changes))
                 if mean <= lowest + NEAR_BEST_LOSS and not (fell and change > math.log(1.0 + TREND_TOLERANCE))]
-    return min(eligible, key=lambda i: abs(changes[i])) if eligible else 0
+    return min(eligible, key=lambda i: abs(changes[i] - expected[i])) if eligible else 0
 
 
 def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]], *, name: Optional[str] = None,

@@ -151,6 +151,17 @@ def test_only_a_fit_on_few_client_counts_uses_the_prior():
         assert report["cas"].best_loss <= loss  # the kept fit is among the best, not always the best
 
 
+def test_a_fit_compares_every_row_of_a_few_client_counts():
+    # Rows at 1, 3, 5 and 7 clients are all data: the fit once kept only those at FIT_CLIENTS (1 and 3 here).
+    rows = [s for s in read_table(SEED000, "s3")["cas"] if s.clients in (1, 3, 5, 7)]
+    report = {}
+    fitted, _ = fit_operation(PROVIDERS["s3"], "cas", rows, observed_at=0.0, max_evaluations=3, report=report)
+    assert fitted.cas.fitted_clients == (1, 3, 5, 7)
+    assert report["cas"].fitted_clients == (1, 3, 5, 7)
+    # All sixteen of seed 000's counts: the eight the simulations compare, as before.
+    assert [s.clients for s in fit.compared_rows(read_table(SEED000, "s3")["cas"])] == list(fit.FIT_CLIENTS)
+
+
 def test_the_recheck_scores_every_seed_with_the_measured_failed_ratio(monkeypatch):
     # Seed 1's loss comes with the fit (scored with the ratio); seeds 2 and 3 must be scored the same way, or
     # the mean mixes two losses.

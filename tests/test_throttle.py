@@ -222,6 +222,39 @@ def test_which_bucket_a_fit_on_few_counts_keeps():
     assert kept_kind([0.74, 1.61], [-0.6, math.log(1.05)], fell=True) == 1
     # None qualifies: the first kind (a token per write).
     assert kept_kind([3.0, 3.2], [0.5, 0.4], fell=True) == 0
+    # Where a kind is expected to change (a bucket of writes binding from one client: its rows' line), the one
+    # nearest what it is expected to do, not the least change.
+    assert kept_kind([0.74, 1.61], [-0.55, -0.1], fell=True, expected=[-0.56, 0.0]) == 0
+    assert kept_kind([0.74, 1.61], [-0.2, -0.1], fell=True, expected=[-0.56, 0.0]) == 1
+
+
+def test_the_prior_expects_a_binding_bucket_of_writes_to_follow_its_rows_line():
+    from simcore.fit import expected_write_bucket_change, read_table
+
+    seed000 = "simcore/measured/seed000_conditional_writes.csv"
+    gcs = [s for s in read_table(seed000, "gcp")["cas"] if s.clients <= 4]
+    # GCS's rows 1-4 fall from 1.43 to 1.16 op/s and one client already waits out refusals (p99 54 x p50): on the
+    # line of 1/goodput over the rows, 0.66 op/s at 16 clients (seed 000 measured 0.72).
+    expected = expected_write_bucket_change(gcs)
+    assert math.exp(expected) * gcs[-1].goodput_ops == pytest.approx(0.658, abs=0.005)
+    # Without the refusal tail at one client, or without the fall, nothing is expected: the least change.
+    untailed = [replace(s, p99_ms=2.0 * s.p50_ms) if s.clients == 1 else s for s in gcs]
+    assert expected_write_bucket_change(untailed) == 0.0
+    assert expected_write_bucket_change([s for s in gcs if s.clients <= 2]) == 0.0  # 1.43 to 1.33: within 10%
+    for store in ("azure", "azurex"):  # flat, or falling without refusals at one client (Premium: p99 1.4 x p50)
+        assert expected_write_bucket_change([s for s in read_table(seed000, store)["cas"] if s.clients <= 8]) == 0.0
+
+
+def test_a_few_counts_gcs_fit_keeps_the_bucket_of_writes_nearest_its_rows_line():
+    from simcore.fit import read_table
+
+    rows = [s for s in read_table("simcore/measured/seed000_conditional_writes.csv", "gcp")["cas"] if s.clients <= 3]
+    lines = []
+    fit_throttled_operation(PROVIDERS["gcp"], "cas", rows, observed_at=1.0, max_evaluations=50, progress=lines.append)
+    kept = [line for line in lines if "kept the one" in line]
+    assert len(kept) == 2  # a fit per kind of bucket
+    assert "nearest the rows' line (-45%) from 3 to 16 clients" in kept[0]  # a token per write
+    assert "changes least from 3 to 16 clients" in kept[1]  # a token per commit: none expected
 
 
 def test_a_few_counts_throttle_fit_finds_a_slow_failure_answer():
