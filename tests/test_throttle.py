@@ -11,6 +11,7 @@ simulates as before.
 from __future__ import annotations
 
 import math
+import pathlib
 from dataclasses import replace
 
 import numpy as np
@@ -36,6 +37,7 @@ def _throttled(provider, **throttle):
 
 
 THROTTLED = _throttled(FAST, writes_per_s=2.0, burst=1.0)
+SEED000 = str(pathlib.Path(__file__).resolve().parents[1] / "simcore" / "measured" / "seed000_conditional_writes.csv")
 
 
 def test_a_throttle_caps_one_clients_goodput_at_the_token_rate():
@@ -231,8 +233,7 @@ def test_which_bucket_a_fit_on_few_counts_keeps():
 def test_the_prior_expects_a_binding_bucket_of_writes_to_follow_its_rows_line():
     from simcore.fit import expected_write_bucket_change, read_table
 
-    seed000 = "simcore/measured/seed000_conditional_writes.csv"
-    gcs = [s for s in read_table(seed000, "gcp")["cas"] if s.clients <= 4]
+    gcs = [s for s in read_table(SEED000, "gcp")["cas"] if s.clients <= 4]
     # GCS's rows 1-4 fall from 1.43 to 1.16 op/s and one client already waits out refusals (p99 54 x p50): on the
     # line of 1/goodput over the rows, 0.66 op/s at 16 clients (seed 000 measured 0.72).
     expected = expected_write_bucket_change(gcs)
@@ -242,13 +243,13 @@ def test_the_prior_expects_a_binding_bucket_of_writes_to_follow_its_rows_line():
     assert expected_write_bucket_change(untailed) == 0.0
     assert expected_write_bucket_change([s for s in gcs if s.clients <= 2]) == 0.0  # 1.43 to 1.33: within 10%
     for store in ("azure", "azurex"):  # flat, or falling without refusals at one client (Premium: p99 1.4 x p50)
-        assert expected_write_bucket_change([s for s in read_table(seed000, store)["cas"] if s.clients <= 8]) == 0.0
+        assert expected_write_bucket_change([s for s in read_table(SEED000, store)["cas"] if s.clients <= 8]) == 0.0
 
 
 def test_a_few_counts_gcs_fit_keeps_the_bucket_of_writes_nearest_its_rows_line():
     from simcore.fit import read_table
 
-    rows = [s for s in read_table("simcore/measured/seed000_conditional_writes.csv", "gcp")["cas"] if s.clients <= 3]
+    rows = [s for s in read_table(SEED000, "gcp")["cas"] if s.clients <= 3]
     lines = []
     fit_throttled_operation(PROVIDERS["gcp"], "cas", rows, observed_at=1.0, max_evaluations=50, progress=lines.append)
     kept = [line for line in lines if "kept the one" in line]
