@@ -13,7 +13,8 @@ read and the write).
 
 Latencies come from a provider profile: the read, the conditional write (CAS
 or append), and the measured model's terms (a failed write answering after
-``failed_multiplier`` x its latency, contention growing the write's latency
+``failed_multiplier`` x its latency (or its latency plus (``failed_multiplier`` - 1) x
+an uncontended draw: ``failed_extra``), contention growing the write's latency
 with the conditional requests in flight, the read observing the object at
 ``read_observed_at`` of its latency, the object holding itself ``hold_ms``
 after each successful write's decision, so that a write that would succeed
@@ -100,7 +101,8 @@ def _kernel_inputs(profile: Provider, operation: str) -> np.ndarray:
     """[read mu, sigma, floor, observed_at, write mu, sigma, floor, failed x, contention exp, contention sigma,
     decided_at, contention delays the read (1) or the write (0), throttle tokens per ms (0: none), burst,
     resends of a refused write, their base ms, multiplier, cap ms, jitter, only a write that would commit takes
-    a token (1) or every write (0), commit hold ms (0: none)]."""
+    a token (1) or every write (0), commit hold ms (0: none), a failure's extra time drawn without the
+    contention terms (1) or as the write's own latency (0)]."""
     if operation not in OPERATIONS:
         raise ConfigError("operation", operation, "one of " + ", ".join(OPERATIONS))
     if operation == "append" and not profile.supports_append:
@@ -111,7 +113,8 @@ def _kernel_inputs(profile: Provider, operation: str) -> np.ndarray:
     return np.array([math.log(read.median_ms), read.sigma, read.floor_ms, profile.read_observed_at,
                      math.log(write.median_ms), write.sigma, write.floor_ms, terms.failed_multiplier,
                      terms.contention_exponent, terms.contention_sigma, terms.decided_at,
-                     1.0 if terms.contention_in == "read" else 0.0, *throttle_terms(terms.throttle), terms.hold_ms])
+                     1.0 if terms.contention_in == "read" else 0.0, *throttle_terms(terms.throttle), terms.hold_ms,
+                     1.0 if terms.failed_extra == "uncontended" else 0.0])
 
 
 def run_clients(profile: Provider, operation: str, clients: int, duration_s: float, seed: int
@@ -207,6 +210,9 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, generator):
     # The object's commit hold: busy until free_at after a successful write's decision (0 ms: no hold).
     hold_ms = p[20]
     free_at = -1.0
+    # A failure's extra answer time, (failed x - 1) x a latency: the write's own, or one drawn without the
+    # contention terms (a slow answer that does not grow with the requests in flight).
+    failed_uncontended = p[21] > 0.0 and failed_multiplier > 1.0
 
     version = 0
     inflight = 0
@@ -269,6 +275,9 @@ def _closed_loop(p, clients, duration_ms, warmup_ms, generator):
             version += 1
             free_at = t + hold_ms
             t_next += (1.0 - decided_at) * write_ms[i]  # the answer's way back
+        elif failed_uncontended:  # a failure's slow answer, whatever the contention
+            t_next += (1.0 - decided_at) * write_ms[i] + (failed_multiplier - 1.0) * draw_contended(
+                rng, write_mu, write_sigma, write_floor, 1, 0.0, 0.0)
         else:  # a failure may be answered later still
             t_next += (failed_multiplier - decided_at) * write_ms[i]
         if warmup_ms <= t_next < duration_ms:

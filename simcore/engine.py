@@ -55,7 +55,7 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
  P_JITTER_SHAPE, P_RETRY_BUDGET_MS, P_REWRITE, P_REFUSED_MAX, P_REFUSED_BASE_MS, P_REFUSED_MULTIPLIER,
  P_REFUSED_CAP_MS, P_REFUSED_JITTER, P_CORRECTED, P_CAS_AT_LEAST_PUT, P_DELTA_CALL, P_HOLD_MS, P_LOAD_READS,
  P_UPDATE_READS, P_CLOSING_LISTING, P_THROTTLE_COMMITS, P_ATTEMPT_READS, P_ATTEMPT_WRITES, P_RETRY_READS,
- P_RETRY_WRITES) = range(40)
+ P_RETRY_WRITES, P_FAILED_UNCONTENDED) = range(41)
 
 # Client retry behaviour (SimConfig.backoff_jitter_shape, retry_rewrite).
 JITTER_SYMMETRIC, JITTER_UP, JITTER_DOWN, JITTER_RANGE = range(4)
@@ -144,7 +144,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(P_RETRY_WRITES + 1)
+    params = np.zeros(P_FAILED_UNCONTENDED + 1)
     profile = config.latency_profile  # read once: a profile file's content is parsed on each access
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
@@ -182,6 +182,8 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         params[P_FAILED_MULTIPLIER] = terms.failed_multiplier
         params[P_DECIDED_AT] = terms.decided_at
         params[P_HOLD_MS] = terms.hold_ms  # the object's commit hold after a successful write (0: none)
+        # A failure's extra answer time drawn without the contention terms (OperationLatency.failed_extra).
+        params[P_FAILED_UNCONTENDED] = 1.0 if terms.failed_extra == "uncontended" else 0.0
         # Contention delays the CAS, or the catalog reads (before they observe it). The terms are the raced
         # object's: fitted to clients reading and writing one object, they say how its reads slow while
         # conditional writes to it are in flight. A log-entry commit (below) reads no such object: its
@@ -472,6 +474,10 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     decided_at = params[P_DECIDED_AT]  # share of a CAS's latency before the object decides it
     success_tail = 1.0 - decided_at  # ... and after, until the answer arrives
     failure_tail = params[P_FAILED_MULTIPLIER] - decided_at  # a failure may answer later still
+    # ... or (failed_extra "uncontended") the answer's way back, then (failed x - 1) x a conditional write drawn
+    # without the contention terms: a slow failure answer that does not grow with the requests in flight.
+    failed_uncontended = params[P_FAILED_UNCONTENDED] > 0.0 and params[P_FAILED_MULTIPLIER] > 1.0
+    failed_extra = params[P_FAILED_MULTIPLIER] - 1.0
     read_lag = 1.0 - params[P_READ_OBSERVED_AT]  # share of a read's latency after it observed the catalog
     # The object's commit hold: after a successful write's decision it is busy committing it for hold_ms,
     # until free_at; a write that would succeed meanwhile waits for it (docs/measured.md, "The model").
@@ -611,7 +617,9 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 # policy waits first, so that the read (and the retry built on
                 # it) sees the commits made meanwhile.
                 t_read = t_learned
-                if failure_tail > 0.0:  # the answer arrives after the decision
+                if failed_uncontended:
+                    t_read += success_tail * cas_ms[k] + failed_extra * _draw(bits, CATALOG_CAS, mu, sigma, floor)
+                elif failure_tail > 0.0:  # the answer arrives after the decision
                     t_read += failure_tail * cas_ms[k]
                 if use_budget is not None and retries[k] >= 1 and t_read - commit_start[k] > retry_budget_ms:
                     # Out of retry budget (checked from the second failed attempt on): give up at once.

@@ -28,6 +28,8 @@ the reference's behaviour::
     contention_in = "write"           # optional: what contention delays, the write or the read before it
     hold_ms = 0.0                     # optional: the object holds itself this long after a successful write's
                                       #   decision; a write that would succeed waits for it (0: no hold)
+    failed_extra = "contended"        # optional: a failure's extra (failed_multiplier - 1) x latency is the
+                                      #   write's contended latency, or "uncontended": drawn without the terms
     fitted_clients = [1, 2, 3, 4]     # optional: the client counts fit saw (written by fit; not simulated)
 
     [append]                          # optional: conditional append, same keys as [cas]
@@ -84,7 +86,8 @@ _EXPONENT = ("a number in [-1, 5]", lambda v: -1 <= v <= 5)
 _HOLD = (f"a number of ms >= 0 and <= {MAX_LATENCY_MS:g} (0: no hold)", lambda v: 0 <= v <= MAX_LATENCY_MS)
 _CONTENTION_IN = ("write or read", lambda v: v in ("write", "read"))
 _COUNTS = ("writes or commits", lambda v: v in ("writes", "commits"))
-_WORD_RULES = (_CONTENTION_IN, _COUNTS)  # values that are words, not numbers
+_FAILED_EXTRA = ("contended or uncontended", lambda v: v in ("contended", "uncontended"))
+_WORD_RULES = (_CONTENTION_IN, _COUNTS, _FAILED_EXTRA)  # values that are words, not numbers
 MAX_FITTED_CLIENTS = 1024  # as many clients as bench runs
 _CLIENT_COUNTS = (f"a list of client counts, each a whole number in [1, {MAX_FITTED_CLIENTS}], increasing",
                   lambda v: isinstance(v, (list, tuple)) and len(v) > 0
@@ -102,6 +105,7 @@ _CONDITIONAL_SCHEMA = {"median_ms": ("median_ms", _LATENCY, True), "sigma": ("si
                        "decided_at": ("decided_at", _FRACTION, False),
                        "contention_in": ("contention_in", _CONTENTION_IN, False),
                        "hold_ms": ("hold_ms", _HOLD, False),
+                       "failed_extra": ("failed_extra", _FAILED_EXTRA, False),
                        "fitted_clients": ("fitted_clients", _CLIENT_COUNTS, False)}
 _SCHEMA: dict[str, dict[str, tuple[str, tuple, bool]]] = {
     # table -> key -> (Provider attribute, or OperationLatency's for [cas] and [append]; rule, required),

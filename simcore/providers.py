@@ -113,6 +113,13 @@ class OperationLatency:
             one, which holds it for ``hold_ms`` after that one's decision; a
             write that would fail is answered without waiting. 0: no hold
             (the reference). Goodput is then at most 1000 / hold_ms op/s.
+        failed_extra: what a failed write's extra answer time, (``failed_multiplier`` - 1)
+            x a latency, is drawn as: ``contended``, the write's own latency,
+            contention terms included (the reference, and the shipped
+            profiles), or ``uncontended``, a draw of the write's lognormal
+            without them, so that a failure's slow answer does not grow with
+            the requests in flight (seed 000's failed Azure appends: 3.0-3.2 s
+            at every count from 2 to 16 clients; docs/measured.md, "The model").
         throttle: the object's throttle on these writes; None, no throttle
             (the reference).
         fitted_clients: the client counts of the measurements these terms
@@ -131,6 +138,7 @@ class OperationLatency:
     contention_in: str = "write"
     throttle: Optional[Throttle] = None
     hold_ms: float = 0.0
+    failed_extra: str = "contended"
     fitted_clients: Optional[tuple[int, ...]] = None
 
 
