@@ -97,6 +97,22 @@ def test_the_holdout_scorer_fits_on_few_counts_and_scores_the_rest(capsys):
     assert "fit" in capsys.readouterr().err
 
 
+def test_scoring_an_append_alone_still_fits_its_stores_cas_first(monkeypatch, capsys):
+    # A whole run fits the CAS first, which fixes when reads observe the object for the append too
+    # (fit_profile); --only STORE:append must fit what the whole run fits, and score only the append.
+    fitted_ops = []
+
+    def fake_fit_store(store, measured, fitted, max_evaluations=None, progress=None):
+        fitted_ops.append((store, sorted(measured)))
+        return PROVIDERS[store]
+
+    monkeypatch.setattr(holdout, "fit_store", fake_fit_store)
+    assert holdout.main(["--fit", "1-3", "--only", "s3x:append", "--seeds", "1", "--duration-s", "5"]) == 0
+    assert fitted_ops == [("s3x", ["append", "cas"])]
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| s3x")]
+    assert [row.split("|")[1].strip() for row in rows] == ["s3x append"]
+
+
 def test_the_scorer_applies_the_issue_tolerances():
     measured = read_table(SEED000, "s3")["cas"]
     cells = [holdout.Cell(16, 15.0, 16.4, 0.90, 0.94), holdout.Cell(15, 15.0, 16.6, 0.90, 0.90),
