@@ -730,8 +730,8 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
         drawn = fit_at(0.0, FEW_COUNTS_FAILED_EXTRA)
         contended_mean = without
         change = goodput_change(drawn[1], operation, compared, duration_s)
-        moves_flat_rows = (abs(math.log(compared[-1].goodput_ops / one[0].goodput_ops)) <= math.log(1.0 + TREND_TOLERANCE)
-                           and abs(change) > math.log(1.0 + FLAT_ROWS_CHANGE))
+        flat_rows = abs(math.log(compared[-1].goodput_ops / one[0].goodput_ops)) <= math.log(1.0 + TREND_TOLERANCE)
+        moves_flat_rows = flat_rows and abs(change) > math.log(1.0 + FLAT_ROWS_CHANGE)
         if not (contended_mean < drawn[4] - NEAR_BEST_LOSS or moves_flat_rows):
             loss_value, fitted, evaluated, chosen, without = drawn
             failed_extra = FEW_COUNTS_FAILED_EXTRA
@@ -824,8 +824,9 @@ def _contention_fit(base: Provider, operation: str, compared: Sequence[ClientSta
             for where in ("write", "read") for a in (0.0, 0.25, 0.5, 1.0) for b in (0.0, 0.4, 0.8)
             for m in (1.0, 2.0, 8.0, 32.0) for seen in seen_values]
     scored = sorted(((loss(x, where), where, x) for where, x in grid), key=lambda item: item[0])
-    held = (f", hold {hold_ms:.3g} ms" if hold_ms else "") + (f", failures {failed_extra}" if failed_extra != "contended"
-                                                               else "")
+    held = f", hold {hold_ms:.3g} ms" if hold_ms else ""
+    if failed_extra != "contended":
+        held += f", failures {failed_extra}"
     if progress:
         progress(f"{base.name} {operation}{held}: grid of {len(grid)} -> best loss {scored[0][0]:.3f} "
                  f"(contention in {scored[0][1]}, {np.round(scored[0][2], 3).tolist()})")

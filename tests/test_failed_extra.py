@@ -32,9 +32,9 @@ def _profile(failed_extra=None, **cas) -> dict:
 
 
 def _run(failed_extra):
-    config = SimConfig(provider="slowfail", provider_profile=canonical_json(profile_from_mapping(_profile(failed_extra))),
-                       num_tables=2, protocol="published", duration_s=700.0, runtime_median_ms=RUNTIME_MS,
-                       runtime_sigma=0.0, runtime_min_ms=0.0)
+    profile = canonical_json(profile_from_mapping(_profile(failed_extra)))
+    config = SimConfig(provider="slowfail", provider_profile=profile, num_tables=2, protocol="published",
+                       duration_s=700.0, runtime_median_ms=RUNTIME_MS, runtime_sigma=0.0, runtime_min_ms=0.0)
     workload = Workload(submit_ms=np.array([0.0, 0.5]), runtime_ms=np.full(2, RUNTIME_MS),
                         op=np.full(2, FAST_APPEND, np.int8), table=np.array([0, 1], np.int32))
     outcome = run(config, workload, np.random.default_rng(0))
