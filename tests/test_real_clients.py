@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.real_clients import (Attempt, _model_flags, is_retry_warning, largest_passing, logged_retries, measure,
-                                     tagged_retries, time_sql_cas)
+                                     point_note, tagged_retries, time_sql_cas)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -150,3 +150,12 @@ def test_an_unreachable_lab_store_stops_the_run_with_one_line_before_any_writer(
     assert code == 2
     assert len(errors) == 1 and ("endpoint_url" in errors[0] or "store_uri" in errors[0]), errors
     assert not (tmp_path / "points.jsonl").exists()  # nothing measured, nothing written
+
+
+def test_a_point_is_marked_where_the_lab_stops_being_the_profiles_store():
+    # The retries' target applies above 0.5 a commit; the marks say which points measure the lab, not the store.
+    assert point_note(0.30, 1.02, 2.0, 2.4) == "retries +20%"
+    assert point_note(0.30, 1.02, 0.4, 0.9) == ""
+    assert point_note(0.52, 1.05, 7.0, 6.3) == "cpu-bound retries -10%"
+    assert point_note(0.49, 1.15, 7.1, 10.0) == "store-slowed retries +41%"
+    assert point_note(0.10, float("nan"), 1.0, 1.0) == "retries +0%"  # no reads timed: no mark
