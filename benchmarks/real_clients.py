@@ -249,6 +249,11 @@ def storage_options() -> dict:
             "AWS_SECRET_ACCESS_KEY": os.environ["AWS_SECRET_ACCESS_KEY"]}
 
 
+def lab_bucket_uri() -> str:
+    """The lab's S3 bucket (``STORE_LAB_S3_URI`` less its prefix), where each run makes its tables."""
+    return os.environ.get("STORE_LAB_S3_URI", "s3://lab/probes").rsplit("/", 1)[0]
+
+
 class _RetryCounter:
     """A logging handler that counts pyiceberg's retry warnings (installed in each writer process)."""
 
@@ -315,13 +320,19 @@ def _writer(writer: int, client: str, target: dict, interval_s: float, duration_
     out.put((writer, attempts, (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)))
 
 
-def run_writers(client: str, target: dict, writers: int, interval_s: float, duration_s: float,
-                seed: int = 0) -> tuple[list[Attempt], float, float]:
-    """Run N writers on a new table (made by the caller); (attempts, the writers' CPU seconds, the load average after)."""
+def run_writers(client: str, target: dict | list[dict], writers: int, interval_s: float, duration_s: float,
+                seed: int = 0) -> tuple[list[Attempt], float, float, float]:
+    """Run N writers on a new table (made by the caller); (attempts, the writers' CPU seconds, the load average
+    after, the common start in epoch seconds, from which the attempts' times count).
+
+    ``target`` is every writer's, or a list of one per writer (benchmarks.request_trace sends writer 0's
+    requests through its logging proxy).
+    """
+    targets = target if isinstance(target, list) else [target] * writers
     ctx = multiprocessing.get_context("spawn")  # forked children of a process that used deltalake hang
     ready, out, go, start_at = ctx.Queue(), ctx.Queue(), ctx.Event(), ctx.Value("d", 0.0)
     phases = np.random.default_rng(seed).uniform(0.0, interval_s, writers)  # as the model: a random phase in [0, S)
-    procs = [ctx.Process(target=_writer, args=(w, client, target, interval_s, duration_s, float(phases[w]),
+    procs = [ctx.Process(target=_writer, args=(w, client, targets[w], interval_s, duration_s, float(phases[w]),
                                                ready, go, start_at, out), daemon=True) for w in range(writers)]
     for p in procs:
         p.start()
@@ -341,7 +352,7 @@ def run_writers(client: str, target: dict, writers: int, interval_s: float, dura
         for p in procs:
             if p.is_alive():
                 p.terminate()
-    return attempts, cpu_s, os.getloadavg()[0]
+    return attempts, cpu_s, os.getloadavg()[0], start_at.value
 
 
 class StoreReadTimer:
@@ -556,7 +567,7 @@ def main(argv=None) -> int:
         print(f"error: lab_profile: '{args.lab_profile}' is not allowed; expected a profile file", file=sys.stderr)
         return 2
     options = storage_options()
-    bucket_uri = os.environ.get("STORE_LAB_S3_URI", "s3://lab/probes").rsplit("/", 1)[0]
+    bucket_uri = lab_bucket_uri()
     run_id = uuid.uuid4().hex[:8]
     work = Path(args.work_dir)
     work.mkdir(parents=True, exist_ok=True)
@@ -603,7 +614,7 @@ def main(argv=None) -> int:
                                                                    options), table_name)
                     print(f"real_clients: {n} {args.real_client} writers every {interval:g} s for {args.duration_s:g} s "
                           f"on {where}", file=sys.stderr, flush=True)
-                    (attempts, cpu_s, load), reads = timer.during(
+                    (attempts, cpu_s, load, _), reads = timer.during(
                         lambda: run_writers(args.real_client, target, n, interval, args.duration_s))
                     measured_of = _delta_measured if args.real_client == "delta-rs" else _iceberg_measured
                     m = measured_of(target, attempts, n, interval, args.duration_s)

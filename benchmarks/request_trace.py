@@ -19,8 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import multiprocessing
-import os
 import re
 import sys
 import threading
@@ -30,9 +28,7 @@ from dataclasses import dataclass
 from typing import Optional
 from urllib.parse import urlparse
 
-import numpy as np
-
-from benchmarks.real_clients import _delta_table, _writer, storage_options, tagged_retries
+from benchmarks.real_clients import _delta_table, lab_bucket_uri, run_writers, storage_options, tagged_retries
 
 REQUEST_LINE = re.compile(rb"(GET|PUT|HEAD|POST|DELETE) (\S+) HTTP/1\.1\r\n")
 STATUS_LINE = re.compile(rb"HTTP/1\.1 (\d{3}) ")
@@ -164,38 +160,16 @@ def trace(writers: int, interval_s: float, duration_s: float, seed: int = 0) -> 
     endpoint = urlparse(options["AWS_ENDPOINT_URL"])
     proxy = LoggingProxy(endpoint.hostname, endpoint.port)
     traced = dict(options, AWS_ENDPOINT_URL=f"http://127.0.0.1:{proxy.port}")
-    uri = f"{_bucket_uri()}/request-trace-{uuid.uuid4().hex[:8]}"
+    uri = f"{lab_bucket_uri()}/request-trace-{uuid.uuid4().hex[:8]}"
     _delta_table(uri, options)
-    ctx = multiprocessing.get_context("spawn")  # forked children of a process that used deltalake hang
-    ready, out, go, start_at = ctx.Queue(), ctx.Queue(), ctx.Event(), ctx.Value("d", 0.0)
-    phases = np.random.default_rng(seed).uniform(0.0, interval_s, writers)
-    procs = [ctx.Process(target=_writer, args=(w, "delta-rs", {"uri": uri, "options": traced if w == 0 else options},
-                                                 interval_s, duration_s, float(phases[w]), ready, go, start_at, out),
-                         daemon=True) for w in range(writers)]
-    for p in procs:
-        p.start()
-    try:
-        for _ in procs:
-            ready.get(timeout=120)
-        start_at.value = t0 = time.time() + 0.5
-        go.set()
-        attempts = []
-        for _ in procs:
-            attempts += out.get(timeout=duration_s + 300)[1]
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
+    attempts, _, _, t0 = run_writers("delta-rs", [{"uri": uri, "options": traced if w == 0 else options}
+                                                  for w in range(writers)], writers, interval_s, duration_s, seed)
     from deltalake import DeltaTable
     retries = tagged_retries(DeltaTable(uri, storage_options=options).history())
     requests = pair_answers(list(proxy.events))
     return [{"seq": a.seq, "retries": retries.get((0, a.seq)), "raised": a.raised,
              "call_ms": 1000 * (a.end_s - a.start_s), **call_summary(requests, t0 + a.start_s, t0 + a.end_s)}
             for a in sorted((a for a in attempts if a.writer == 0), key=lambda a: a.seq)]
-
-
-def _bucket_uri() -> str:
-    return os.environ.get("STORE_LAB_S3_URI", "s3://lab/probes").rsplit("/", 1)[0]
 
 
 def main(argv=None) -> int:
