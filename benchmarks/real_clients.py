@@ -249,9 +249,25 @@ def storage_options() -> dict:
             "AWS_SECRET_ACCESS_KEY": os.environ["AWS_SECRET_ACCESS_KEY"]}
 
 
+def lab_s3_uri() -> str:
+    """The lab's S3 prefix, as ``scripts/store-lab.sh env`` exports it."""
+    return os.environ.get("STORE_LAB_S3_URI", "s3://lab/probes")
+
+
 def lab_bucket_uri() -> str:
     """The lab's S3 bucket (``STORE_LAB_S3_URI`` less its prefix), where each run makes its tables."""
-    return os.environ.get("STORE_LAB_S3_URI", "s3://lab/probes").rsplit("/", 1)[0]
+    return lab_s3_uri().rsplit("/", 1)[0]
+
+
+def open_lab_store():
+    """(the lab's S3 URI, the probe's store adapter for it), checked: ConfigError, one line, when it is not there."""
+    from commit_sweeps.probe.stores import open_store
+    from commit_sweeps.probe.uri import parse_store_uri
+
+    uri = parse_store_uri(lab_s3_uri())
+    store = open_store(uri, os.environ.get("STORE_LAB_S3_ENDPOINT"))
+    store.check()
+    return uri, store
 
 
 class _RetryCounter:
@@ -369,12 +385,7 @@ class StoreReadTimer:
     EVERY_S = 0.05
 
     def __init__(self, token: str):
-        from commit_sweeps.probe.stores import open_store
-        from commit_sweeps.probe.uri import parse_store_uri
-
-        uri = parse_store_uri(os.environ.get("STORE_LAB_S3_URI", "s3://lab/probes"))
-        self.store = open_store(uri, os.environ.get("STORE_LAB_S3_ENDPOINT"))
-        self.store.check()  # ConfigError, one line, when the lab's S3 is not there
+        uri, self.store = open_lab_store()  # ConfigError, one line, when the lab's S3 is not there
         self.name = uri.object_name(token)
         self.store.put(self.name, b"x" * 1024)
 

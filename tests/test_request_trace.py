@@ -72,3 +72,19 @@ def test_a_call_is_read_as_its_load_its_rounds_of_entries_and_the_rest():
     assert summary["entries_read_at_once"] == 3
     assert [round(x) for x in summary["entry_round_ms"]] == [60, 40]  # the slowest of each round decides
     assert summary["rounds_from_data_file"] == 3
+
+
+def test_bad_flags_and_an_unreachable_lab_stop_with_one_line_before_any_writer(monkeypatch, capsys):
+    from probe_servers import KEYS, free_port
+
+    from benchmarks.request_trace import main
+
+    assert main(["--writers", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "error: writers: '0' is not allowed; expected a whole number of writers >= 1"
+    for key, value in KEYS.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("STORE_LAB_S3_URI", "s3://lab/probes")
+    monkeypatch.setenv("STORE_LAB_S3_ENDPOINT", f"http://127.0.0.1:{free_port()}")  # nothing listens there
+    assert main(["--writers", "2", "--duration-s", "1"]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and ("endpoint_url" in errors[0] or "store_uri" in errors[0]), errors
