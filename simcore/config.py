@@ -115,10 +115,13 @@ class SimConfig:
             ``none`` (only the commit itself, as a Delta log entry).
         table_load_reads: delta-rs's write_deltalake call as traced
             (deltalake 1.6.6, docs/clients.md): the rounds of reads its table
-            load makes after the listing that fixes its snapshot (13 on a
+            load makes after the listing that fixes its snapshot (14 on a
             table with a checkpoint, as every table past its 100th version
-            has; 2 without), each snapshot update's two rounds of entry reads,
-            and the post-commit hook's closing listing. None: the call as
+            has, its ``_last_checkpoint`` read counted; 2 without), each
+            snapshot update's two rounds of entry reads, the load's two rounds
+            of the entries since the last checkpoint (each round longer by the
+            profile's ``[read] round_ms_per_read`` for each entry past the
+            first), and the post-commit hook's closing listing. None: the call as
             modelled before the trace (one round each, no closing listing),
             so a config stored before reads as what made it. Only with client
             ``delta-rs`` under the corrected protocol with ``retry_rewrite``

@@ -55,7 +55,7 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
  P_JITTER_SHAPE, P_RETRY_BUDGET_MS, P_REWRITE, P_REFUSED_MAX, P_REFUSED_BASE_MS, P_REFUSED_MULTIPLIER,
  P_REFUSED_CAP_MS, P_REFUSED_JITTER, P_CORRECTED, P_CAS_AT_LEAST_PUT, P_DELTA_CALL, P_HOLD_MS, P_LOAD_READS,
  P_UPDATE_READS, P_CLOSING_LISTING, P_THROTTLE_COMMITS, P_ATTEMPT_READS, P_ATTEMPT_WRITES, P_RETRY_READS,
- P_RETRY_WRITES, P_FAILED_UNCONTENDED) = range(41)
+ P_RETRY_WRITES, P_FAILED_UNCONTENDED, P_ROUND_MS_PER_READ) = range(42)
 
 # Client retry behaviour (SimConfig.backoff_jitter_shape, retry_rewrite).
 JITTER_SYMMETRIC, JITTER_UP, JITTER_DOWN, JITTER_RANGE = range(4)
@@ -144,7 +144,7 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(P_FAILED_UNCONTENDED + 1)
+    params = np.zeros(P_ROUND_MS_PER_READ + 1)
     profile = config.latency_profile  # read once: a profile file's content is parsed on each access
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
@@ -221,6 +221,9 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         params[P_LOAD_READS] = config.table_load_reads if traced else 1.0
         params[P_UPDATE_READS] = DELTA_UPDATE_READS if traced else 1.0
         params[P_CLOSING_LISTING] = 1.0 if traced else 0.0
+        # A traced call's rounds of entries take longer the more entries they hold (a profile's term; 0 in
+        # every profile made before probe timed it, so those calls run as before).
+        params[P_ROUND_MS_PER_READ] = profile.read_round_ms_per_read if traced else 0.0
     # A traced call's attempts (PyIceberg's): the requests between the snapshot and the CAS, for the first
     # attempt and for each retry that rewrites; -1: the corrected attempt's four requests, as before.
     params[P_ATTEMPT_READS:P_RETRY_WRITES + 1] = -1.0
@@ -231,9 +234,13 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     return params
 
 
-# delta-rs's snapshot update reads the new log entries twice, each round all at once (traced with
-# deltalake 1.6.6 on the lab: docs/clients.md, "delta-rs on the model").
+# delta-rs's snapshot update reads the new log entries twice, each round all at once, and its table load
+# reads the entries since the last checkpoint twice the same way (traced with deltalake 1.6.6 on the lab:
+# docs/clients.md, "delta-rs on the model").
 DELTA_UPDATE_READS = 2
+# delta-rs checkpoints a table every 100 versions (delta.checkpointInterval's default): a load reads the
+# entries after the last one, the table's version modulo this.
+DELTA_CHECKPOINT_INTERVAL = 100
 
 
 # Where the corrected protocol decides a CAS and observes a catalog read: half the round trip.
@@ -492,6 +499,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     load_reads = int(params[P_LOAD_READS])  # its rounds of reads after the load's listing
     update_reads = int(params[P_UPDATE_READS])  # ... in each snapshot update, after its listing
     closing_listing = params[P_CLOSING_LISTING] > 0.0  # the post-commit hook lists the log once more
+    round_per_read = params[P_ROUND_MS_PER_READ]  # what each further entry in a round of reads adds
     # A traced call's attempts (PyIceberg's): its requests replace the corrected attempt's four.
     attempt_reads, attempt_writes = int(params[P_ATTEMPT_READS]), int(params[P_ATTEMPT_WRITES])
     retry_reads, retry_writes = int(params[P_RETRY_READS]), int(params[P_RETRY_WRITES])
@@ -657,6 +665,8 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 # and the log's entries (load_reads rounds, each entry read at once) and wrote the data
                 # file; the snapshot is the load's.
                 commit_start[k] += (_draw_sum(bits, TM_READ, load_reads, mu, sigma, floor, moments)
+                                    + update_reads * _round_extra_ms(round_per_read,
+                                                                     seen_version % DELTA_CHECKPOINT_INTERVAL)
                                     + _draw(bits, MF_WRITE, mu, sigma, floor))
                 tm_reads[k] += load_reads
             if log_entries:
@@ -693,8 +703,9 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             t_known += _draw_sum(bits, TM_READ, missed, mu, sigma, floor, moments)
             tm_reads[k] += missed
             if delta_call and missed > 0:
-                t_known += _snapshot_update(bits, mu, sigma, floor, moments, update_reads, contention, inflight,
-                                            use_contention)
+                t_known += (_snapshot_update(bits, mu, sigma, floor, moments, update_reads, contention, inflight,
+                                             use_contention)
+                            + update_reads * _round_extra_ms(round_per_read, missed))
                 catalog_reads[k] += 1
                 tm_reads[k] += update_reads
             if listing[k]:  # the listing as its commit begins: it builds on what it read, then creates
@@ -826,6 +837,12 @@ def _snapshot_update(bits, mu, sigma, floor, moments, rounds, contention, inflig
     entries (each round all at once)."""
     return (_draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
             + _draw_sum(bits, TM_READ, rounds, mu, sigma, floor, moments))
+
+
+@numba.njit(cache=True, inline="always")
+def _round_extra_ms(per_read, reads):
+    """What a round of ``reads`` reads sent at once takes beyond one read: ``per_read`` for each further one."""
+    return per_read * (reads - 1) if reads > 1 else 0.0
 
 
 @numba.njit(cache=True, inline="always")

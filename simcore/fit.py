@@ -48,7 +48,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Collection, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
@@ -143,6 +143,10 @@ SAMPLE_READ_COLUMN = "read_ms"
 # from them instead of from the base profile.
 SAMPLE_WRITE_OPERATION = "write"
 SAMPLE_WRITE_BYTES = 4096  # the size the probe writes: a one-row data file, a manifest or a metadata file
+# Optional rows: rounds of reads one client sent at once (``clients`` holds the reads in the round), each
+# round from a fresh client, as delta-rs's call reads a table's log entries. Where a file has rounds of at
+# least two sizes, ``fit --samples`` takes the profile's ``[read] round_ms_per_read`` from them.
+SAMPLE_ROUND_OPERATION = "round"
 
 
 def _open_rows(path: str, field: str, columns: Sequence[str]) -> list[dict]:
@@ -270,6 +274,22 @@ def with_measured_write(base: Provider, write: MeasuredLatency, size_bytes: int 
     return replace(base, write_base_ms=fixed, write_sigma=write.sigma, floor_ms=min(base.floor_ms, write.min_ms))
 
 
+def round_ms_per_read(rounds: Mapping[int, Sequence[float]]) -> float:
+    """What each read beyond the first adds to a round of reads sent at once (ms, >= 0): the least-squares
+    slope of each size's median round against its reads less one. Rounds of at least two sizes.
+
+    >>> round(round_ms_per_read({1: [40.0, 42.0, 41.0], 33: [57.0], 65: [73.0, 74.0, 72.0]}), 6)
+    0.5
+    """
+    sizes = sorted(rounds)
+    if len(sizes) < 2:
+        raise ValueError("rounds of at least two sizes are needed for a cost per read")
+    extra = np.array([k - 1 for k in sizes], float)
+    medians = np.array([np.median(rounds[k]) for k in sizes])
+    slope = np.polyfit(extra, medians, 1)[0]
+    return float(max(slope, 0.0))  # rounds that grow no slower than one read: no cost, not a negative one
+
+
 @dataclass(frozen=True)
 class Samples:
     """A samples file: the conditional ops' stats by client count, and what one client's plain requests took
@@ -278,6 +298,12 @@ class Samples:
     stats: dict[str, list[ClientStats]]
     read: Optional[MeasuredLatency]
     write: Optional[MeasuredLatency]
+    rounds: Mapping[int, list[float]] = field(default_factory=dict)  # a round's reads -> its latencies (ms)
+
+    @property
+    def round_ms_per_read(self) -> Optional[float]:
+        """``round_ms_per_read`` of the file's rounds; None where it has fewer than two sizes."""
+        return round_ms_per_read(self.rounds) if len(self.rounds) >= 2 else None
 
 
 def read_samples(path: str) -> dict[str, list[ClientStats]]:
@@ -287,14 +313,17 @@ def read_samples(path: str) -> dict[str, list[ClientStats]]:
 
 def read_samples_file(path: str) -> Samples:
     """``read_samples``, with the read latency of the one-client ops where the file times their reads
-    (``SAMPLE_READ_COLUMN``) and the plain writes' latency where it has ``write`` rows."""
+    (``SAMPLE_READ_COLUMN``), the plain writes' latency where it has ``write`` rows and the rounds of reads
+    where it has ``round`` rows."""
     groups: dict[tuple[str, int], tuple[list, list]] = {}
     reads: list[float] = []
     writes: list[float] = []
+    rounds: dict[int, list[float]] = {}
     for line, row in enumerate(_open_rows(path, "samples", SAMPLE_COLUMNS), start=2):
         operation = row.get("operation")
-        if operation not in ("cas", "append", SAMPLE_WRITE_OPERATION):
-            raise ConfigError(f"{path}:{line}: operation", operation, f"cas, append or {SAMPLE_WRITE_OPERATION}")
+        if operation not in ("cas", "append", SAMPLE_WRITE_OPERATION, SAMPLE_ROUND_OPERATION):
+            raise ConfigError(f"{path}:{line}: operation", operation,
+                              f"cas, append, {SAMPLE_WRITE_OPERATION} or {SAMPLE_ROUND_OPERATION}")
         latency = _number(row, "latency_ms", line, path)
         if latency <= 0:
             raise ConfigError(f"{path}:{line}: latency_ms", latency, "a latency > 0 (ms)")
@@ -310,6 +339,12 @@ def read_samples_file(path: str) -> Samples:
                                   "a plain write one client made and the store took (clients 1, succeeded 1)")
             writes.append(latency)
             continue
+        if operation == SAMPLE_ROUND_OPERATION:
+            if flag not in ("1", "true"):
+                raise ConfigError(f"{path}:{line}: {SAMPLE_ROUND_OPERATION}", f"succeeded {flag}",
+                                  "a round of reads the store answered (succeeded 1)")
+            rounds.setdefault(clients, []).append(latency)
+            continue
         lat, ok = groups.setdefault((operation, clients), ([], []))
         lat.append(latency)
         ok.append(flag in ("1", "true"))
@@ -324,7 +359,8 @@ def read_samples_file(path: str) -> Samples:
     out: dict[str, list[ClientStats]] = {}
     for (operation, clients), (lat, ok) in sorted(groups.items()):
         out.setdefault(operation, []).append(summarise(clients, np.array(lat), np.array(ok)))
-    return Samples(out, measured_latency(reads) if reads else None, measured_latency(writes) if writes else None)
+    return Samples(out, measured_latency(reads) if reads else None, measured_latency(writes) if writes else None,
+                   rounds)
 
 
 # -- fitting ---------------------------------------------------------------
@@ -1014,8 +1050,8 @@ def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]
                 description: Optional[str] = None, observed_at: Optional[float] = None,
                 max_evaluations: Optional[int] = None, failed_ratios: Optional[Mapping[str, float]] = None,
                 throttled: Collection[str] = (), read: Optional[MeasuredLatency] = None,
-                write: Optional[MeasuredLatency] = None, progress=None,
-                report: Optional[dict] = None) -> tuple[Provider, dict[str, float]]:
+                write: Optional[MeasuredLatency] = None, round_ms_per_read: Optional[float] = None,
+                progress=None, report: Optional[dict] = None) -> tuple[Provider, dict[str, float]]:
     """A profile fitted to every operation measured (``cas`` first: it also fixes when reads observe).
 
     ``throttled``: the operations the store throttles on one object (GCS's and Azure's CAS), fitted with the
@@ -1023,6 +1059,8 @@ def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]
     (``read_samples_file``): the profile's read becomes it, in place of the base's. ``write``: the plain writes
     measured with them: the profile's plain write becomes it (the fit itself uses only reads and conditional
     writes, so it changes no fitted term; the commits the profile simulates write their files at it).
+    ``round_ms_per_read``: what each further read adds to a round of reads sent at once (``Samples``); the
+    profile keeps it (only delta-rs's call reads in such rounds; no fitted term depends on it).
     """
     profile = replace(base, name=name or base.name, description=description or base.description,
                       all_fixed=False)
@@ -1030,6 +1068,8 @@ def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]
         profile = with_measured_read(profile, read)
     if write is not None:
         profile = with_measured_write(profile, write)
+    if round_ms_per_read is not None:
+        profile = replace(profile, read_round_ms_per_read=round_ms_per_read)
     losses = {}
     for operation in sorted(measurements, key=lambda op: op != "cas"):
         if operation == "append" and not profile.supports_append:

@@ -121,11 +121,13 @@ def run(args: argparse.Namespace) -> int:
             if args.provider is None:
                 raise ConfigError("provider", None, "the provider whose rows of --table to fit")
             measurements, reads, writes = fit.read_table(args.table, args.provider), None, None
+            rounds = None
         else:
             samples = fit.read_samples_file(args.samples)
             measurements = samples.stats
             reads = None if args.base_read else samples.read  # --base-read: the base's read, as for a table
             writes = None if args.base_write else samples.write
+            rounds = samples.round_ms_per_read
         if args.observed_at is not None and not 0 <= args.observed_at <= 1:
             raise ConfigError("observed_at", args.observed_at, "a fraction in [0, 1]")
         if args.max_evaluations is not None and args.max_evaluations < 3:
@@ -155,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
         profile, losses = fit.fit_profile(base, measurements, name=name, description=args.description,
                                           observed_at=args.observed_at, max_evaluations=args.max_evaluations,
                                           failed_ratios=failed_ratios, throttled=tuple(args.throttle),
-                                          read=reads, write=writes, progress=progress, report=report)
+                                          read=reads, write=writes, round_ms_per_read=rounds,
+                                          progress=progress, report=report)
     except ConfigError as error:
         return bad_input(error)
     # How well the data determined the terms: on stderr with the progress lines, and kept in the file.
@@ -172,6 +175,9 @@ def run(args: argparse.Namespace) -> int:
     measured = [f"{what} from the samples (one client's {m.samples} {what}s: median {m.median_ms:.3g} "
                 f"ms, sigma {m.sigma:.3g})" for what, m in (("read", reads), ("write", writes)) if m is not None]
     rest = [what for what, m in (("read", reads), ("write", writes)) if m is None] + ["floor"]
+    if rounds is not None:
+        measured.append(f"a round of reads sent at once from the samples ({', '.join(map(str, samples.rounds))} "
+                        f"reads: {rounds:.3g} ms more for each read past the first)")
     kept = "; ".join(measured + [(", ".join(rest[:-1]) + " and " + rest[-1]) if len(rest) > 1 else rest[0]])
     kept = kept[0].upper() + kept[1:]
     header = (f"Provider profile {name}, fitted by: python -m simcore fit {' '.join(flags)}\n"

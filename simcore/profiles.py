@@ -112,7 +112,8 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple, bool]]] = {
     # in the order a profile file lists them.
     "": {"floor_ms": ("floor_ms", _LATENCY_OR_ZERO, True)},
     "read": {"median_ms": ("read_median_ms", _LATENCY, True), "sigma": ("read_sigma", _SIGMA, True),
-             "observed_at": ("read_observed_at", _FRACTION, False)},
+             "observed_at": ("read_observed_at", _FRACTION, False),
+             "round_ms_per_read": ("read_round_ms_per_read", _LATENCY_OR_ZERO, False)},
     "write": {"base_ms": ("write_base_ms", _LATENCY, True), "ms_per_mib": ("write_ms_per_mib", _LATENCY_OR_ZERO, True),
               "sigma": ("write_sigma", _SIGMA, True)},
     **{operation: _CONDITIONAL_SCHEMA for operation in CONDITIONAL_OPERATIONS},

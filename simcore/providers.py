@@ -172,6 +172,11 @@ class Provider:
     # When a read observes the object, as a fraction of its latency: 1 is
     # when it returns (the reference), 0 when it is sent (docs/measured.md).
     read_observed_at: float = 1.0
+    # What each read beyond the first adds to a round of reads sent at once (ms): a round of K reads takes
+    # a read's draw plus (K - 1) x this. The store's (and its client connections') per-request work, timed
+    # by ``probe``; only delta-rs's call reads log entries in such rounds (docs/clients.md). 0: a round
+    # takes one read's time, whatever it holds.
+    read_round_ms_per_read: float = 0.0
 
     def conditional(self, operation: str) -> OperationLatency:
         """The ``cas`` or ``append`` record."""

@@ -126,12 +126,18 @@ class Oracle:
             state = (self.seq, self.table_version[table])
         return state
 
-    def snapshot_update(self, table: int):
+    def round_extra(self, entries: int) -> float:
+        """What a traced call's round of ``entries`` reads sent at once takes beyond one read."""
+        if self.config.table_load_reads is None:
+            return 0.0
+        return self.config.latency_profile.read_round_ms_per_read * max(entries - 1, 0)
+
+    def snapshot_update(self, table: int, entries: int):
         """delta-rs updates its snapshot to a version it knows: a listing, then the new entries, each round
         all at once (two rounds as traced, with table_load_reads; one before)."""
         yield from self.read_catalog(table)
         for _ in range(1 if self.config.table_load_reads is None else 2):
-            yield self.latency(self.storage_read)
+            yield self.latency(self.storage_read) + self.round_extra(entries)
 
     def attempt_io(self, first: bool = True):
         c = self.config
@@ -169,6 +175,8 @@ class Oracle:
         if delta_call:
             for _ in range(c.table_load_reads or 1):   # the load reads its checkpoint and the log's entries
                 yield self.latency(self.storage_read)
+            since_checkpoint = snapshot[1] % 100   # ... those since the last checkpoint in two of its rounds
+            yield 2 * self.round_extra(since_checkpoint)
             yield self.latency(self.mf_write)       # the data file
         record["commit_start"] = self.now
         if log_entries:
@@ -176,7 +184,7 @@ class Oracle:
             for _ in range(listed[0] - snapshot[0]):
                 yield self.latency(self.storage_read)
             if delta_call and listed[0] > snapshot[0]:
-                yield from self.snapshot_update(table)
+                yield from self.snapshot_update(table, listed[0] - snapshot[0])
             snapshot = listed
             rewrite_manifests = False
         for attempt in range(c.retry + 1):
@@ -204,7 +212,7 @@ class Oracle:
                 yield self.latency(self.catalog_read)   # read the log back to learn the outcome
             if committed:
                 if delta_call:
-                    yield from self.snapshot_update(table)   # the post-commit hook
+                    yield from self.snapshot_update(table, 1)   # the post-commit hook
                     if c.table_load_reads is not None:
                         yield from self.read_catalog(table)   # ... and its closing listing
                 record["status"] = COMMITTED
@@ -220,7 +228,7 @@ class Oracle:
                 for _ in range(new_snapshot[0] - snapshot[0]):   # ... from each log entry that beat it
                     yield self.latency(self.storage_read)
                 if delta_call and new_snapshot[0] > snapshot[0]:
-                    yield from self.snapshot_update(table)
+                    yield from self.snapshot_update(table, new_snapshot[0] - snapshot[0])
             elif self.corrected:
                 yield self.latency(self.storage_read)   # ... from the table metadata the catalog points at
             same_table = new_snapshot[1] != snapshot[1]
@@ -232,7 +240,7 @@ class Oracle:
                     for _ in range(new_snapshot[0] - snapshot[0]):
                         yield self.latency(self.storage_read)
                     if delta_call and new_snapshot[0] > snapshot[0]:
-                        yield from self.snapshot_update(table)
+                        yield from self.snapshot_update(table, new_snapshot[0] - snapshot[0])
                 elif self.corrected:
                     yield self.latency(self.storage_read)
             # Commits missed: to any table (the reference) or, with vo_convoy="table" or corrected, to ours.

@@ -9,6 +9,8 @@ no overlap is the CAS alone. tests/test_engine_vs_oracle.py checks the same
 protocol in distribution against an independent implementation.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,8 @@ from simcore import SimConfig, simulate
 from simcore.builder import build_config
 from simcore.engine import COMMITTED, run
 from simcore.errors import ConfigError
-from simcore.providers import CATALOG_OBJECT_BYTES, PROVIDERS
+from simcore.profiles import canonical_json
+from simcore.providers import CATALOG_OBJECT_BYTES, PROVIDERS, OperationLatency
 from simcore.workload import FAST_APPEND, VALIDATED_OVERWRITE, Workload
 
 RUNTIME_MS = 1000.0
@@ -140,19 +143,20 @@ def test_requests_per_commit_count_the_table_metadata():
 # -- a delta-rs commit is a write_deltalake call (docs/clients.md, "delta-rs on the model") -------------
 
 def _delta(**fields):
-    return build_config(client="delta-rs", num_tables=1, **BASE, **fields)
+    return build_config(client="delta-rs", num_tables=1, **{**BASE, **fields})
 
 
 def test_a_delta_rs_call_loads_the_table_and_writes_its_data_before_the_commit():
-    # As traced (table_load_reads 13, a table with a checkpoint): the load's listing (0-1 ms), the runtime,
-    # 13 rounds of reads (the checkpoint and the log's entries) and the data file: the commit starts at
-    # 1015. It lists (1016), creates (decided 1016.5, answered 1017), and the post-commit hook updates the
-    # snapshot (a listing and two rounds of the new entry: 1020) and lists the log once more (1021).
+    # As traced (table_load_reads 14, a table with a checkpoint): the load's listing (0-1 ms), the runtime,
+    # 14 rounds of reads (_last_checkpoint, the checkpoint and the log's entries) and the data file: the
+    # commit starts at 1016. It lists (1017), creates (decided 1017.5, answered 1018), and the post-commit
+    # hook updates the snapshot (a listing and two rounds of the new entry: 1021) and lists the log once
+    # more (1022).
     outcome = _run(_delta(), [0.0], [0])
-    assert outcome.commit_start_ms[0] == pytest.approx(1015.0)
-    assert outcome.commit_ms[0] == pytest.approx(1016.5)
-    assert outcome.end_ms[0] == pytest.approx(1021.0)
-    assert outcome.table_metadata_reads[0] == 15  # the load's 13, the hook's 2
+    assert outcome.commit_start_ms[0] == pytest.approx(1016.0)
+    assert outcome.commit_ms[0] == pytest.approx(1017.5)
+    assert outcome.end_ms[0] == pytest.approx(1022.0)
+    assert outcome.table_metadata_reads[0] == 16  # the load's 14, the hook's 2
     assert outcome.catalog_reads[0] == 4  # the load's listing, the commit's, the hook's two
     # A log-entry commit by another client (no load, no hook): list at 1002, create by 1003.
     generic = _run(SimConfig(num_tables=1, retry_rewrite="none", retry=15, **BASE), [0.0], [0])
@@ -175,25 +179,50 @@ def test_a_delta_rs_config_without_table_load_reads_keeps_the_call_as_modelled_b
 
 
 def test_a_delta_rs_commit_reads_what_landed_since_its_load_and_updates_its_snapshot_in_the_window():
-    # B loads at 10 (observes version 0 at 10.5); A creates version 1 at 1016.5, while B loads and writes
-    # its data. B's commit (1025) lists version 1 (1026), reads that entry (1027), updates its snapshot (a
-    # listing and two rounds of the entry: 1030), creates version 2 (decided 1030.5) and runs the hook
-    # (1035): no retry.
+    # B loads at 10 (observes version 0 at 10.5); A creates version 1 at 1017.5, while B loads and writes
+    # its data. B's commit (1026) lists version 1 (1027), reads that entry (1028), updates its snapshot (a
+    # listing and two rounds of the entry: 1031), creates version 2 (decided 1031.5) and runs the hook
+    # (1036): no retry.
     outcome = _run(_delta(), [0.0, 10.0], [0, 0])
-    assert outcome.commit_start_ms[1] == pytest.approx(1025.0)
-    assert outcome.commit_ms[1] == pytest.approx(1030.5)
-    assert outcome.end_ms[1] == pytest.approx(1035.0)
-    assert outcome.retries[1] == 0 and outcome.table_metadata_reads[1] == 13 + 1 + 2 + 2
+    assert outcome.commit_start_ms[1] == pytest.approx(1026.0)
+    assert outcome.commit_ms[1] == pytest.approx(1031.5)
+    assert outcome.end_ms[1] == pytest.approx(1036.0)
+    assert outcome.retries[1] == 0 and outcome.table_metadata_reads[1] == 14 + 1 + 2 + 2
 
 
 def test_a_lost_delta_rs_create_relists_reads_the_winner_updates_and_creates_at_once():
-    # B's listing observes version 0 at 1015.7; A's create is decided at 1016.5, B's at 1016.7: lost,
-    # answered at 1017.2. B lists (1018.2), reads A's entry (1019.2), updates its snapshot (1022.2),
-    # creates again at once (decided 1022.7) and runs the hook (1027.2).
+    # B's listing observes version 0 at 1016.7; A's create is decided at 1017.5, B's at 1017.7: lost,
+    # answered at 1018.2. B lists (1019.2), reads A's entry (1020.2), updates its snapshot (1023.2),
+    # creates again at once (decided 1023.7) and runs the hook (1028.2).
     outcome = _run(_delta(), [0.0, 0.2], [0, 0])
     assert outcome.retries.tolist() == [0, 1]
-    assert outcome.commit_ms[1] == pytest.approx(1022.7)
+    assert outcome.commit_ms[1] == pytest.approx(1023.7)
     assert outcome.end_ms[1] - outcome.commit_start_ms[1] == pytest.approx(12.0)
+
+
+def test_a_delta_rs_round_of_entries_takes_longer_by_the_profiles_cost_per_read():
+    # The instant store with a round costing 0.25 ms more per read past the first. Four writers' calls in
+    # turn: each loads the table at the version its predecessors left (0, 1, 2, 3 entries since the
+    # checkpoint) and its load's two rounds of entries take 2 x 0.25 x (entries - 1) longer.
+    # (The instant store as a profile: medians under the 1 ms floor, so that every draw is the floor.)
+    low = OperationLatency(0.5, 0.01)
+    instant = replace(PROVIDERS["instant"], name="instant-rounds", read_median_ms=0.5, read_sigma=0.01,
+                      write_base_ms=0.5, write_sigma=0.01, cas=low, append=low, all_fixed=False,
+                      read_round_ms_per_read=0.25)
+    config = _delta(provider="instant-rounds", provider_profile=canonical_json(instant))
+    plain = _run(_delta(), [0.0, 5000.0, 10000.0, 15000.0], [0] * 4)
+    rounds = _run(config, [0.0, 5000.0, 10000.0, 15000.0], [0] * 4)
+    load = np.array(rounds.commit_start_ms) - np.array(plain.commit_start_ms)
+    assert load.tolist() == pytest.approx([0.0, 0.0, 0.5, 1.0])
+    # A snapshot update reads the entries it missed in two rounds too: B misses A's and C's entries.
+    both = _run(config, [0.0, 0.0, 10.0], [0, 0, 0])
+    few = _run(_delta(), [0.0, 0.0, 10.0], [0, 0, 0])
+    assert np.sum(both.end_ms - few.end_ms) > 0.0
+    # A config whose call was modelled before the trace keeps one read per round, whatever the profile says.
+    old = _run(_delta(provider="instant-rounds", provider_profile=canonical_json(instant), table_load_reads=None),
+               [0.0, 5000.0, 10000.0, 15000.0], [0] * 4)
+    assert old.commit_start_ms.tolist() == _run(_delta(table_load_reads=None), [0.0, 5000.0, 10000.0, 15000.0],
+                                                [0] * 4).commit_start_ms.tolist()
 
 
 # -- a PyIceberg append is its call as traced (docs/clients.md, "PyIceberg on the model") --------------

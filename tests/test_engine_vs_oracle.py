@@ -112,6 +112,11 @@ CONFIGS.update({
         inter_arrival_scale_ms=150, **CORRECTED),
     "corrected: delta-rs, s3x, 3 tables": build_config(client="delta-rs", provider="s3x", num_tables=3,
                                                        fast_append_ratio=0.8, inter_arrival_scale_ms=40, **CORRECTED),
+    # Rounds of entries at 2 ms a read past the first: a load 100 versions past a checkpoint costs ~0.4 s more.
+    "corrected: delta-rs writers, s3, rounds of entries cost per read": build_config(
+        client="delta-rs", provider="s3-rounds", num_tables=1, fast_append_ratio=1.0, writers=8,
+        commit_interval_s=2.0, provider_profile=canonical_json(replace(PROVIDERS["s3"], name="s3-rounds",
+                                                                       read_round_ms_per_read=2.0)), **CORRECTED),
     "corrected: pyiceberg writers on a SQL catalog, the call as traced": build_config(
         client="pyiceberg", provider="s3", catalog="service", catalog_latency_ms=1.0, num_tables=1,
         fast_append_ratio=1.0, writers=6, commit_interval_s=3.0, **CORRECTED),

@@ -302,6 +302,34 @@ def test_fit_takes_the_plain_write_from_samples_that_time_one_clients_writes(tmp
     assert "at least one cas or append sample row" in capsys.readouterr().err
 
 
+def test_fit_takes_the_cost_of_a_read_in_a_round_from_samples_that_time_rounds(tmp_path, capsys):
+    # Rounds of 1, 16 and 64 reads sent at once: 40 ms, plus 0.5 ms for each read past the first, jittered.
+    path = tmp_path / "samples.csv"
+    rng = np.random.default_rng(7)
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["operation", "latency_ms", "succeeded", "clients", "read_ms"])
+        writer.writerows(("round", f"{40.0 + 0.5 * (k - 1) + rng.normal(0, 1):.3f}", 1, k, "")
+                         for k in (1, 16, 64) for _ in range(30))
+        writer.writerows(("cas", f"{60.0 + i % 7:.3f}", int(clients == 1 or i % 2 == 0), clients, "")
+                         for clients in (1, 2) for i in range(200))
+    samples = read_samples_file(str(path))
+    assert sorted(samples.rounds) == [1, 16, 64] and samples.round_ms_per_read == pytest.approx(0.5, abs=0.05)
+    assert [s.clients for s in samples.stats["cas"]] == [1, 2]  # a round's reads are no client count of an op
+    out = tmp_path / "mine.toml"
+    assert main(["fit", "--samples", str(path), "--base", "s3", "--max-evaluations", "9", "--out", str(out),
+                 "--quiet"]) == 0
+    assert load_profile(str(out)).read_round_ms_per_read == pytest.approx(samples.round_ms_per_read, rel=1e-9)
+    assert "round of reads sent at once from the samples (1, 16, 64 reads" in out.read_text()
+    # Rounds of one size give no cost per read: the profile keeps none (a round takes one read's time).
+    path.write_text("operation,latency_ms,succeeded,clients\nround,40,1,8\ncas,50,1,1\ncas,55,1,2\n")
+    assert read_samples_file(str(path)).round_ms_per_read is None
+    # A round the store did not answer is refused, naming the line.
+    path.write_text("operation,latency_ms,succeeded,clients\ncas,50,1,1\nround,40,0,8\n")
+    assert main(["fit", "--samples", str(path), "--base", "s3", "--quiet"]) == 2
+    assert "samples.csv:3: round" in capsys.readouterr().err
+
+
 def test_fit_command_writes_a_loadable_profile(tmp_path, capsys):
     out = tmp_path / "s3.toml"
     status = main(["fit", "--table", SEED000, "--provider", "s3", "--max-evaluations", "9", "--out", str(out),

@@ -121,7 +121,8 @@ def test_samples_round_trip_through_fit_and_json_has_bench_keys(moto, slow_moto,
     out = tmp_path / "samples.csv"
     result = probe("--store-uri", f"s3://{BUCKET}/round-trip", "--endpoint-url", slow_moto.endpoint,
                    "--clients", "1,2", "--duration-s", "4", "--race-rounds", "3", "--processes", "2",
-                   "--out", str(out), "--json", "--max-client-lag", "1", "--write-rounds", "8")
+                   "--out", str(out), "--json", "--max-client-lag", "1", "--write-rounds", "8",
+                   "--read-rounds", "4")
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["clients"] for line in lines] == [1, 2]
@@ -161,6 +162,16 @@ def test_samples_round_trip_through_fit_and_json_has_bench_keys(moto, slow_moto,
     assert len(writes) == 8 and all(row["clients"] == "1" for row in rows[:8]) and min(writes) >= 10.0
     assert mine.write(SAMPLE_WRITE_BYTES).median_ms == pytest.approx(measured_latency(writes).median_ms, rel=1e-3)
     assert "Read from the samples" in profile.read_text() and "write from the samples" in profile.read_text()
+    # And rounds of reads sent at once, each size four times, each read through the proxy: the profile's cost
+    # of a read past the first is the slope the samples give.
+    from simcore.fit import round_ms_per_read
+    rounds: dict[int, list[float]] = {}
+    for row in rows:
+        if row["operation"] == "round":
+            rounds.setdefault(int(row["clients"]), []).append(float(row["latency_ms"]))
+    assert sorted(rounds) == [1, 8, 32, 64] and all(len(ms) == 4 and min(ms) >= 10.0 for ms in rounds.values())
+    assert mine.read_round_ms_per_read == pytest.approx(round_ms_per_read(rounds), rel=1e-9)
+    assert "round_ms_per_read" in profile.read_text()
 
 
 def test_every_put_is_one_round_trip_without_boto3s_handshake(moto, monkeypatch):

@@ -12,7 +12,10 @@ row per op in the format ``fit --samples`` reads, rewritten whole after each
 client count, so an interrupted probe keeps every count it finished. Before
 the counts one client times ``--write-rounds`` plain writes of a small object
 (``write`` rows in the file: the profile's plain write, which a commit's data
-and metadata files take).
+and metadata files take), and ``--read-rounds`` rounds of 1, 8, 32 and 64
+reads of the probe's object sent at once, each from a fresh object_store
+client (``round`` rows: the profile's ``round_ms_per_read``, what delta-rs's
+rounds of log entries take; ``rounds``).
 
 Before measuring, the store must prove its conditional writes atomic
 (``atomicity``); the probe's object (``<prefix>/commit-sweeps-probe-<random>``,
@@ -43,7 +46,7 @@ MAX_PROBE_CLIENTS = 256
 # The client side distorts a count when a client ready to send waits for its CPU this long, as a share of the
 # median successful op: above WARN_LAG the count is printed with a warning, above MAX_LAG it is refused.
 WARN_LAG, MAX_LAG = 0.10, 0.25
-MAX_RACE_ROUNDS, MAX_RACE_WRITERS, MAX_PROCESSES, MAX_WRITE_ROUNDS = 10_000, 64, 256, 100_000
+MAX_RACE_ROUNDS, MAX_RACE_WRITERS, MAX_PROCESSES, MAX_WRITE_ROUNDS, MAX_READ_ROUNDS = 10_000, 64, 256, 100_000, 10_000
 WRITE_WARM_UP = 3  # plain writes sent before the timed ones: the first opens the connection
 WARN_CPU = 0.8  # the clients used this share of the machine's cores: latencies may include CPU queueing
 
@@ -73,6 +76,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--write-rounds", type=int, default=60, metavar="N",
                         help="plain writes of a small object one client times before the counts (the profile's "
                              "plain write; default 60, 0: none)")
+    parser.add_argument("--read-rounds", type=int, default=20, metavar="N",
+                        help="rounds of 1, 8, 32 and 64 reads sent at once, N of each size, timed before the "
+                             "counts (the profile's round_ms_per_read; default 20, 0: none)")
     parser.add_argument("--processes", type=positive_int, default=None, metavar="N",
                         help="client processes (default: 4 per core, at most one per client)")
     parser.add_argument("--max-client-lag", type=number, default=MAX_LAG, metavar="F",
@@ -128,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("max_client_lag", args.max_client_lag, "a share > 0 of the median op")
         if not 0 <= args.write_rounds <= MAX_WRITE_ROUNDS:
             raise ConfigError("write_rounds", args.write_rounds, f"an integer in [0, {MAX_WRITE_ROUNDS}]")
+        if not 0 <= args.read_rounds <= MAX_READ_ROUNDS:
+            raise ConfigError("read_rounds", args.read_rounds, f"an integer in [0, {MAX_READ_ROUNDS}]")
         for field, value, most in (("race_rounds", args.race_rounds, MAX_RACE_ROUNDS),
                                    ("race_writers", args.race_writers, MAX_RACE_WRITERS),
                                    ("processes", args.processes, MAX_PROCESSES)):
@@ -173,6 +181,15 @@ def _probe(args, uri, endpoint, counts, progress) -> int:
             put_started = True
             writes = _time_writes(store, put_name, args.write_rounds)
             progress(f"probe: plain write: {_writes_line(writes)}")
+        rounds = None
+        if args.read_rounds:
+            from commit_sweeps.probe.rounds import time_rounds
+
+            rounds = time_rounds(uri, endpoint, name, args.read_rounds)
+            progress(f"probe: rounds of reads: {_rounds_line(rounds)}")
+            if rounds.cpu_share > WARN_CPU:
+                print(f"warning: probe: the rounds' client used {rounds.cpu_share:.0%} of a core: their times "
+                      f"may include its own CPU", file=sys.stderr)
         target = Target(uri, endpoint, name, args.operation)
         pool = ClientPool(target, args.processes or default_processes(max(counts)))
         measured: list = []
@@ -191,7 +208,7 @@ def _probe(args, uri, endpoint, counts, progress) -> int:
                 return EXIT_FAILED
             measured.append((clients, ops, result))
             if args.out is not None:
-                _write_samples(args.out, args.operation, measured, writes)
+                _write_samples(args.out, args.operation, measured, writes, rounds)
             if args.json:
                 print(json.dumps({key: None if isinstance(value, float) and not math.isfinite(value) else value
                                   for key, value in result.to_json().items()}, allow_nan=False), flush=True)
@@ -200,8 +217,11 @@ def _probe(args, uri, endpoint, counts, progress) -> int:
             print(_table(store.describe(), args, [r for _, _, r in measured]))
             if writes:
                 print(f"plain write, one client: {_writes_line(writes)}")
+            if rounds is not None:
+                print(f"rounds of reads sent at once, one client: {_rounds_line(rounds)}")
         if args.out is not None:
-            progress(f"probe: wrote {sum(len(o) for _, o, _ in measured) + len(writes)} samples to {args.out}")
+            timed = len(writes) + (sum(map(len, rounds.latencies_ms.values())) if rounds else 0)
+            progress(f"probe: wrote {sum(len(o) for _, o, _ in measured) + timed} samples to {args.out}")
         return EXIT_OK
     except _Interrupted as signal_name:
         progress(f"probe: interrupted ({signal_name}); cleaning up")
@@ -240,6 +260,15 @@ def _writes_line(writes: list[float]) -> str:
 
     p50, p99 = np.percentile(writes, [50, 99])
     return f"{len(writes)} x {SAMPLE_WRITE_BYTES} bytes, p50 {p50:.1f} ms, p99 {p99:.1f} ms"
+
+
+def _rounds_line(rounds) -> str:
+    import numpy as np
+    from simcore.fit import round_ms_per_read
+
+    medians = ", ".join(f"{size} reads p50 {np.median(ms):.1f} ms" for size, ms in rounds.latencies_ms.items())
+    return (f"{medians}: {round_ms_per_read(rounds.latencies_ms):.3g} ms per read past the first "
+            f"(client CPU {rounds.cpu_share:.0%} of a core)")
 
 
 def _delete(store, name: str, progress) -> None:
@@ -314,11 +343,12 @@ def _table(store: str, args, results) -> str:
     return head + "\n" + "\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in cells)
 
 
-def _write_samples(path: str, operation: str, measured, writes) -> None:
+def _write_samples(path: str, operation: str, measured, writes, rounds) -> None:
     """Rewrite ``path`` with every count measured so far, through a temporary name: never a torn file."""
     from commit_sweeps.probe.samples import samples_csv
 
     partial = path + ".partial"
     with open(partial, "w", newline="") as handle:
-        handle.write(samples_csv(operation, [(clients, ops) for clients, ops, _ in measured], writes))
+        handle.write(samples_csv(operation, [(clients, ops) for clients, ops, _ in measured], writes,
+                                 rounds.latencies_ms if rounds is not None else {}))
     os.replace(partial, path)

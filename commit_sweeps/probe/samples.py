@@ -13,12 +13,13 @@ import csv
 import io
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from types import MappingProxyType
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from simcore.bench import BenchResult, warmup_s
-from simcore.fit import SAMPLE_COLUMNS, SAMPLE_READ_COLUMN, SAMPLE_WRITE_OPERATION
+from simcore.fit import SAMPLE_COLUMNS, SAMPLE_READ_COLUMN, SAMPLE_ROUND_OPERATION, SAMPLE_WRITE_OPERATION
 
 
 @dataclass(frozen=True)
@@ -106,14 +107,16 @@ def summarise(store: str, operation: str, clients: int, ops: Sequence[Op], durat
     return ClientCount(result, f_mean, f_p50, f_p99, cpu_per_op, overhead)
 
 
-def samples_csv(operation: str, counts: Iterable[tuple[int, Sequence[Op]]], writes_ms: Sequence[float] = ()) -> str:
+def samples_csv(operation: str, counts: Iterable[tuple[int, Sequence[Op]]], writes_ms: Sequence[float] = (),
+                rounds_ms: Mapping[int, Sequence[float]] = MappingProxyType({})) -> str:
     """The samples file ``fit --samples`` reads: one row per plain write one client timed (operation
-    ``write``), then one per op (operation, latency_ms, succeeded, clients, read_ms; the last empty where the
-    read was not timed).
+    ``write``), one per round of reads it sent at once (``round``, the round's reads in ``clients``), then one
+    per op (operation, latency_ms, succeeded, clients, read_ms; the last empty where the read was not timed).
 
-    >>> print(samples_csv("cas", [(2, [Op(1, 0.0, 0.0125, True, 5.25)])], [20.5]), end="")
+    >>> print(samples_csv("cas", [(2, [Op(1, 0.0, 0.0125, True, 5.25)])], [20.5], {8: [30.25]}), end="")
     operation,latency_ms,succeeded,clients,read_ms
     write,20.500,1,1,
+    round,30.250,1,8,
     cas,12.500,1,2,5.250
     """
     out = io.StringIO()
@@ -121,6 +124,9 @@ def samples_csv(operation: str, counts: Iterable[tuple[int, Sequence[Op]]], writ
     writer.writerow(SAMPLE_COLUMNS + (SAMPLE_READ_COLUMN,))
     for latency in writes_ms:
         writer.writerow((SAMPLE_WRITE_OPERATION, f"{max(latency, 0.001):.3f}", 1, 1, ""))
+    for size, latencies in rounds_ms.items():
+        for latency in latencies:
+            writer.writerow((SAMPLE_ROUND_OPERATION, f"{max(latency, 0.001):.3f}", 1, size, ""))
     for clients, ops in counts:
         for op in ops:
             # Microsecond resolution, and never 0: fit refuses a latency that is not > 0.
