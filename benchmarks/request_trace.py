@@ -11,7 +11,8 @@ the load's rounds and the time of its rounds of entries, and the rounds from the
 is the requests sent while an earlier one of it is still in flight (``rounds``). The proxy sees HTTP/1.1
 request and status lines only (no TLS: the lab's S3 is plain HTTP), so it adds a copy of each byte and no delay
 worth counting. docs/measured.md ("At 20 ms each way") has what it showed: the load's two rounds of entries
-take longer as the entries since the checkpoint grow, and ``_last_checkpoint`` is a round the model leaves out.
+take longer as the entries since the checkpoint grow (now the profile's ``round_ms_per_read``, which ``probe``
+times), and ``_last_checkpoint`` is a round the model left out (now counted in the preset's ``table_load_reads``).
 """
 
 from __future__ import annotations
