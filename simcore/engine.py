@@ -662,8 +662,9 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             commit_start[k] = t + runtime[k]
             if delta_call:
                 # write_deltalake loaded the table: its listing was this read, then it read its checkpoint
-                # and the log's entries (load_reads rounds, each entry read at once) and wrote the data
-                # file; the snapshot is the load's.
+                # and the log's entries (load_reads rounds, two of them the entries since the last
+                # checkpoint, each all at once and longer by the round's cost per entry) and wrote the
+                # data file; the snapshot is the load's.
                 commit_start[k] += (_draw_sum(bits, TM_READ, load_reads, mu, sigma, floor, moments)
                                     + update_reads * _round_extra_ms(round_per_read,
                                                                      seen_version % DELTA_CHECKPOINT_INTERVAL)
