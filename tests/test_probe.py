@@ -252,7 +252,7 @@ def test_an_interrupted_probe_leaves_no_object_behind(moto, slow_moto, signum, t
 
 def test_a_client_side_that_distorts_the_result_is_refused(moto, slow_moto):
     result = probe("--store-uri", f"s3://{BUCKET}/strict", "--endpoint-url", slow_moto.endpoint, "--clients", "1",
-                   "--duration-s", "2", "--race-rounds", "1", "--max-client-lag", "0.000001")
+                   "--duration-s", "2", "--race-rounds", "1", "--max-client-lag", "0.000001", "--read-rounds", "0")
     assert result.returncode == 1, result.stderr
     assert "without distorting the result" in one_error_line(result)
     assert leftover(moto, "strict") == []
@@ -350,8 +350,12 @@ def test_the_store_lab_serves_all_three_stores_on_loopback_to_the_probe(tmp_path
         for store in ("S3", "AZ", "GS"):
             result = probe("--store-uri", env[f"STORE_LAB_{store}_URI"], "--endpoint-url",
                            env[f"STORE_LAB_{store}_ENDPOINT"], "--clients", "2", "--duration-s", "3",
-                           "--race-rounds", "5", "--json", "--max-client-lag", "100", env_extra=env)
+                           "--race-rounds", "5", "--json", "--max-client-lag", "100", "--read-rounds", "2",
+                           env_extra=env)
             assert result.returncode == 0, (store, result.stderr)
+            # Rounds of reads sent at once, through object_store, on each of the three stores.
+            assert re.search(r"rounds of reads: 1 reads p50 [\d.]+ ms, .*64 reads p50 [\d.]+ ms", result.stderr), \
+                (store, result.stderr)
             (line,) = [json.loads(text) for text in result.stdout.splitlines()]
             assert line["successes"] > 0 and line["latency_p50_ms"] > 4 * 3  # at least two round trips of 2 x 3 ms
         appended = probe("--store-uri", env["STORE_LAB_AZ_URI"], "--endpoint-url", env["STORE_LAB_AZ_ENDPOINT"],

@@ -44,23 +44,25 @@ def _client(uri: StoreURI, endpoint_url: Optional[str]):
     """A fresh object_store client for the URI's bucket, from the same settings as the probe's SDK clients."""
     from obstore.store import AzureStore, GCSStore, S3Store
 
-    plain_http = {"allow_http": True} if (endpoint_url or "").startswith("http://") else {}
     if uri.scheme == "s3":  # keys, region and session token from the AWS_* variables, as boto3 reads them
-        return S3Store(uri.bucket, endpoint=endpoint_url, client_options=plain_http,
+        return S3Store(uri.bucket, endpoint=endpoint_url, client_options=_http_options(endpoint_url),
                        region=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1")
-    if uri.scheme == "az":
+    if uri.scheme == "az":  # the account as the probe's Azure client finds it: the connection string first
         parts = _connection_parts(os.environ.get(CONNECTION_STRING_ENV, ""))
         endpoint = endpoint_url or parts.get("BlobEndpoint")
-        options = {"allow_http": True} if (endpoint or "").startswith("http://") else {}
-        account = parts.get("AccountName") or os.environ.get("AZURE_STORAGE_ACCOUNT")
-        key = parts.get("AccountKey") or os.environ.get("AZURE_STORAGE_KEY")
-        return AzureStore(uri.bucket, account_name=account, account_key=key, endpoint=endpoint,
-                          client_options=options)
+        return AzureStore(uri.bucket, account_name=parts.get("AccountName") or os.environ.get("AZURE_STORAGE_ACCOUNT"),
+                          account_key=parts.get("AccountKey") or os.environ.get("AZURE_STORAGE_KEY"),
+                          endpoint=endpoint, client_options=_http_options(endpoint))
     emulator = endpoint_url or os.environ.get("STORAGE_EMULATOR_HOST")
     if emulator:  # fake-gcs-server and the like take unsigned requests
-        options = {"allow_http": True} if emulator.startswith("http://") else {}
-        return GCSStore(uri.bucket, config={"base_url": emulator}, skip_signature=True, client_options=options)
+        return GCSStore(uri.bucket, config={"base_url": emulator}, skip_signature=True,
+                        client_options=_http_options(emulator))
     return GCSStore(uri.bucket)  # Google's application default credentials
+
+
+def _http_options(endpoint: Optional[str]) -> dict:
+    """object_store refuses plain HTTP unless told: an emulator's or a lab's endpoint may be http://."""
+    return {"allow_http": True} if (endpoint or "").startswith("http://") else {}
 
 
 async def _rounds(uri: StoreURI, endpoint_url: Optional[str], name: str, sizes, tries: int) -> dict[int, list]:
