@@ -250,6 +250,33 @@ def test_an_interrupted_probe_leaves_no_object_behind(moto, slow_moto, signum, t
     assert leftover(moto, prefix) == []
 
 
+def test_a_probe_interrupted_in_its_rounds_of_reads_stops_as_interrupted(moto, slow_moto, tmp_path):
+    # The rounds run inside an event loop of their own: ^C there is still an interruption (130), not a store
+    # error, and the object still goes.
+    prefix = "interrupted-rounds"
+    env = {**os.environ, **KEYS, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([sys.executable, "-m", "commit_sweeps", "probe", "--store-uri",
+                                f"s3://{BUCKET}/{prefix}", "--endpoint-url", slow_moto.endpoint, "--clients", "1",
+                                "--race-rounds", "2", "--write-rounds", "2", "--read-rounds", "10000"],
+                               stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    try:
+        seen = ""
+        deadline = time.monotonic() + 90
+        while "plain write" not in seen:  # the rounds start right after
+            line = process.stderr.readline()
+            assert line and time.monotonic() < deadline, f"the probe did not time its writes: {seen}"
+            seen += line
+        time.sleep(1.5)
+        process.send_signal(signal.SIGINT)
+        _, rest = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, seen + rest
+    assert "interrupted" in rest and "deleted" in rest and "round of reads failed" not in rest
+    assert leftover(moto, prefix) == []
+
+
 def test_a_client_side_that_distorts_the_result_is_refused(moto, slow_moto):
     result = probe("--store-uri", f"s3://{BUCKET}/strict", "--endpoint-url", slow_moto.endpoint, "--clients", "1",
                    "--duration-s", "2", "--race-rounds", "1", "--max-client-lag", "0.000001", "--read-rounds", "0")

@@ -83,11 +83,14 @@ def time_rounds(uri: StoreURI, endpoint_url: Optional[str], name: str, tries: in
                 sizes: tuple[int, ...] = ROUND_SIZES) -> Rounds:
     """``tries`` rounds of each size (interleaved, so that a drift in the store reaches every size alike) of
     reads of ``name``, each from a fresh client. A read that fails raises StoreError."""
+    from obstore.exceptions import BaseError
+
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu0, wall0 = usage.ru_utime + usage.ru_stime, time.monotonic()
     try:
         latencies = asyncio.run(_rounds(uri, endpoint_url, name, sizes, tries))
-    except Exception as error:  # obstore's errors are its own classes; the message names the request
+    except (BaseError, OSError, ValueError) as error:  # obstore's own classes; the message names the request
+        # (Only the store's errors: ^C and SIGTERM, raised here by the command's handler, must reach it.)
         raise StoreError(f"a round of reads failed: {type(error).__name__}: {str(error).splitlines()[0]}") \
             from None
     usage = resource.getrusage(resource.RUSAGE_SELF)
