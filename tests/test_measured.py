@@ -237,16 +237,20 @@ def test_fit_recovers_a_known_profile_from_its_samples(tmp_path):
     assert fitted.cas.contention_exponent == pytest.approx(0.25, abs=0.08)
 
 
-def test_fit_takes_the_read_latency_from_samples_that_time_one_clients_reads(tmp_path, capsys):
-    path = tmp_path / "samples.csv"
-    rng = np.random.default_rng(5)
+def _samples_file(path, rows) -> None:
+    """A samples file with the probe's columns (``read_ms`` included) holding ``rows``."""
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["operation", "latency_ms", "succeeded", "clients", "read_ms"])
-        for clients in (1, 2):
-            reads = 40.0 * np.exp(0.05 * rng.standard_normal(300))
-            writer.writerows(("cas", f"{r + 50.0:.3f}", int(clients == 1 or i % 2 == 0), clients,
-                              f"{r:.3f}" if clients == 1 else "") for i, r in enumerate(reads))
+        writer.writerows(rows)
+
+
+def test_fit_takes_the_read_latency_from_samples_that_time_one_clients_reads(tmp_path, capsys):
+    path = tmp_path / "samples.csv"
+    rng = np.random.default_rng(5)
+    _samples_file(path, [("cas", f"{r + 50.0:.3f}", int(clients == 1 or i % 2 == 0), clients,
+                          f"{r:.3f}" if clients == 1 else "")
+                         for clients in (1, 2) for i, r in enumerate(40.0 * np.exp(0.05 * rng.standard_normal(300)))])
     out = tmp_path / "mine.toml"
     assert main(["fit", "--samples", str(path), "--base", "s3", "--max-evaluations", "9", "--out", str(out),
                  "--quiet"]) == 0
@@ -268,12 +272,9 @@ def test_fit_takes_the_plain_write_from_samples_that_time_one_clients_writes(tmp
     path = tmp_path / "samples.csv"
     rng = np.random.default_rng(6)
     writes = 25.0 * np.exp(0.1 * rng.standard_normal(200))
-    with open(path, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["operation", "latency_ms", "succeeded", "clients", "read_ms"])
-        writer.writerows(("write", f"{w:.3f}", 1, 1, "") for w in writes)
-        writer.writerows(("cas", f"{60.0 + i % 7:.3f}", int(clients == 1 or i % 2 == 0), clients, "")
-                         for clients in (1, 2) for i in range(200))
+    _samples_file(path, [*(("write", f"{w:.3f}", 1, 1, "") for w in writes),
+                         *(("cas", f"{60.0 + i % 7:.3f}", int(clients == 1 or i % 2 == 0), clients, "")
+                           for clients in (1, 2) for i in range(200))])
     samples = read_samples_file(str(path))
     assert samples.read is None and samples.write.samples == 200
     assert [s.clients for s in samples.stats["cas"]] == [1, 2]  # the write rows are no client count of an op
@@ -306,13 +307,10 @@ def test_fit_takes_the_cost_of_a_read_in_a_round_from_samples_that_time_rounds(t
     # Rounds of 1, 16 and 64 reads sent at once: 40 ms, plus 0.5 ms for each read past the first, jittered.
     path = tmp_path / "samples.csv"
     rng = np.random.default_rng(7)
-    with open(path, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["operation", "latency_ms", "succeeded", "clients", "read_ms"])
-        writer.writerows(("round", f"{40.0 + 0.5 * (k - 1) + rng.normal(0, 1):.3f}", 1, k, "")
-                         for k in (1, 16, 64) for _ in range(30))
-        writer.writerows(("cas", f"{60.0 + i % 7:.3f}", int(clients == 1 or i % 2 == 0), clients, "")
-                         for clients in (1, 2) for i in range(200))
+    _samples_file(path, [*(("round", f"{40.0 + 0.5 * (k - 1) + rng.normal(0, 1):.3f}", 1, k, "")
+                           for k in (1, 16, 64) for _ in range(30)),
+                         *(("cas", f"{60.0 + i % 7:.3f}", int(clients == 1 or i % 2 == 0), clients, "")
+                           for clients in (1, 2) for i in range(200))])
     samples = read_samples_file(str(path))
     assert sorted(samples.rounds) == [1, 16, 64] and samples.round_ms_per_read == pytest.approx(0.5, abs=0.05)
     assert [s.clients for s in samples.stats["cas"]] == [1, 2]  # a round's reads are no client count of an op

@@ -223,56 +223,55 @@ def test_a_gateway_that_checks_then_writes_without_a_lock_fails_the_race(moto):
     assert leftover(moto, "unlocked") == []
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_an_interrupted_probe_leaves_no_object_behind(moto, slow_moto, signum, tmp_path):
-    prefix = f"interrupted-{signum.name}"
+def interrupt(prefix: str, flags: list[str], endpoint: str, wait_for: str, after_s: float, signum,
+              check=None) -> tuple[int, str, str]:
+    """Start a probe under ``prefix``, send ``signum`` ``after_s`` after its progress first says ``wait_for``
+    (``check()`` runs just before); (exit status, the progress up to then, the rest of stderr)."""
     env = {**os.environ, **KEYS, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen([sys.executable, "-m", "commit_sweeps", "probe", "--store-uri",
-                                f"s3://{BUCKET}/{prefix}", "--endpoint-url", slow_moto.endpoint, "--clients", "2",
-                                "--duration-s", "60", "--race-rounds", "2", "--processes", "2"],
+                                f"s3://{BUCKET}/{prefix}", "--endpoint-url", endpoint, *flags],
                                stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     try:
         seen = ""
         deadline = time.monotonic() + 90
-        while "measuring" not in seen:  # interrupted while its clients write
+        while wait_for not in seen:
             line = process.stderr.readline()
-            assert line and time.monotonic() < deadline, f"the probe did not start measuring: {seen}"
+            assert line and time.monotonic() < deadline, f"the probe never said {wait_for!r}: {seen}"
             seen += line
-        time.sleep(2.0)
-        assert leftover(moto, prefix) != []  # its object exists while it measures
+        time.sleep(after_s)
+        if check is not None:
+            check()
         process.send_signal(signum)
         _, rest = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 130, seen + rest
+    return process.returncode, seen, rest
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_probe_leaves_no_object_behind(moto, slow_moto, signum, tmp_path):
+    prefix = f"interrupted-{signum.name}"
+
+    def exists():
+        assert leftover(moto, prefix) != []  # its object exists while it measures
+
+    status, seen, rest = interrupt(prefix, ["--clients", "2", "--duration-s", "60", "--race-rounds", "2",
+                                            "--processes", "2"], slow_moto.endpoint,
+                                   "measuring", 2.0, signum, exists)  # interrupted while its clients write
+    assert status == 130, seen + rest
     assert "interrupted" in rest and "deleted" in rest
     assert leftover(moto, prefix) == []
 
 
 def test_a_probe_interrupted_in_its_rounds_of_reads_stops_as_interrupted(moto, slow_moto, tmp_path):
     # The rounds run inside an event loop of their own: ^C there is still an interruption (130), not a store
-    # error, and the object still goes.
+    # error, and the object still goes. They start right after the plain writes.
     prefix = "interrupted-rounds"
-    env = {**os.environ, **KEYS, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen([sys.executable, "-m", "commit_sweeps", "probe", "--store-uri",
-                                f"s3://{BUCKET}/{prefix}", "--endpoint-url", slow_moto.endpoint, "--clients", "1",
-                                "--race-rounds", "2", "--write-rounds", "2", "--read-rounds", "10000"],
-                               stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    try:
-        seen = ""
-        deadline = time.monotonic() + 90
-        while "plain write" not in seen:  # the rounds start right after
-            line = process.stderr.readline()
-            assert line and time.monotonic() < deadline, f"the probe did not time its writes: {seen}"
-            seen += line
-        time.sleep(1.5)
-        process.send_signal(signal.SIGINT)
-        _, rest = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 130, seen + rest
+    status, seen, rest = interrupt(prefix, ["--clients", "1", "--race-rounds", "2", "--write-rounds", "2",
+                                            "--read-rounds", "10000"], slow_moto.endpoint,
+                                   "plain write", 1.5, signal.SIGINT)
+    assert status == 130, seen + rest
     assert "interrupted" in rest and "deleted" in rest and "round of reads failed" not in rest
     assert leftover(moto, prefix) == []
 
