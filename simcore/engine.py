@@ -606,8 +606,8 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 if success_tail > 0.0:
                     t_learned += success_tail * cas_ms[k]
                 if delta_call:  # the post-commit hook updates the call's snapshot to the created entry
-                    t_learned += _snapshot_update(bits, mu, sigma, floor, moments, update_reads, contention,
-                                                  inflight, use_contention)
+                    t_learned += _snapshot_update(bits, mu, sigma, floor, moments, update_reads, 1, round_per_read,
+                                                  contention, inflight, use_contention)
                     catalog_reads[k] += 1
                     tm_reads[k] += update_reads
                     if closing_listing:
@@ -704,9 +704,8 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             t_known += _draw_sum(bits, TM_READ, missed, mu, sigma, floor, moments)
             tm_reads[k] += missed
             if delta_call and missed > 0:
-                t_known += (_snapshot_update(bits, mu, sigma, floor, moments, update_reads, contention, inflight,
-                                             use_contention)
-                            + update_reads * _round_extra_ms(round_per_read, missed))
+                t_known += _snapshot_update(bits, mu, sigma, floor, moments, update_reads, missed, round_per_read,
+                                            contention, inflight, use_contention)
                 catalog_reads[k] += 1
                 tm_reads[k] += update_reads
             if listing[k]:  # the listing as its commit begins: it builds on what it read, then creates
@@ -833,11 +832,12 @@ def _draw_cas(bits, mu, sigma, floor, contention, in_flight, use_contention, use
 
 
 @numba.njit(cache=True, inline="always")
-def _snapshot_update(bits, mu, sigma, floor, moments, rounds, contention, inflight, use_contention):
-    """delta-rs's snapshot update to a known version: a listing of the log, then ``rounds`` reads of its new
-    entries (each round all at once)."""
+def _snapshot_update(bits, mu, sigma, floor, moments, rounds, entries, per_read, contention, inflight,
+                     use_contention):
+    """delta-rs's snapshot update to a known version: a listing of the log, then ``rounds`` rounds of reads of
+    its ``entries`` new entries (each round all at once, longer by ``per_read`` for each entry past the first)."""
     return (_draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
-            + _draw_sum(bits, TM_READ, rounds, mu, sigma, floor, moments))
+            + _draw_sum(bits, TM_READ, rounds, mu, sigma, floor, moments) + rounds * _round_extra_ms(per_read, entries))
 
 
 @numba.njit(cache=True, inline="always")
