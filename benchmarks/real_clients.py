@@ -54,6 +54,14 @@ than ``STORE_SLOWED`` x as long is marked ``store-slowed``. Each point
 also splits its calls' duration into a part outside the race and a cost per
 retry (``call_parts``: the least-squares line on the retries), which the
 model's calls can be held against.
+
+The model's columns are like for like: ``simulate --window-s 0,D`` over
+``--window-seeds`` seeds, the calls due in the run's own ``--duration-s``
+seconds from a cold start, as the run measures them (near the onset a
+minute is far from the steady state: the writers' lag builds up for many
+minutes). ``retries/commit steady`` is the steady state beside it, and
+``capacity`` (the largest N) answers for the steady state, as it does for a
+user; the largest-N line also gives the model's over the runs' own seconds.
 """
 
 from __future__ import annotations
@@ -83,6 +91,8 @@ CPU_BOUND_SHARE = 0.5  # above this share of the cores the writers' own CPU dist
 # (docs/measured.md: at 20 ms each way the reads stayed within x1.03 up to 16 writers, and took x1.15-1.32
 # beside 20-28 writer processes, where the model's retries were 38-45% high).
 STORE_SLOWED = 1.10
+WINDOW_SEEDS = 20  # the model over a run's own minute: 20 x a few hundred calls
+MODEL_KEYS = ("writer_success_rate", "retries_mean", "writer_commit_latency_p50_ms", "writer_commit_latency_p99_ms")
 TARGET_SHARE = 0.20  # the issue's targets: largest N and retries per commit within 20%
 CLIENTS = ("delta-rs", "pyiceberg")
 PYICEBERG_RETRY_LOG = "Commit failed due to a concurrent update, retrying"  # pyiceberg 0.12's warning per retry
@@ -221,6 +231,18 @@ def is_retry_warning(message: str) -> bool:
     False
     """
     return message.startswith(PYICEBERG_RETRY_LOG)
+
+
+def model_figures(json_lines: str) -> dict[str, float]:
+    """The model's figures a point's row shows, each the mean over the seeds of ``simulate --json``'s lines.
+
+    >>> model_figures('{"writer_success_rate": 1.0, "retries_mean": 2.0, "writer_commit_latency_p50_ms": 900, '
+    ...               '"writer_commit_latency_p99_ms": 2000}\\n{"writer_success_rate": 0.9, "retries_mean": 3.0, '
+    ...               '"writer_commit_latency_p50_ms": 1100, "writer_commit_latency_p99_ms": 2400}\\n')
+    {'writer_success_rate': 0.95, 'retries_mean': 2.5, 'writer_commit_latency_p50_ms': 1000.0, 'writer_commit_latency_p99_ms': 2200.0}
+    """
+    rows = [json.loads(line) for line in json_lines.splitlines() if line.strip()]
+    return {key: float(np.mean([row[key] for row in rows])) for key in MODEL_KEYS}
 
 
 def largest_passing(points: dict[int, float]) -> tuple[int | None, int | None]:
@@ -556,7 +578,10 @@ def main(argv=None) -> int:
     # A run starts with every writer on time; at the onset of contention the writers fall behind over tens of
     # seconds, and a 20 s run under-reads the retries the model's steady state has (docs/measured.md).
     parser.add_argument("--duration-s", type=float, default=60.0, help="seconds each point runs (default 60)")
-    add_seeds_flag(parser, default=3)  # the model's seeds
+    add_seeds_flag(parser, default=3)  # the model's seeds (capacity, and the steady state)
+    parser.add_argument("--window-seeds", type=int, default=WINDOW_SEEDS,
+                        help=f"seeds 1..K of the model over each run's own seconds (default {WINDOW_SEEDS}: a "
+                             "minute holds a few hundred calls)")
     parser.add_argument("--sim-duration-s", type=float, default=3600.0, help="simulated seconds (default 3600)")
     parser.add_argument("--max-writers", type=int, default=200,
                         help="capacity's upper bound on writers (default 200; a store near this lab's takes tens)")
@@ -584,6 +609,7 @@ def main(argv=None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     name = _profile_name(args.lab_profile)
     seeds = ",".join(str(s) for s in args.seeds)
+    window_seeds = f"1-{args.window_seeds}"
     cores = os.cpu_count() or 1
     rows = []
     catalog_latency_ms = None
@@ -612,7 +638,7 @@ def main(argv=None) -> int:
                 capacity = json.loads(_commit_sweeps(
                     ["capacity", *flags, "--writers-at-interval-s", f"{interval:g}",
                      "--max-writers", str(args.max_writers), "--seeds", seeds, "--json"], log))
-                measured = {}
+                measured, modelled = {}, {}
                 for n in writer_counts:
                     point_name = f"n{n}-s{interval:g}"
                     if args.real_client == "delta-rs":
@@ -631,29 +657,33 @@ def main(argv=None) -> int:
                     m = measured_of(target, attempts, n, interval, args.duration_s)
                     cpu_share = cpu_s / (args.duration_s * cores)
                     slowdown = read_slowdown(reads, alone)
-                    simulated = [json.loads(line) for line in _commit_sweeps(
-                        ["simulate", *flags, "--writers", str(n), "--commit-interval-s", f"{interval:g}",
-                         "--duration-s", f"{args.sim_duration_s:g}", "--seeds", seeds, "--json"], log).splitlines()
-                        if line.strip()]
-                    predicted = {key: float(np.mean([s[key] for s in simulated]))
-                                 for key in ("writer_success_rate", "retries_mean", "writer_commit_latency_p50_ms",
-                                             "writer_commit_latency_p99_ms")}
+                    model = ["simulate", *flags, "--writers", str(n), "--commit-interval-s", f"{interval:g}",
+                             "--duration-s", f"{args.sim_duration_s:g}", "--json"]
+                    # Like for like: the calls due in the run's own seconds from a cold start (all writers
+                    # idle, the table's log as the run found it), as the run measured them; near the onset
+                    # a minute is far from the steady state, where the writers' lag has built up.
+                    predicted = model_figures(_commit_sweeps(
+                        [*model, "--seeds", window_seeds, "--window-s", f"0,{args.duration_s:g}"], log))
+                    steady = model_figures(_commit_sweeps([*model, "--seeds", seeds], log))
                     measured[n] = m.success_rate
+                    modelled[n] = predicted["writer_success_rate"]
                     point = {"client": args.real_client, "measured": m.__dict__, "client_cpu_share": cpu_share,
-                             "load_average": load, "predicted": predicted, "where": where,
+                             "load_average": load, "predicted": predicted,
+                             "predicted_window_s": [0.0, args.duration_s], "steady": steady, "where": where,
                              "store_read_p50_ms": float(np.median(reads)) if reads else None,
                              "store_read_alone_p50_ms": alone_p50,
                              "catalog_latency_ms": catalog_latency_ms}
                     points.write(json.dumps(point) + "\n")
                     points.flush()
                     print(f"real_clients:   success {m.success_rate:.1%} (model {predicted['writer_success_rate']:.1%}), "
-                          f"retries/commit {m.retries_per_commit:.2f} (model {predicted['retries_mean']:.2f}), "
+                          f"retries/commit {m.retries_per_commit:.2f} (model {predicted['retries_mean']:.2f}; "
+                          f"steady state {steady['retries_mean']:.2f}), "
                           f"writers' CPU {cpu_share:.0%} of {cores} cores, a store read x{slowdown:.2f} "
                           f"its time alone; a call {m.call_fixed_ms:.0f} ms + {m.call_ms_per_retry:.0f} ms a retry",
                           file=sys.stderr, flush=True)
-                    rows.append((m, predicted, cpu_share, slowdown))
+                    rows.append((m, predicted, steady, cpu_share, slowdown))
                 best, first_failing = largest_passing(measured)
-                rows.append(("largest", interval, best, first_failing, capacity))
+                rows.append(("largest", interval, best, first_failing, capacity, largest_passing(modelled)[0]))
     finally:
         timer.close()
     print(_table(rows))
@@ -681,23 +711,26 @@ def point_note(cpu_share: float, slowdown: float, measured_retries: float, predi
 
 def _table(rows) -> str:
     head = ("S s", "N", "success meas", "success pred", "retries/commit meas", "retries/commit pred",
+            "retries/commit steady",
             "commits/s meas", "call p50 ms", "call p99 ms", "model commit p50 ms", "model commit p99 ms",
             "lag p99 s", "writers' CPU", "store read x alone", "note")
     cells = [list(head)]
     for row in rows:
         if row[0] == "largest":
-            _, interval, best, failing, capacity = row
+            _, interval, best, failing, capacity, modelled_best = row
             pred = capacity.get("max_writers")
             line = (f"S = {interval:g} s: largest N above 95% measured {best} (first below: {failing}); "
-                    f"predicted {pred} (capacity, bracket {capacity.get('bracket')})")
+                    f"predicted {pred} (capacity, bracket {capacity.get('bracket')}); the model over the runs' "
+                    f"own seconds, of the N tried: {modelled_best}")
             if best and pred:
                 line += f"; diff {pred / best - 1:+.0%}"
             cells.append([line])
             continue
-        m, p, cpu, slowdown = row
+        m, p, steady, cpu, slowdown = row
         note = point_note(cpu, slowdown, m.retries_per_commit, p["retries_mean"])
         cells.append([f"{m.interval_s:g}", str(m.writers), f"{m.success_rate:.1%}",
                       f"{p['writer_success_rate']:.1%}", f"{m.retries_per_commit:.2f}", f"{p['retries_mean']:.2f}",
+                      f"{steady['retries_mean']:.2f}",
                       f"{m.commits_per_s:.2f}", f"{m.latency_p50_ms:.0f}", f"{m.latency_p99_ms:.0f}",
                       f"{p['writer_commit_latency_p50_ms']:.0f}", f"{p['writer_commit_latency_p99_ms']:.0f}",
                       f"{m.lag_p99_s:.2f}", f"{cpu:.0%}", f"{slowdown:.2f}", note])

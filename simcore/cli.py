@@ -22,7 +22,7 @@ from simcore.errors import ConfigError
 from simcore.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag, add_duration_flag,
                            add_latency_flags, add_maintenance_flags, add_protocol_flag, add_max_memory_flag, add_provider_flag,
                            add_retry_flags, add_seeds_flag, bad_input, integer, number, output_path)
-from simcore.simulate import simulate, simulate_transactions
+from simcore.simulate import check_window, simulate, simulate_transactions
 
 # The columns of the readable table, with their headings and formats.
 TABLE_COLUMNS = (
@@ -78,6 +78,9 @@ def configure(run: argparse.ArgumentParser) -> None:
     run.add_argument("--metric-set", default=metric_sets.DEFAULT_METRIC_SET,
                      help="how the summary is computed: " + ", ".join(metric_sets.METRIC_SETS)
                           + " (default steady-state; seed001 reproduces seed 001's tables, docs/published.md)")
+    run.add_argument("--window-s", default=None, metavar="START,END",
+                     help="summarise the transactions submitted in [START, END) s instead of the steady-state "
+                          "window, e.g. 0,60 to hold the model against a real run's first minute from a cold start")
     add_latency_flags(run)
     add_protocol_flag(run, default=None)
     add_seeds_flag(run, required=True)
@@ -161,12 +164,14 @@ def _load_text(config: SimConfig) -> str:
 def render_table(config: SimConfig, rows: list[dict]) -> str:
     model = ("" if config.provider_profile is None
              else " (measured latency model)" if config.latency_model == "measured" else " (provider file)")
+    start, end = ((rows[0]["window_start_s"], rows[0]["window_end_s"]) if rows and "window_start_s" in rows[0]
+                  else (config.warmup_s, config.duration_s - config.warmup_s))
     heading = (f"{config.provider}{model} / {config.catalog} catalog"
                + (f" ({config.catalog_latency_ms:g} ms)" if config.catalog == "service" else "")
                + f", {config.num_tables} table(s) {config.table_distribution}"
                + f", FA {config.fast_append_ratio:g}, " + _load_text(config)
-               + f", {config.protocol} protocol, {config.duration_s:g} s, window [{config.warmup_s:g}, "
-               + f"{config.duration_s - config.warmup_s:g}) s, config {config.config_hash}")
+               + f", {config.protocol} protocol, {config.duration_s:g} s, window [{start:g}, {end:g}) s, "
+               + f"config {config.config_hash}")
     columns = [column for column in TABLE_COLUMNS if any(column[0] in row for row in rows)]
     if rows and "metric_set" in rows[0]:
         heading += f", metric set {rows[0]['metric_set']}"
@@ -225,6 +230,12 @@ def run(args: argparse.Namespace) -> int:
         config = config_of(args)
         if args.metric_set not in metric_sets.METRIC_SETS:
             raise ConfigError("metric_set", args.metric_set, "one of " + ", ".join(metric_sets.METRIC_SETS))
+        window_s = None
+        if args.window_s is not None:
+            window_s = check_window(config, args.window_s)
+            if args.metric_set != metric_sets.DEFAULT_METRIC_SET:
+                raise ConfigError("window_s", args.window_s, f"no --window-s with --metric-set {args.metric_set} "
+                                  "(a window replaces the steady-state set's)")
         # Everything that could fail is checked before the first simulated second.
         limit_bytes, limit_source = bounds.memory_limit(args.max_memory)
         bounds.check(config, limit_bytes, limit_source)
@@ -233,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         return bad_input(error)
     if args.metric_set == metric_sets.DEFAULT_METRIC_SET:
-        rows = simulate(config, seeds, max_memory_bytes=limit_bytes)
+        rows = simulate(config, seeds, max_memory_bytes=limit_bytes, window_s=window_s)
     else:
         rows = metric_sets.simulate(args.metric_set, config, seeds)
     if args.transactions_dir:

@@ -8,7 +8,7 @@ the reference, so they count nowhere.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -64,11 +64,21 @@ SUMMARY_METRICS += CLIENT_METRICS
 LATER_METRICS = ("cas_throttled", *(name for name, _ in CLIENT_METRICS))
 
 
-def window_mask(config: SimConfig, workload: Workload, outcome: Outcome) -> np.ndarray:
-    """Recorded transactions submitted inside the steady-state window."""
-    warmup_ms = config.warmup_s * 1000.0
+def window_ms(config: SimConfig, window_s: Optional[tuple[float, float]] = None) -> tuple[float, float]:
+    """[start, end) in ms of the transactions a summary counts, by submit time: the steady-state window
+    [W, D - W) unless ``window_s`` names another (e.g. (0, 60): a real run's first minute from a cold start,
+    to hold the model against that run, docs/measured.md)."""
+    if window_s is None:
+        return config.warmup_s * 1000.0, config.duration_ms - config.warmup_s * 1000.0
+    return window_s[0] * 1000.0, window_s[1] * 1000.0
+
+
+def window_mask(config: SimConfig, workload: Workload, outcome: Outcome,
+                window_s: Optional[tuple[float, float]] = None) -> np.ndarray:
+    """Recorded transactions submitted inside the window (the steady-state one by default)."""
+    start, end = window_ms(config, window_s)
     submit = workload.submit_ms
-    return (outcome.status != UNFINISHED) & (submit >= warmup_ms) & (submit < config.duration_ms - warmup_ms)
+    return (outcome.status != UNFINISHED) & (submit >= start) & (submit < end)
 
 
 def _span_s(submit_ms: np.ndarray) -> float:
@@ -94,10 +104,12 @@ def _percentiles(values: np.ndarray, qs: tuple[float, ...]) -> list[float]:
     return [float(v) for v in np.percentile(values, qs)] if len(values) else [NAN] * len(qs)
 
 
-def summarize(config: SimConfig, workload: Workload, outcome: Outcome) -> dict:
-    """The summary metrics of one run (no config fields, no seed)."""
+def summarize(config: SimConfig, workload: Workload, outcome: Outcome,
+              window_s: Optional[tuple[float, float]] = None) -> dict:
+    """The summary metrics of one run (no config fields, no seed), over the steady-state window or
+    ``window_s`` (seconds, [start, end) by submit time)."""
     # The window's transactions are picked once by position (``take`` is cheaper than a mask per array).
-    rows = np.flatnonzero(window_mask(config, workload, outcome))
+    rows = np.flatnonzero(window_mask(config, workload, outcome, window_s))
     status = outcome.status.take(rows)
     submit = workload.submit_ms.take(rows)
     op = workload.op.take(rows)
@@ -113,8 +125,8 @@ def summarize(config: SimConfig, workload: Workload, outcome: Outcome) -> dict:
     span_s = _span_s(submit)
     n_txns = int(len(status))
     n_committed = int(np.count_nonzero(committed))
-    warmup_ms = config.warmup_s * 1000.0
-    arrived = (workload.submit_ms >= warmup_ms) & (workload.submit_ms < config.duration_ms - warmup_ms)
+    start_ms, end_ms = window_ms(config, window_s)
+    arrived = (workload.submit_ms >= start_ms) & (workload.submit_ms < end_ms)
     committed_latency = latency[committed]
     latency_mean = _mean(committed_latency)
     p50, p95, p99 = _percentiles(committed_latency, (50, 95, 99))

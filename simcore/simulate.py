@@ -46,12 +46,14 @@ def run_seed(config: SimConfig, seed: int, max_memory_bytes: Optional[int] = Non
 
 
 def simulate(config: SimConfig, seeds: Union[int, Iterable[int]] = (1,), *,
-             max_memory_bytes: Optional[int] = None) -> list[dict]:
+             max_memory_bytes: Optional[int] = None, window_s: Optional[tuple[float, float]] = None) -> list[dict]:
     """Simulate ``config`` once per seed.
 
     ``max_memory_bytes`` overrides the work bound's memory limit (see
     ``simcore.bounds``); a run beyond the bounds raises ``WorkBoundError``
-    (a ``ConfigError``) before any work.
+    (a ``ConfigError``) before any work. ``window_s`` (start, end): summarise
+    the transactions submitted in [start, end) s instead of the steady-state
+    window (``check_window`` says what is allowed).
 
     Returns:
         One flat dict per seed: ``seed``, then every metric of
@@ -73,11 +75,40 @@ def simulate(config: SimConfig, seeds: Union[int, Iterable[int]] = (1,), *,
     for seed in seed_list:  # every seed and the work bounds are checked before any work
         bounds.check_seed(seed)
     _check(config, max_memory_bytes)
+    if window_s is not None:
+        window_s = check_window(config, window_s)
     rows = []
     for seed in seed_list:
         workload, outcome = run_seed(config, seed, max_memory_bytes)
-        rows.append({"seed": int(seed), **metrics.summarize(config, workload, outcome)})
+        row = {"seed": int(seed), **metrics.summarize(config, workload, outcome, window_s)}
+        if window_s is not None:  # said in each row, so that no one reads it as the steady state
+            row["window_start_s"], row["window_end_s"] = window_s
+        rows.append(row)
     return rows
+
+
+def check_window(config: SimConfig, window_s) -> tuple[float, float]:
+    """(start, end) in seconds with 0 <= start < end <= the run's duration, else ConfigError; ``window_s``
+    a pair or the command line's text ``START,END``.
+
+    >>> from simcore import SimConfig
+    >>> check_window(SimConfig(duration_s=3600), (0, 60))
+    (0.0, 60.0)
+    >>> check_window(SimConfig(duration_s=3600), "0,60")
+    (0.0, 60.0)
+    >>> check_window(SimConfig(duration_s=3600), (60, 60))
+    Traceback (most recent call last):
+    ...
+    simcore.errors.ConfigError: window_s: (60, 60) is not allowed; expected START,END seconds with 0 <= START < END <= the duration (3600 s)
+    """
+    allowed = f"START,END seconds with 0 <= START < END <= the duration ({config.duration_s:g} s)"
+    try:
+        start, end = (float(v) for v in (window_s.split(",") if isinstance(window_s, str) else window_s))
+    except (TypeError, ValueError):
+        raise ConfigError("window_s", window_s, allowed) from None
+    if not (0.0 <= start < end <= config.duration_s):  # False for nan
+        raise ConfigError("window_s", window_s, allowed)
+    return start, end
 
 
 def simulate_transactions(config: SimConfig, seed: int, *, max_memory_bytes: Optional[int] = None) -> pa.Table:

@@ -44,6 +44,9 @@ def _with(flag, value):
     ("--seeds", "1-200000", "seeds", "at most 100,000 seeds"),
     ("--catalog-latency-ms", "5", "catalog_latency_ms", "no value with catalog=storage"),
     ("--zipf-alpha", "2", "zipf_alpha", "no value unless --table-dist zipf"),
+    ("--window-s", "0,2000", "window_s", "0 <= START < END <= the duration (1900 s)"),
+    ("--window-s", "60", "window_s", "START,END seconds"),
+    ("--window-s", "60,0", "window_s", "START,END seconds"),
 ])
 def test_bad_input_exits_2_with_one_line_naming_field_value_and_allowed(capsys, flag, value, field, allowed):
     assert main(_with(flag, value)) == 2
@@ -88,6 +91,29 @@ def test_readable_table_has_a_row_per_seed(capsys):
     out = capsys.readouterr().out.splitlines()
     assert "window [900, 1000) s" in out[0]
     assert len(out) == 4 and out[2].split()[0] == "1" and out[3].split()[0] == "2"
+
+
+
+def test_a_window_summarises_a_real_runs_first_minute_from_a_cold_start(capsys):
+    # 14 writers every 4 s from phases in [0, 4): each has 15 commits due in [0, 60) s, all finished long
+    # before the simulated hour ends.
+    writers = ["run", "--provider", "s3", "--catalog", "storage", "--num-tables", "1", "--fast-append-ratio", "1",
+               "--writers", "14", "--commit-interval-s", "4", "--duration-s", "3600", "--seeds", "1,2"]
+    assert main([*writers, "--window-s", "0,60", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["window_start_s"], r["window_end_s"], r["n_txns"], r["writer_n_txns"]) for r in rows] == [
+        (0.0, 60.0, 210, 210)] * 2
+    assert main([*writers, "--json"]) == 0  # the steady-state window: [900, 2700) s, 14 x 450 calls
+    steady = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["n_txns"] for r in steady] == [6300, 6300] and "window_start_s" not in steady[0]
+    assert main([*writers, "--window-s", "0,60"]) == 0
+    assert "window [0, 60) s" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_a_window_replaces_only_the_steady_state_set(capsys):
+    assert main(_with("--window-s", "0,60") + ["--metric-set", "heatmap"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "window_s" in err[0] and "--metric-set heatmap" in err[0]
 
 
 def test_module_entry_point_runs():
