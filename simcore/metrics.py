@@ -73,12 +73,18 @@ def window_ms(config: SimConfig, window_s: Optional[tuple[float, float]] = None)
     return window_s[0] * 1000.0, window_s[1] * 1000.0
 
 
+def submitted_in(config: SimConfig, workload: Workload,
+                 window_s: Optional[tuple[float, float]] = None) -> np.ndarray:
+    """Transactions submitted inside the window (the steady-state one by default), recorded or not."""
+    start, end = window_ms(config, window_s)
+    submit = workload.submit_ms
+    return (submit >= start) & (submit < end)
+
+
 def window_mask(config: SimConfig, workload: Workload, outcome: Outcome,
                 window_s: Optional[tuple[float, float]] = None) -> np.ndarray:
     """Recorded transactions submitted inside the window (the steady-state one by default)."""
-    start, end = window_ms(config, window_s)
-    submit = workload.submit_ms
-    return (outcome.status != UNFINISHED) & (submit >= start) & (submit < end)
+    return (outcome.status != UNFINISHED) & submitted_in(config, workload, window_s)
 
 
 def _span_s(submit_ms: np.ndarray) -> float:
@@ -125,8 +131,7 @@ def summarize(config: SimConfig, workload: Workload, outcome: Outcome,
     span_s = _span_s(submit)
     n_txns = int(len(status))
     n_committed = int(np.count_nonzero(committed))
-    start_ms, end_ms = window_ms(config, window_s)
-    arrived = (workload.submit_ms >= start_ms) & (workload.submit_ms < end_ms)
+    arrived = submitted_in(config, workload, window_s)
     committed_latency = latency[committed]
     latency_mean = _mean(committed_latency)
     p50, p95, p99 = _percentiles(committed_latency, (50, 95, 99))
