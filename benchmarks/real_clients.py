@@ -62,6 +62,11 @@ minute is far from the steady state: the writers' lag builds up for many
 minutes). ``retries/commit steady`` is the steady state beside it, and
 ``capacity`` (the largest N) answers for the steady state, as it does for a
 user; the largest-N line also gives the model's over the runs' own seconds.
+The real writers' phases are drawn from ``--phase-seed`` (default 0) and
+the model's columns over the run's seconds are simulated at the same phases
+(``simulate --writer-phase-seed``): a run is one pattern of phases, which
+holds for all of it, and near the onset of contention that pattern moves
+the retries by a third either way (docs/measured.md).
 """
 
 from __future__ import annotations
@@ -82,6 +87,7 @@ import numpy as np
 
 from simcore.errors import ConfigError
 from simcore.flags import add_seeds_flag
+from simcore.workload import writer_phases_s
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITER_KEY, SEQ_KEY = "commit_sweeps_writer", "commit_sweeps_seq"  # the tags each commit carries
@@ -369,7 +375,7 @@ def run_writers(client: str, target: dict | list[dict], writers: int, interval_s
     targets = target if isinstance(target, list) else [target] * writers
     ctx = multiprocessing.get_context("spawn")  # forked children of a process that used deltalake hang
     ready, out, go, start_at = ctx.Queue(), ctx.Queue(), ctx.Event(), ctx.Value("d", 0.0)
-    phases = np.random.default_rng(seed).uniform(0.0, interval_s, writers)  # as the model: a random phase in [0, S)
+    phases = writer_phases_s(seed, writers, interval_s)  # the model's --writer-phase-seed draws the same
     procs = [ctx.Process(target=_writer, args=(w, client, targets[w], interval_s, duration_s, float(phases[w]),
                                                ready, go, start_at, out), daemon=True) for w in range(writers)]
     for p in procs:
@@ -582,6 +588,9 @@ def main(argv=None) -> int:
     parser.add_argument("--window-seeds", type=int, default=WINDOW_SEEDS,
                         help=f"seeds 1..K of the model over each run's own seconds (default {WINDOW_SEEDS}: a "
                              "minute holds a few hundred calls)")
+    parser.add_argument("--phase-seed", type=int, default=0,
+                        help="the seed of the real writers' phases, which the model's columns over the run's own "
+                             "seconds share (default 0)")
     parser.add_argument("--sim-duration-s", type=float, default=3600.0, help="simulated seconds (default 3600)")
     parser.add_argument("--max-writers", type=int, default=200,
                         help="capacity's upper bound on writers (default 200; a store near this lab's takes tens)")
@@ -595,6 +604,10 @@ def main(argv=None) -> int:
     except ValueError:
         print(f"error: writers/intervals_s: '{args.writers}'/'{args.intervals_s}' is not allowed; expected "
               "comma-separated positive numbers", file=sys.stderr)
+        return 2
+    if not 0 <= args.phase_seed < 2**63:
+        print(f"error: phase_seed: '{args.phase_seed}' is not allowed; expected an integer from 0 to 2^63 - 1",
+              file=sys.stderr)
         return 2
     if args.real_client not in CLIENTS:
         print(f"error: real_client: '{args.real_client}' is not allowed; expected one of {', '.join(CLIENTS)}", file=sys.stderr)
@@ -652,7 +665,7 @@ def main(argv=None) -> int:
                     print(f"real_clients: {n} {args.real_client} writers every {interval:g} s for {args.duration_s:g} s "
                           f"on {where}", file=sys.stderr, flush=True)
                     (attempts, cpu_s, load, _), reads = timer.during(
-                        lambda: run_writers(args.real_client, target, n, interval, args.duration_s))
+                        lambda: run_writers(args.real_client, target, n, interval, args.duration_s, args.phase_seed))
                     measured_of = _delta_measured if args.real_client == "delta-rs" else _iceberg_measured
                     m = measured_of(target, attempts, n, interval, args.duration_s)
                     cpu_share = cpu_s / (args.duration_s * cores)
@@ -662,14 +675,18 @@ def main(argv=None) -> int:
                     # Like for like: the calls due in the run's own seconds from a cold start (all writers
                     # idle, the table's log as the run found it), as the run measured them; near the onset
                     # a minute is far from the steady state, where the writers' lag has built up.
+                    # And at the run's own phases: they hold for the whole run, and near the onset a pattern of
+                    # phases moves the retries as much as the store does (docs/measured.md, 2026-11-29, later).
                     predicted = model_figures(_commit_sweeps(
-                        [*model, "--seeds", window_seeds, "--window-s", f"0,{args.duration_s:g}"], log))
+                        [*model, "--seeds", window_seeds, "--window-s", f"0,{args.duration_s:g}",
+                         "--writer-phase-seed", str(args.phase_seed)], log))
                     steady = model_figures(_commit_sweeps([*model, "--seeds", seeds], log))
                     measured[n] = m.success_rate
                     modelled[n] = predicted["writer_success_rate"]
                     point = {"client": args.real_client, "measured": m.__dict__, "client_cpu_share": cpu_share,
                              "load_average": load, "predicted": predicted,
-                             "predicted_window_s": [0.0, args.duration_s], "steady": steady, "where": where,
+                             "predicted_window_s": [0.0, args.duration_s], "phase_seed": args.phase_seed,
+                             "steady": steady, "where": where,
                              "store_read_p50_ms": float(np.median(reads)) if reads else None,
                              "store_read_alone_p50_ms": alone_p50,
                              "catalog_latency_ms": catalog_latency_ms}

@@ -149,6 +149,15 @@ class SimConfig:
             table ``w mod num_tables`` (Zipf: a table drawn once per writer).
             ``inter_arrival_*`` fields are ignored.
         commit_interval_s: the writers' interval.
+        writer_phase_seed: the writers' phases (when in the interval each
+            one's first commit is due) drawn from this seed
+            (``simcore.workload.writer_phases_s``, as the real writers of
+            ``benchmarks.real_clients`` draw theirs), the same in every run
+            seed; None (the default): each run seed draws its own. A fixed
+            pattern of phases holds for a whole run, and near the onset of
+            contention it moves the retries as much as the store does
+            (docs/measured.md), so a run of real writers is compared with
+            the model at its own phases.
         maintenance_jobs, maintenance_interval_s: optional maintenance jobs
             on the same tables (only with writers): job ``m`` runs a
             ValidatedOverwrite (compaction) of table ``m mod num_tables``
@@ -225,6 +234,7 @@ class SimConfig:
     retry_writes: Optional[int] = None
     writers: Optional[int] = None
     commit_interval_s: Optional[float] = None
+    writer_phase_seed: Optional[int] = None
     maintenance_jobs: Optional[int] = None
     maintenance_interval_s: Optional[float] = None
     vo_convoy: Optional[str] = None
@@ -466,6 +476,12 @@ def _validate_client_and_writers(c: SimConfig) -> None:
         _require_real(c, "commit_interval_s", "a number of seconds > 0 (required with writers)", lambda v: v > 0)
     elif c.commit_interval_s is not None:
         raise ConfigError("commit_interval_s", c.commit_interval_s, "no value unless writers is set")
+    if c.writer_phase_seed is not None:
+        if c.writers is None:
+            raise ConfigError("writer_phase_seed", c.writer_phase_seed, "no value unless writers is set")
+        seed = c.writer_phase_seed
+        if not (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**63):
+            raise ConfigError("writer_phase_seed", c.writer_phase_seed, "an integer from 0 to 2^63 - 1")
     if c.maintenance_jobs is not None:
         if c.writers is None:
             raise ConfigError("maintenance_jobs", c.maintenance_jobs, "no value unless writers is set")

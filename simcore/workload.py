@@ -125,6 +125,16 @@ def draw_writer_workload(config: SimConfig, rng: np.random.Generator) -> Workloa
                     job_class=np.concatenate([np.full(len(j[0]), j[4], np.int8) for j in jobs])[order])
 
 
+def writer_phases_s(seed: int, writers: int, interval_s: float) -> np.ndarray:
+    """The writers' phases in [0, ``interval_s``) drawn from ``seed``: ``writer_phase_seed``'s, and the real
+    writers' of ``benchmarks.real_clients`` (one draw, so that the model can run a real run's own phases).
+
+    >>> writer_phases_s(0, 3, 4.0).round(3).tolist()
+    [2.548, 1.079, 0.164]
+    """
+    return np.random.default_rng(seed).uniform(0.0, interval_s, writers)
+
+
 def _writer_schedules(config: SimConfig, rng: np.random.Generator, interval_ms: float):
     """(due times, op codes, commits per writer) of every writer, writer by writer, as one pass of draws.
 
@@ -132,7 +142,9 @@ def _writer_schedules(config: SimConfig, rng: np.random.Generator, interval_ms: 
     uniform per commit for its op type: 1 + n_w consecutive uniforms of ``rng``. They are drawn here
     in one call from a copy of the generator, split writer by writer with scalar arithmetic (the same
     float64 operations NumPy does elementwise, so the same numbers), and ``rng`` is then moved past
-    exactly as many uniforms (one 64-bit draw each), leaving it where a call per writer would.
+    exactly as many uniforms (one 64-bit draw each), leaving it where a call per writer would. With
+    ``writer_phase_seed`` the phases are ``writer_phases_s``'s instead, and each writer's phase uniform is
+    drawn all the same, unused: the stream keeps its layout (a uniform per writer, then one per commit due).
     """
     duration_ms = config.duration_ms
     grid = interval_ms * np.arange(int(duration_ms / interval_ms) + 1)
@@ -142,9 +154,11 @@ def _writer_schedules(config: SimConfig, rng: np.random.Generator, interval_ms: 
     uniforms = copy.random(writers * (len(grid) + 1))  # enough for every writer's phase and commits
     steps = grid.tolist()
     phases, counts = [0.0] * writers, [0] * writers
+    fixed = (None if config.writer_phase_seed is None
+             else (writer_phases_s(config.writer_phase_seed, writers, config.commit_interval_s) * 1000.0).tolist())
     at = 0  # the index of the next writer's phase in uniforms
     for w in range(writers):
-        phase = float(uniforms[at]) * interval_ms
+        phase = float(uniforms[at]) * interval_ms if fixed is None else fixed[w]
         n = len(steps)
         while n and phase + steps[n - 1] >= duration_ms:  # due times increase: those before the end are a prefix
             n -= 1

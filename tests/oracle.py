@@ -81,6 +81,9 @@ class Oracle:
             else:
                 table = self.random.choices(range(c.num_tables), weights)[0]
             due = self.random.uniform(0, interval)
+            if job_class == WRITER and c.writer_phase_seed is not None:  # one pattern of phases for every seed
+                due = float(np.random.default_rng(c.writer_phase_seed).uniform(0.0, interval_s, c.writers)[index])
+                due *= 1000.0
             commits = []
             while due < c.duration_ms:
                 if job_class == WRITER:

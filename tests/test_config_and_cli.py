@@ -47,6 +47,7 @@ def _with(flag, value):
     ("--window-s", "0,2000", "window_s", "0 <= START < END <= the duration (1900 s)"),
     ("--window-s", "60", "window_s", "START,END seconds"),
     ("--window-s", "60,0", "window_s", "START,END seconds"),
+    ("--writer-phase-seed", "3", "writer_phase_seed", "no value unless writers is set"),
 ])
 def test_bad_input_exits_2_with_one_line_naming_field_value_and_allowed(capsys, flag, value, field, allowed):
     assert main(_with(flag, value)) == 2
@@ -108,6 +109,24 @@ def test_a_window_summarises_a_real_runs_first_minute_from_a_cold_start(capsys):
     assert [r["n_txns"] for r in steady] == [6300, 6300] and "window_start_s" not in steady[0]
     assert main([*writers, "--window-s", "0,60"]) == 0
     assert "window [0, 60) s" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_a_phase_seed_runs_every_seed_at_one_pattern_of_phases(capsys):
+    # 12 writers every 8 s: the pattern of phases, not the store, decides how often two writers' calls meet
+    # near the onset; with a phase seed each run seed differs only in its latencies.
+    writers = ["run", "--provider", "s3", "--catalog", "storage", "--num-tables", "1", "--fast-append-ratio", "1",
+               "--writers", "12", "--commit-interval-s", "8", "--duration-s", "3600", "--seeds", "1,2",
+               "--window-s", "0,120", "--json"]
+    assert main([*writers, "--writer-phase-seed", "0"]) == 0
+    fixed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert main(writers) == 0
+    drawn = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["writer_phase_seed"] for r in fixed] == [0, 0] and drawn[0]["writer_phase_seed"] is None
+    assert fixed[0]["config_hash"] == fixed[1]["config_hash"] != drawn[0]["config_hash"]
+    assert [r["n_txns"] for r in fixed] == [180, 180]  # 12 writers x 15 calls due in [0, 120) s
+    assert main([*writers, "--writer-phase-seed", "-1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "writer_phase_seed" in err[0] and "from 0 to 2^63 - 1" in err[0]
 
 
 def test_a_window_replaces_only_the_steady_state_set(capsys):

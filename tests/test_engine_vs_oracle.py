@@ -117,6 +117,9 @@ CONFIGS.update({
         client="delta-rs", provider="s3-rounds", num_tables=1, fast_append_ratio=1.0, writers=8,
         commit_interval_s=2.0, provider_profile=canonical_json(replace(PROVIDERS["s3"], name="s3-rounds",
                                                                        read_round_ms_per_read=2.0)), **CORRECTED),
+    "corrected: delta-rs writers at one pattern of phases (a real run's)": build_config(
+        client="delta-rs", provider="s3", num_tables=1, fast_append_ratio=1.0, writers=8, commit_interval_s=2.0,
+        writer_phase_seed=0, **CORRECTED),
     "corrected: pyiceberg writers on a SQL catalog, the call as traced": build_config(
         client="pyiceberg", provider="s3", catalog="service", catalog_latency_ms=1.0, num_tables=1,
         fast_append_ratio=1.0, writers=6, commit_interval_s=3.0, **CORRECTED),
