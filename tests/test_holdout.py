@@ -190,3 +190,20 @@ def test_the_recheck_scores_every_seed_with_the_measured_failed_ratio(monkeypatc
     assert kept == flat and mean == pytest.approx((0.5 + sum(seeds)) / 3)
     _, _, without = fit.least_change_fit("cas", [(0.5, flat)], measured, 60.0)
     assert mean > without + 1.0
+
+
+def test_a_known_store_gives_rows_as_a_per_thread_table_holds_them():
+    # Seed 000's S3 CAS rows at 1 and 2 clients, the one-client row cut to 20 s of measuring time (T =
+    # successes x mean): the known store's rows are the shipped measured profile simulated that long.
+    rows = [s for s in read_table(SEED000, "s3")["cas"] if s.clients <= 2]
+    one = rows[0]
+    rows = [replace(one, successes=int(20_000 / one.mean_ms))] + rows[1:]
+    known = holdout.known_store_table("s3", {"cas": rows}, seed=1)["cas"]
+    assert [s.clients for s in known] == [1, 2]
+    assert all(s.failed_mean_ms is None for s in known)  # a per-thread table times no failed op
+    seconds = known[0].successes * known[0].mean_ms / 1000.0  # T, recovered as read_table recovers it
+    assert [s.goodput_ops for s in known] == pytest.approx([s.successes / seconds for s in known])
+    assert known[1].failures > 0 and known[0].failures == 0  # two clients race; one does not
+    assert holdout.known_store_table("s3", {"cas": rows}, seed=1)["cas"] == known
+    assert holdout.known_store_table("s3", {"cas": rows}, seed=2)["cas"] != known
+    assert holdout.main(["--fit", "1-3", "--only", "s3:cas", "--known-store", "-1"]) == 2
