@@ -2,7 +2,7 @@
 
     python -m benchmarks.holdout --fit 1-4 [--only s3:cas,gcp:cas] [--seeds 1,2,3] [--duration-s 300]
                                  [--max-evaluations N] [--data seed000_conditional_writes.csv] [--out FILE]
-                                 [--known-store SEED]
+                                 [--known-store SEED [--known-store-time-x X]]
 
 For every store of seed 000's per-thread table, ``fit`` (simcore.fit, as
 ``commit-sweeps fit --table`` does, with the throttle model for the CAS of
@@ -24,6 +24,7 @@ of that operation (so with about seed 000's noise), with seed ``SEED`` (a
 stream apart from the fit's and the scoring's seeds). The fit cannot be
 wrong about the model there, only about which terms the rows determine, so
 what it misses is what a few client counts do not say (docs/measured.md).
+``--known-store-time-x X`` measures each of those rows X times as long.
 """
 
 from __future__ import annotations
@@ -139,14 +140,15 @@ def fit_store(store: str, measured: dict[str, list[ClientStats]], fitted: Sequen
     return profile
 
 
-def known_store_table(store: str, measured: dict[str, list[ClientStats]], seed: int) -> dict[str, list[ClientStats]]:
-    """Rows like ``measured`` (its client counts, its measuring time), simulated from the store's shipped
-    measured profile with seed ``KNOWN_STORE_STREAM + seed``, holding what a per-thread table holds: no failed
-    op's latency, goodput recovered from the counts (``read_table``)."""
+def known_store_table(store: str, measured: dict[str, list[ClientStats]], seed: int, time_x: float = 1.0
+                      ) -> dict[str, list[ClientStats]]:
+    """Rows like ``measured`` (its client counts, ``time_x`` x its measuring time), simulated from the store's
+    shipped measured profile with seed ``KNOWN_STORE_STREAM + seed``, holding what a per-thread table holds: no
+    failed op's latency, goodput recovered from the counts (``read_table``)."""
     profile = measured_profile(store)
     out = {}
     for op, stats in measured.items():
-        rows = simulated_stats(profile, op, [s.clients for s in stats], measuring_time_s(stats),
+        rows = simulated_stats(profile, op, [s.clients for s in stats], time_x * measuring_time_s(stats),
                                seed=KNOWN_STORE_STREAM + seed)
         out[op] = with_recovered_goodput([replace(s, failed_mean_ms=None) for s in rows])
     return out
@@ -182,6 +184,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="the rows from each store's shipped measured profile, simulated at seed 000's client "
                              "counts and measuring times with this seed, instead of seed 000's (a store whose "
                              "model is known)")
+    parser.add_argument("--known-store-time-x", type=float, default=1.0, metavar="X",
+                        help="with --known-store: each row measured X times as long as seed 000's (default 1: its "
+                             "noise; 10: what a user who measures ten times as long would have)")
     args = parser.parse_args(argv)
     try:
         fitted = parse_clients(args.fit)
@@ -199,12 +204,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         seeds = list(args.seeds)
         if args.known_store is not None and args.known_store < 0:
             raise ConfigError("known_store", args.known_store, "a seed >= 0")
+        if not (math.isfinite(args.known_store_time_x) and 0.01 <= args.known_store_time_x <= 1000):
+            raise ConfigError("known_store_time_x", args.known_store_time_x, "a number from 0.01 to 1000")
+        if args.known_store_time_x != 1.0 and args.known_store is None:
+            raise ConfigError("known_store_time_x", args.known_store_time_x, "no value other than 1 without "
+                                                                             "--known-store")
         tables = {store: read_table(args.data, store) for store in STORES
                   if wanted is None or any(s == store for s, _ in wanted)}
     except ConfigError as error:
         return bad_input(error)
     if args.known_store is not None:
-        tables = {store: known_store_table(store, measured, args.known_store) for store, measured in tables.items()}
+        tables = {store: known_store_table(store, measured, args.known_store, args.known_store_time_x)
+                  for store, measured in tables.items()}
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -229,8 +240,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     source = ""
     if args.known_store is not None:
         command += f" --known-store {args.known_store}"
+        longer = ""
+        if args.known_store_time_x != 1.0:
+            command += f" --known-store-time-x {args.known_store_time_x:g}"
+            longer = f", {args.known_store_time_x:g} x its measuring time"
         source = (f" on the stores' measured profiles simulated at seed 000's counts (seed "
-                  f"{KNOWN_STORE_STREAM + args.known_store})")
+                  f"{KNOWN_STORE_STREAM + args.known_store}{longer})")
     text = (f"Fitted on clients {args.fit}{source}, scored at the others (seeds {','.join(map(str, seeds))} x "
             f"{args.duration_s:g} s): `{command}`\n\n" + table(rows))
     print(text)

@@ -206,4 +206,7 @@ def test_a_known_store_gives_rows_as_a_per_thread_table_holds_them():
     assert known[1].failures > 0 and known[0].failures == 0  # two clients race; one does not
     assert holdout.known_store_table("s3", {"cas": rows}, seed=1)["cas"] == known
     assert holdout.known_store_table("s3", {"cas": rows}, seed=2)["cas"] != known
+    longer = holdout.known_store_table("s3", {"cas": rows}, seed=1, time_x=3.0)["cas"]
+    assert longer[0].successes == pytest.approx(3 * known[0].successes, rel=0.1)  # three times the ops
     assert holdout.main(["--fit", "1-3", "--only", "s3:cas", "--known-store", "-1"]) == 2
+    assert holdout.main(["--fit", "1-3", "--only", "s3:cas", "--known-store-time-x", "10"]) == 2  # no known store
