@@ -29,4 +29,6 @@ export HELM
 HELM_DOCS=$(scripts/install-helm-docs.sh)
 export HELM_DOCS
 
-exec .venv/bin/python -m pytest "$@"
+# One pytest worker per core, each taking whole files (module fixtures run once; a file's tests stay in order):
+# on two cores the suite takes about half as long. Flags given after these override them (-n 0: one process).
+exec .venv/bin/python -m pytest -n auto --dist loadfile "$@"
