@@ -52,8 +52,12 @@ the probe's, on a lightly loaded store, and the writers' own load can
 lengthen every request (docs/measured.md); a point whose reads took more
 than ``STORE_SLOWED`` x as long is marked ``store-slowed``. Each point
 also splits its calls' duration into a part outside the race and a cost per
-retry (``call_parts``: the least-squares line on the retries), which the
-model's calls can be held against.
+retry (``call_parts``: the least-squares line on the retries), printed
+beside the same line over the model's calls (``model_call_parts``, from
+the windowed run's ``--transactions-dir`` under the work directory's
+``model-transactions/``; ``model_call_fixed_ms`` and
+``model_call_ms_per_retry`` in ``points.jsonl``): a model whose call is
+shorter than the real one under load is short of retries at the onset.
 
 The model's columns are like for like: ``simulate --window-s 0,D`` over
 ``--window-seeds`` seeds, the calls due in the run's own ``--duration-s``
@@ -210,6 +214,25 @@ def call_parts(retries: list[int], latency_ms: list[float]) -> tuple[float, floa
         return float("nan"), float("nan")
     slope, intercept = np.polyfit(np.asarray(retries, float), np.asarray(latency_ms, float), 1)
     return round(float(intercept), 6), round(float(slope), 6)
+
+
+def model_call_parts(transactions_dir: Path, window_s: float) -> tuple[float, float]:
+    """``call_parts`` of the model's committed calls due in the first ``window_s`` seconds, each timed from its
+    start (due + lag) to its end, as the run times its own: every seed ``simulate --transactions-dir`` wrote to
+    ``transactions_dir``. Beside the run's it says whether the model's call is as long as the real one, outside
+    the race and per retry (docs/measured.md: where the onset's retries go wrong, look here first)."""
+    import pyarrow.parquet as pq
+
+    retries: list[int] = []
+    durations: list[float] = []
+    for path in sorted(Path(transactions_dir).glob("*.parquet")):
+        table = pq.read_table(path, columns=["submit_ms", "status", "retries", "end_ms", "lag_ms"]).to_pydict()
+        for submit, status, tries, end, lag in zip(table["submit_ms"], table["status"], table["retries"],
+                                                   table["end_ms"], table["lag_ms"]):
+            if status == "committed" and submit < window_s * 1000.0:
+                retries.append(int(tries))
+                durations.append(float(end) - float(submit) - float(lag or 0.0))
+    return call_parts(retries, durations)
 
 
 def logged_retries(attempts: list[Attempt]) -> dict[tuple[int, int], int]:
@@ -677,9 +700,11 @@ def main(argv=None) -> int:
                     # a minute is far from the steady state, where the writers' lag has built up.
                     # And at the run's own phases: they hold for the whole run, and near the onset a pattern of
                     # phases moves the retries as much as the store does (docs/measured.md, 2026-11-29, later).
+                    model_calls = work / "model-transactions" / run_id / point_name  # this run's seeds only
                     predicted = model_figures(_commit_sweeps(
                         [*model, "--seeds", window_seeds, "--window-s", f"0,{args.duration_s:g}",
-                         "--writer-phase-seed", str(args.phase_seed)], log))
+                         "--writer-phase-seed", str(args.phase_seed), "--transactions-dir", str(model_calls)], log))
+                    model_fixed_ms, model_per_retry_ms = model_call_parts(model_calls, args.duration_s)
                     steady = model_figures(_commit_sweeps([*model, "--seeds", seeds], log))
                     measured[n] = m.success_rate
                     modelled[n] = predicted["writer_success_rate"]
@@ -689,14 +714,16 @@ def main(argv=None) -> int:
                              "steady": steady, "where": where,
                              "store_read_p50_ms": float(np.median(reads)) if reads else None,
                              "store_read_alone_p50_ms": alone_p50,
-                             "catalog_latency_ms": catalog_latency_ms}
+                             "catalog_latency_ms": catalog_latency_ms,
+                             "model_call_fixed_ms": model_fixed_ms, "model_call_ms_per_retry": model_per_retry_ms}
                     points.write(json.dumps(point) + "\n")
                     points.flush()
                     print(f"real_clients:   success {m.success_rate:.1%} (model {predicted['writer_success_rate']:.1%}), "
                           f"retries/commit {m.retries_per_commit:.2f} (model {predicted['retries_mean']:.2f}; "
                           f"steady state {steady['retries_mean']:.2f}), "
                           f"writers' CPU {cpu_share:.0%} of {cores} cores, a store read x{slowdown:.2f} "
-                          f"its time alone; a call {m.call_fixed_ms:.0f} ms + {m.call_ms_per_retry:.0f} ms a retry",
+                          f"its time alone; a call {m.call_fixed_ms:.0f} ms + {m.call_ms_per_retry:.0f} ms a retry "
+                          f"(model {model_fixed_ms:.0f} + {model_per_retry_ms:.0f})",
                           file=sys.stderr, flush=True)
                     rows.append((m, predicted, steady, cpu_share, slowdown))
                 best, first_failing = largest_passing(measured)

@@ -159,3 +159,35 @@ def test_a_point_is_marked_where_the_lab_stops_being_the_profiles_store():
     assert point_note(0.52, 1.05, 7.0, 6.3) == "cpu-bound retries -10%"
     assert point_note(0.49, 1.15, 7.1, 10.0) == "store-slowed retries +41%"
     assert point_note(0.10, float("nan"), 1.0, 1.0) == "retries +0%"  # no reads timed: no mark
+
+
+def test_model_call_parts_line_up_the_models_committed_calls_as_the_run_times_its_own(tmp_path):
+    # simulate's own per-transaction files: 8 delta-rs writers every 2 s on the built-in S3 profile, two seeds.
+    import subprocess
+    import sys
+
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from benchmarks.real_clients import call_parts, model_call_parts
+
+    out = tmp_path / "calls"
+    subprocess.run([sys.executable, "-m", "commit_sweeps", "simulate", "--provider", "s3", "--num-tables", "1",
+                    "--fast-append-ratio", "1", "--client", "delta-rs", "--catalog", "storage", "--writers", "8",
+                    "--commit-interval-s", "2", "--duration-s", "3601", "--seeds", "1,2", "--window-s", "0,120",
+                    "--json", "--transactions-dir", str(out)], check=True, capture_output=True, cwd=ROOT)
+    files = sorted(out.glob("*.parquet"))
+    assert len(files) == 2
+    fixed, per_retry = model_call_parts(out, 120.0)
+    # By hand from the same files: committed calls due before 120 s, from their start (due + lag) to their end.
+    retries, durations = [], []
+    for path in files:
+        t = pq.read_table(path).to_pandas()
+        t = t[(t.status == "committed") & (t.submit_ms < 120_000.0)]
+        retries += t.retries.tolist()
+        durations += (t.end_ms - t.submit_ms - t.lag_ms.fillna(0.0)).tolist()
+    assert len(set(retries)) >= 2, "the point should have calls with different retries"
+    assert (fixed, per_retry) == call_parts(retries, durations)
+    # A call costs something outside the race and something per lost race; with no files there is no line.
+    assert fixed > 0 and per_retry > 0
+    assert all(np.isnan(model_call_parts(tmp_path / "none", 120.0)))
