@@ -54,8 +54,8 @@ than ``STORE_SLOWED`` x as long is marked ``store-slowed``. Each point
 also splits its calls' duration into a part outside the race and a cost per
 retry (``call_parts``: the least-squares line on the retries), printed
 beside the same line over the model's calls (``model_call_parts``, from
-the windowed run's ``--transactions-dir`` under the work directory's
-``model-transactions/``; ``model_call_fixed_ms`` and
+the windowed run's ``--transactions-dir``, a scratch directory in the
+work directory removed once read; ``model_call_fixed_ms`` and
 ``model_call_ms_per_retry`` in ``points.jsonl``): a model whose call is
 shorter than the real one under load is short of retries at the onset.
 
@@ -81,6 +81,7 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -700,11 +701,13 @@ def main(argv=None) -> int:
                     # a minute is far from the steady state, where the writers' lag has built up.
                     # And at the run's own phases: they hold for the whole run, and near the onset a pattern of
                     # phases moves the retries as much as the store does (docs/measured.md, 2026-11-29, later).
-                    model_calls = work / "model-transactions" / run_id / point_name  # this run's seeds only
-                    predicted = model_figures(_commit_sweeps(
-                        [*model, "--seeds", window_seeds, "--window-s", f"0,{args.duration_s:g}",
-                         "--writer-phase-seed", str(args.phase_seed), "--transactions-dir", str(model_calls)], log))
-                    model_fixed_ms, model_per_retry_ms = model_call_parts(model_calls, args.duration_s)
+                    # The model's calls, to hold the run's call line against: its per-transaction files (about
+                    # 10 MB a point) are read once, then removed; the config and seeds give them again.
+                    with tempfile.TemporaryDirectory(prefix="model-calls-", dir=work) as model_calls:
+                        predicted = model_figures(_commit_sweeps(
+                            [*model, "--seeds", window_seeds, "--window-s", f"0,{args.duration_s:g}",
+                             "--writer-phase-seed", str(args.phase_seed), "--transactions-dir", model_calls], log))
+                        model_fixed_ms, model_per_retry_ms = model_call_parts(Path(model_calls), args.duration_s)
                     steady = model_figures(_commit_sweeps([*model, "--seeds", seeds], log))
                     measured[n] = m.success_rate
                     modelled[n] = predicted["writer_success_rate"]
