@@ -15,14 +15,14 @@ import math
 import sys
 from typing import Optional, Sequence
 
-from simcore import bounds, metric_sets
+from simcore import bounds, metric_sets, metrics
 from simcore.builder import config_from_flags
 from simcore.config import ARRIVAL_DISTRIBUTIONS, SimConfig
 from simcore.errors import ConfigError
 from simcore.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag, add_duration_flag,
                            add_latency_flags, add_maintenance_flags, add_protocol_flag, add_max_memory_flag, add_provider_flag,
                            add_retry_flags, add_seeds_flag, bad_input, integer, number, output_path)
-from simcore.simulate import check_window, simulate, simulate_transactions
+from simcore.simulate import check_window, simulate
 
 # The columns of the readable table, with their headings and formats.
 TABLE_COLUMNS = (
@@ -199,18 +199,23 @@ def _check_transactions_dir(directory: str) -> None:
         raise ConfigError("transactions_dir", directory, f"a writable directory ({parent} is not writable)")
 
 
-def _write_transactions(config: SimConfig, seeds: list[int], directory: str, max_memory_bytes: int) -> None:
+def _transactions_writer(config: SimConfig, directory: str):
+    """A ``SeedHook`` that writes each seed's per-transaction table to ``directory`` as the seed's run ends,
+    from the run its summary comes from."""
     import os
 
     import pyarrow.parquet as pq
 
     os.makedirs(directory, exist_ok=True)
-    for seed in seeds:
+
+    def write(seed: int, workload, outcome) -> None:
         path = os.path.join(directory, f"{config.config_hash}-seed{seed}.parquet")
         partial = path + ".partial"
-        pq.write_table(simulate_transactions(config, seed, max_memory_bytes=max_memory_bytes), partial)
+        pq.write_table(metrics.transactions_table(config, workload, outcome), partial)
         os.replace(partial, path)  # never leave a torn file under the final name
         print(f"wrote {path}", file=sys.stderr)
+
+    return write
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -246,12 +251,11 @@ def run(args: argparse.Namespace) -> int:
             _check_transactions_dir(args.transactions_dir)
     except ConfigError as error:
         return bad_input(error)
+    each_seed = _transactions_writer(config, args.transactions_dir) if args.transactions_dir else None
     if args.metric_set == metric_sets.DEFAULT_METRIC_SET:
-        rows = simulate(config, seeds, max_memory_bytes=limit_bytes, window_s=window_s)
+        rows = simulate(config, seeds, max_memory_bytes=limit_bytes, window_s=window_s, each_seed=each_seed)
     else:
-        rows = metric_sets.simulate(args.metric_set, config, seeds)
-    if args.transactions_dir:
-        _write_transactions(config, seeds, args.transactions_dir, limit_bytes)
+        rows = metric_sets.simulate(args.metric_set, config, seeds, each_seed=each_seed)
     if args.json:
         fields = config.to_dict()
         for row in rows:

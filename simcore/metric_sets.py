@@ -51,7 +51,7 @@ import numpy as np
 from simcore import metrics
 from simcore.config import DEFAULT_PROTOCOL, SimConfig
 from simcore.engine import COMMITTED, UNFINISHED, Outcome
-from simcore.simulate import run_seed
+from simcore.simulate import SeedHook, run_seed
 from simcore.workload import FAST_APPEND, VALIDATED_OVERWRITE, Workload
 
 STEADY_STATE = "steady-state"
@@ -224,9 +224,10 @@ def summarize(metric_set: str, config: SimConfig, workload: Workload, outcome: O
     return summarize_recorded(metric_set, Recorded.of_run(workload, outcome))
 
 
-def simulate(metric_set: str, config: SimConfig, seeds: Iterable[int]) -> list[dict]:
+def simulate(metric_set: str, config: SimConfig, seeds: Iterable[int], *,
+             each_seed: Optional[SeedHook] = None) -> list[dict]:
     """``simcore.simulate`` under another metric set: one row per seed, ``seed``,
-    ``metric_set`` and the set's ``KEYS``.
+    ``metric_set`` and the set's ``KEYS``; ``each_seed`` as ``simcore.simulate``'s.
 
     Example:
         >>> from simcore import SimConfig, metric_sets
@@ -237,5 +238,10 @@ def simulate(metric_set: str, config: SimConfig, seeds: Iterable[int]) -> list[d
     """
     if metric_set not in METRIC_SETS:
         raise ValueError(f"metric_set: {metric_set!r} is not allowed; expected one of {', '.join(METRIC_SETS)}")
-    return [{"seed": int(seed), "metric_set": metric_set, **summarize(metric_set, config, *run_seed(config, seed))}
-            for seed in seeds]
+    rows = []
+    for seed in seeds:
+        workload, outcome = run_seed(config, seed)
+        rows.append({"seed": int(seed), "metric_set": metric_set, **summarize(metric_set, config, workload, outcome)})
+        if each_seed is not None:
+            each_seed(int(seed), workload, outcome)
+    return rows

@@ -7,7 +7,7 @@ process, on any machine, whatever else runs beside it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Optional, Union
 
 import numpy as np
 
@@ -45,15 +45,23 @@ def run_seed(config: SimConfig, seed: int, max_memory_bytes: Optional[int] = Non
     return workload, outcome
 
 
+#: Called with (seed, workload, outcome) after each seed's run: what else a caller keeps of a seed
+#: (its per-transaction table) comes from the same run as its summary, not from a second one.
+SeedHook = Callable[[int, object, object], None]
+
+
 def simulate(config: SimConfig, seeds: Union[int, Iterable[int]] = (1,), *,
-             max_memory_bytes: Optional[int] = None, window_s: Optional[tuple[float, float]] = None) -> list[dict]:
+             max_memory_bytes: Optional[int] = None, window_s: Optional[tuple[float, float]] = None,
+             each_seed: Optional[SeedHook] = None) -> list[dict]:
     """Simulate ``config`` once per seed.
 
     ``max_memory_bytes`` overrides the work bound's memory limit (see
     ``simcore.bounds``); a run beyond the bounds raises ``WorkBoundError``
     (a ``ConfigError``) before any work. ``window_s`` (start, end): summarise
     the transactions submitted in [start, end) s instead of the steady-state
-    window (``check_window`` says what is allowed).
+    window (``check_window`` says what is allowed). ``each_seed`` (a
+    ``SeedHook``) sees each seed's workload and outcome before the next seed
+    runs, so that one seed's arrays are held at a time.
 
     Returns:
         One flat dict per seed: ``seed``, then every metric of
@@ -84,6 +92,8 @@ def simulate(config: SimConfig, seeds: Union[int, Iterable[int]] = (1,), *,
         if window_s is not None:  # said in each row, so that no one reads it as the steady state
             row["window_start_s"], row["window_end_s"] = window_s
         rows.append(row)
+        if each_seed is not None:
+            each_seed(int(seed), workload, outcome)
     return rows
 
 
@@ -112,6 +122,6 @@ def check_window(config: SimConfig, window_s) -> tuple[float, float]:
 
 
 def simulate_transactions(config: SimConfig, seed: int, *, max_memory_bytes: Optional[int] = None) -> pa.Table:
-    """The per-transaction Arrow table of one seed."""
+    """The per-transaction Arrow table of one seed (``metrics.transactions_table`` of its run)."""
     workload, outcome = run_seed(config, seed, max_memory_bytes)
     return metrics.transactions_table(config, workload, outcome)

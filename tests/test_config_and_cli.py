@@ -196,3 +196,26 @@ def test_throttle_flag_applies_the_documented_limit_to_gcs_only(capsys):
     s3 = [("s3" if a == "gcp" else a) for a in gcs]
     assert main(s3 + ["--throttle-object-writes"]) == 0
     assert json.loads(capsys.readouterr().out)["cas_throttle_per_s"] is None
+
+
+def test_transactions_dir_runs_each_seed_once(tmp_path, capsys, monkeypatch):
+    """The files and the summary come from one run per seed (they once took two: the run's cost twice)."""
+    import pyarrow.parquet as pq
+
+    from simcore import engine
+
+    runs = []
+    real_run = engine.run
+
+    def counting_run(*args, **kwargs):
+        runs.append(1)
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "run", counting_run)
+    assert main(_with("--seeds", "1,2,3") + ["--json", "--transactions-dir", str(tmp_path)]) == 0
+    assert len(runs) == 3
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    for row in rows:  # each file is the run its row summarises
+        path, = tmp_path.glob(f"*-seed{row['seed']}.parquet")
+        table = pq.read_table(path)
+        assert table.filter(table.column("in_window")).num_rows == row["n_txns"]
