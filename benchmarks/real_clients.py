@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import multiprocessing
 import os
 import subprocess
@@ -204,17 +205,33 @@ def measure(attempts: list[Attempt], retries: dict[tuple[int, int], int], writer
 
 
 def call_parts(retries: list[int], latency_ms: list[float]) -> tuple[float, float]:
-    """(ms at no retry, ms a retry): the least-squares line of the calls' durations on their retries.
+    """(ms at no retry, ms a retry): the least-squares line of the calls' durations on their retries. Calls that
+    all retried alike give no line: their mean where none retried (below the onset), else nothing.
 
     >>> call_parts([0, 1, 2, 2], [500.0, 640.0, 780.0, 780.0])
     (500.0, 140.0)
     >>> call_parts([0, 0], [500.0, 510.0])
+    (505.0, nan)
+    >>> call_parts([1, 1], [500.0, 510.0])
     (nan, nan)
     """
     if len(set(retries)) < 2:
-        return float("nan"), float("nan")
+        none_retried = bool(retries) and retries[0] == 0
+        return (round(float(np.mean(latency_ms)), 6) if none_retried else float("nan")), float("nan")
     slope, intercept = np.polyfit(np.asarray(retries, float), np.asarray(latency_ms, float), 1)
     return round(float(intercept), 6), round(float(slope), 6)
+
+
+def _call_line(fixed_ms: float, per_retry_ms: float, short: bool = False) -> str:
+    """``call_parts`` for the progress line: ``a call 1201 ms + 239 ms a retry`` (short: ``1201 + 239``), or the
+    call alone where none retried.
+
+    >>> _call_line(1201.4, 238.6), _call_line(1201.4, float("nan")), _call_line(1201.4, 238.6, short=True)
+    ('a call 1201 ms + 239 ms a retry', 'a call 1201 ms, no retries', '1201 + 239')
+    """
+    if math.isnan(per_retry_ms):
+        return f"{fixed_ms:.0f} ms, no retries" if short else f"a call {fixed_ms:.0f} ms, no retries"
+    return f"{fixed_ms:.0f} + {per_retry_ms:.0f}" if short else f"a call {fixed_ms:.0f} ms + {per_retry_ms:.0f} ms a retry"
 
 
 def model_call_parts(transactions_dir: Path, window_s: float) -> tuple[float, float]:
@@ -725,8 +742,8 @@ def main(argv=None) -> int:
                           f"retries/commit {m.retries_per_commit:.2f} (model {predicted['retries_mean']:.2f}; "
                           f"steady state {steady['retries_mean']:.2f}), "
                           f"writers' CPU {cpu_share:.0%} of {cores} cores, a store read x{slowdown:.2f} "
-                          f"its time alone; a call {m.call_fixed_ms:.0f} ms + {m.call_ms_per_retry:.0f} ms a retry "
-                          f"(model {model_fixed_ms:.0f} + {model_per_retry_ms:.0f})",
+                          f"its time alone; {_call_line(m.call_fixed_ms, m.call_ms_per_retry)} "
+                          f"(model {_call_line(model_fixed_ms, model_per_retry_ms, short=True)})",
                           file=sys.stderr, flush=True)
                     rows.append((m, predicted, steady, cpu_share, slowdown))
                 best, first_failing = largest_passing(measured)

@@ -133,7 +133,10 @@ def test_measure_splits_a_call_into_its_part_outside_the_race_and_a_retry():
     m = measure(attempts, tagged_retries(history), writers=1, interval_s=1.0, duration_s=4.0)
     assert m.call_fixed_ms == pytest.approx(600.0, abs=1e-3) and m.call_ms_per_retry == pytest.approx(150.0, abs=1e-3)
     same = measure(attempts[:1] + attempts[3:], tagged_retries(history), writers=1, interval_s=1.0, duration_s=4.0)
-    assert same.call_fixed_ms != same.call_fixed_ms  # one retry count: no line (nan)
+    # No call retried: no line, the call's mean (both took 600 ms) and no time a retry (nan).
+    assert same.call_fixed_ms == pytest.approx(600.0, abs=1e-3) and same.call_ms_per_retry != same.call_ms_per_retry
+    retried = measure(attempts[1:2], tagged_retries(history), writers=1, interval_s=1.0, duration_s=4.0)
+    assert retried.call_fixed_ms != retried.call_fixed_ms  # one retry count above none: nothing to say
 
 
 def test_an_unreachable_lab_store_stops_the_run_with_one_line_before_any_writer(monkeypatch, capsys, tmp_path):
