@@ -14,7 +14,7 @@ import numpy as np
 from simcore import bounds, engine, jit_start, metrics
 from simcore.config import SimConfig
 from simcore.errors import ConfigError
-from simcore.workload import draw_workload
+from simcore.workload import Workload, draw_workload
 
 if TYPE_CHECKING:  # pyarrow loads only where a transactions table is made
     import pyarrow as pa
@@ -47,7 +47,7 @@ def run_seed(config: SimConfig, seed: int, max_memory_bytes: Optional[int] = Non
 
 #: Called with (seed, workload, outcome) after each seed's run: what else a caller keeps of a seed
 #: (its per-transaction table) comes from the same run as its summary, not from a second one.
-SeedHook = Callable[[int, object, object], None]
+SeedHook = Callable[[int, Workload, engine.Outcome], None]
 
 
 def simulate(config: SimConfig, seeds: Union[int, Iterable[int]] = (1,), *,
