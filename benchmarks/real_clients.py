@@ -164,8 +164,8 @@ class Measured:
     lag_p99_s: float  # start minus due
     raised: dict  # exception type -> count
     raised_but_committed: int  # calls that raised yet whose commit is in the history
-    # A committed call's duration as fixed + per_retry x its retries (least squares; nan with fewer than two
-    # retry counts): the part of the call outside the race, and what a lost race costs (docs/measured.md).
+    # A committed call's duration as fixed + per_retry x its retries (``call_parts``: least squares; where no
+    # call retried, the mean and nan): the part of the call outside the race, and what a lost race costs.
     call_fixed_ms: float = float("nan")
     call_ms_per_retry: float = float("nan")
 
