@@ -51,7 +51,7 @@ import numpy as np
 from simcore import metrics
 from simcore.config import DEFAULT_PROTOCOL, SimConfig
 from simcore.engine import COMMITTED, UNFINISHED, Outcome
-from simcore.simulate import SeedHook, run_seed
+from simcore.simulate import SeedHook, seed_runs
 from simcore.workload import FAST_APPEND, VALIDATED_OVERWRITE, Workload
 
 STEADY_STATE = "steady-state"
@@ -238,10 +238,5 @@ def simulate(metric_set: str, config: SimConfig, seeds: Iterable[int], *,
     """
     if metric_set not in METRIC_SETS:
         raise ValueError(f"metric_set: {metric_set!r} is not allowed; expected one of {', '.join(METRIC_SETS)}")
-    rows = []
-    for seed in seeds:
-        workload, outcome = run_seed(config, seed)
-        rows.append({"seed": int(seed), "metric_set": metric_set, **summarize(metric_set, config, workload, outcome)})
-        if each_seed is not None:
-            each_seed(int(seed), workload, outcome)
-    return rows
+    return [{"seed": seed, "metric_set": metric_set, **summarize(metric_set, config, workload, outcome)}
+            for seed, workload, outcome in seed_runs(config, seeds, each_seed=each_seed)]

@@ -7,7 +7,7 @@ process, on any machine, whatever else runs beside it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Union
 
 import numpy as np
 
@@ -45,9 +45,21 @@ def run_seed(config: SimConfig, seed: int, max_memory_bytes: Optional[int] = Non
     return workload, outcome
 
 
-#: Called with (seed, workload, outcome) after each seed's run: what else a caller keeps of a seed
+#: Called with (seed, workload, outcome) as each seed's run ends: what else a caller keeps of a seed
 #: (its per-transaction table) comes from the same run as its summary, not from a second one.
 SeedHook = Callable[[int, Workload, engine.Outcome], None]
+
+
+def seed_runs(config: SimConfig, seeds: Iterable[int], max_memory_bytes: Optional[int] = None,
+              each_seed: Optional[SeedHook] = None) -> Iterator[tuple[int, Workload, engine.Outcome]]:
+    """(seed, workload, outcome) of each seed in turn, one seed's arrays held at a time; ``each_seed`` sees
+    each run as it ends. Every summary of a list of seeds (``simulate``, ``metric_sets.simulate``) runs them
+    here."""
+    for seed in seeds:
+        workload, outcome = run_seed(config, seed, max_memory_bytes)
+        if each_seed is not None:
+            each_seed(int(seed), workload, outcome)
+        yield int(seed), workload, outcome
 
 
 def simulate(config: SimConfig, seeds: Union[int, Iterable[int]] = (1,), *,
@@ -60,8 +72,8 @@ def simulate(config: SimConfig, seeds: Union[int, Iterable[int]] = (1,), *,
     (a ``ConfigError``) before any work. ``window_s`` (start, end): summarise
     the transactions submitted in [start, end) s instead of the steady-state
     window (``check_window`` says what is allowed). ``each_seed`` (a
-    ``SeedHook``) sees each seed's workload and outcome before the next seed
-    runs, so that one seed's arrays are held at a time.
+    ``SeedHook``) sees each seed's workload and outcome as its run ends,
+    before the next seed runs (``seed_runs``).
 
     Returns:
         One flat dict per seed: ``seed``, then every metric of
@@ -86,14 +98,11 @@ def simulate(config: SimConfig, seeds: Union[int, Iterable[int]] = (1,), *,
     if window_s is not None:
         window_s = check_window(config, window_s)
     rows = []
-    for seed in seed_list:
-        workload, outcome = run_seed(config, seed, max_memory_bytes)
-        row = {"seed": int(seed), **metrics.summarize(config, workload, outcome, window_s)}
+    for seed, workload, outcome in seed_runs(config, seed_list, max_memory_bytes, each_seed):
+        row = {"seed": seed, **metrics.summarize(config, workload, outcome, window_s)}
         if window_s is not None:  # said in each row, so that no one reads it as the steady state
             row["window_start_s"], row["window_end_s"] = window_s
         rows.append(row)
-        if each_seed is not None:
-            each_seed(int(seed), workload, outcome)
     return rows
 
 
