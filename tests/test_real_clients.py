@@ -155,6 +155,20 @@ def test_an_unreachable_lab_store_stops_the_run_with_one_line_before_any_writer(
     assert not (tmp_path / "points.jsonl").exists()  # nothing measured, nothing written
 
 
+def test_the_call_cpu_benchmark_stops_with_one_line_where_the_lab_store_is_not_there(monkeypatch, capsys):
+    from probe_servers import KEYS, free_port
+
+    from benchmarks.delta_call_cpu import main
+
+    for key, value in KEYS.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("STORE_LAB_S3_URI", "s3://lab/probes")
+    monkeypatch.setenv("STORE_LAB_S3_ENDPOINT", f"http://127.0.0.1:{free_port()}")  # nothing listens there
+    assert main(["--calls", "3"]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "endpoint_url" in errors[0], errors
+
+
 def test_a_point_is_marked_where_the_lab_stops_being_the_profiles_store():
     # The retries' target applies above 0.5 a commit; the marks say which points measure the lab, not the store.
     assert point_note(0.30, 1.02, 2.0, 2.4) == "retries +20%"
