@@ -26,21 +26,22 @@ from simcore.flags import bad_input, positive_int
 
 @dataclass(frozen=True)
 class Block:
-    """``calls`` calls made one after another from table version ``first_version`` on."""
-    first_version: int
+    """``calls`` calls made one after another, the first loading table version ``loaded_version``."""
+    loaded_version: int
     calls: int
     wall_s: float
     user_s: float
     system_s: float
 
     def line(self) -> str:
-        """One printed row: the entries since the checkpoint at the block's first and last call, then per call.
+        """One printed row: the entries since the checkpoint that the block's first and last call loaded (the
+        version they loaded modulo 100), then its figures per call.
 
-        >>> Block(first_version=101, calls=20, wall_s=19.2, user_s=0.67, system_s=0.16).line()
-        'entries  1- 20: wall  960 ms, CPU  41.5 ms a call (user 33.5, system 8.0)'
+        >>> Block(loaded_version=100, calls=20, wall_s=19.2, user_s=0.67, system_s=0.16).line()
+        'entries  0- 19: wall  960 ms, CPU  41.5 ms a call (user 33.5, system 8.0)'
         """
-        first = self.first_version % 100
-        last = (self.first_version + self.calls - 1) % 100
+        first = self.loaded_version % 100
+        last = (self.loaded_version + self.calls - 1) % 100
         per = 1000.0 / self.calls
         return (f"entries {first:2d}-{last:3d}: wall {self.wall_s * per:4.0f} ms, CPU {(self.user_s + self.system_s) * per:5.1f}"
                 f" ms a call (user {self.user_s * per:.1f}, system {self.system_s * per:.1f})")
@@ -55,8 +56,8 @@ def measure(calls: int, block: int, progress=print) -> list[Block]:
 
     options = storage_options()
     uri = f"{lab_s3_uri()}/delta-call-cpu-{uuid.uuid4().hex[:8]}"
-    _delta_table(uri, options)  # version 1 after its first commit, checkpointed
-    version, blocks = 1, []
+    _delta_table(uri, options)  # version 0, checkpointed: the first call loads it, the next one version 1, ...
+    version, blocks = 0, []
     for start in range(0, calls, block):
         count = min(block, calls - start)
         cpu0, wall0 = os.times(), time.monotonic()
@@ -64,7 +65,7 @@ def measure(calls: int, block: int, progress=print) -> list[Block]:
             batch = pa.table({"writer": pa.array([0], pa.int64()), "seq": pa.array([seq], pa.int64())})
             write_deltalake(uri, batch, mode="append", storage_options=options)
         cpu1, wall1 = os.times(), time.monotonic()
-        blocks.append(Block(version + 1, count, wall1 - wall0, cpu1.user - cpu0.user, cpu1.system - cpu0.system))
+        blocks.append(Block(version, count, wall1 - wall0, cpu1.user - cpu0.user, cpu1.system - cpu0.system))
         version += count
         progress(blocks[-1].line())
     return blocks

@@ -553,7 +553,8 @@ def uses_prior(counts: Sequence[int]) -> bool:
 
 def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]], measured: Sequence[ClientStats],
                      duration_s: float, progress=None, failed_ratio: Optional[float] = None,
-                     expected_change: float = 0.0) -> tuple[float, Provider, float]:
+                     expected_change: float = 0.0, expected_failure: Optional[float] = None
+                     ) -> tuple[float, Provider, float]:
     """Among the fits that match ``measured`` about equally well, the one whose goodput changes least beyond it.
 
     A few client counts leave the terms undetermined: fits whose losses differ
@@ -572,7 +573,9 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
     then costs it a third). ``failed_ratio``: as ``mismatch`` takes it, the
     same for every seed (``evaluated``'s losses were scored with it).
     ``expected_change``: the change the kept fit is nearest instead of none
-    (``continued_change``, for a bucket of writes that binds from one client).
+    (``continued_change``, for a bucket of writes that binds from one client);
+    ``expected_failure``: the failure rate at ``PRIOR_AT_CLIENTS`` it is nearest
+    too (``expected_write_bucket_failure``), where given.
     Returns (the kept fit's loss with seed 1, the fit, its mean loss over the
     seeds).
     """
@@ -597,25 +600,33 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
         rechecked.append((float(np.mean(losses)), loss, profile))
     lowest = min(mean for mean, _, _ in rechecked)
     near = [item for item in rechecked if item[0] <= lowest + NEAR_BEST_LOSS]
-    changes = [goodput_change(item[2], operation, measured, duration_s) for item in near]
+    predictions = [prior_prediction(item[2], operation, measured, duration_s) for item in near]
     rose = measured[-1].goodput_ops > measured[0].goodput_ops * (1.0 + TREND_TOLERANCE)
-    mean, loss, profile = near[least_change_index(changes, rose, expected_change)]
+    mean, loss, profile = near[least_change_index([change for change, _ in predictions], rose, expected_change,
+                                                  [failed for _, failed in predictions], expected_failure)]
     if progress:
         kept = (f"changes least from {counts[-1]}" if not expected_change else
-                f"is nearest the rows' line ({math.exp(expected_change) - 1.0:+.0%}) from {counts[-1]}")
+                f"is nearest the rows' line ({math.exp(expected_change) - 1.0:+.0%}) from {counts[-1]}"
+                if expected_failure is None else
+                f"is nearest the rows' lines ({math.exp(expected_change) - 1.0:+.0%}, and {expected_failure:.1%} "
+                f"failed) from {counts[-1]}")
         progress(f"{profile.name} {operation}: {len(near)} of {len(rechecked)} fits equally good over "
                  f"{1 + len(RECHECK_SEEDS)} seeds (mean loss within {NEAR_BEST_LOSS:g} of {lowest:.3f}); kept the one "
                  f"whose goodput {kept} to {max(PRIOR_AT_CLIENTS, counts[-1])} clients (mean loss {mean:.3f})")
     return loss, profile, mean
 
 
-def least_change_index(changes: Sequence[float], rose: bool, expected: float = 0.0) -> int:
+def least_change_index(changes: Sequence[float], rose: bool, expected: float = 0.0,
+                       failure_rates: Optional[Sequence[float]] = None, expected_failure: Optional[float] = None
+                       ) -> int:
     """Which of equally good fits the prior keeps, from each one's ``goodput_change``: the least change; where the
     rows' goodput ``rose`` by more than ``TREND_TOLERANCE`` from one client to the last row, not one that predicts
     it more than ``TREND_TOLERANCE`` below the last row (goodput that more clients raised within the rows does not
     fall back with more of them; on the lab's MinIO the fits split into +24..+42% and -11..-15%, and the least
     change kept a fall, docs/measured.md), unless every fit does. The mirror of ``kept_kind``'s rule.
-    ``expected``: the change to be nearest instead of none (``continued_change``).
+    ``expected``: the change to be nearest instead of none (``continued_change``). With ``expected_failure``, the
+    fits' ``failure_rates`` at the same count count too: the distance is the goodput's in units of
+    ``TREND_TOLERANCE`` plus the failure rate's in units of ``FAILURE_TOLERANCE`` (the held-out check's two).
 
     >>> least_change_index([-0.12, 0.24, 0.3], rose=True)
     1
@@ -625,10 +636,21 @@ def least_change_index(changes: Sequence[float], rose: bool, expected: float = 0
     0
     >>> least_change_index([-0.1, -0.3, -0.6], rose=False, expected=-0.5)
     2
+    >>> least_change_index([-0.24, -0.28], rose=False, expected=-0.3)
+    1
+    >>> least_change_index([-0.24, -0.28], rose=False, expected=-0.3, failure_rates=[0.70, 0.62], expected_failure=0.7)
+    0
     """
     floor = -math.log(1.0 + TREND_TOLERANCE)
     allowed = [i for i, change in enumerate(changes) if not (rose and change < floor)] or range(len(changes))
-    return min(allowed, key=lambda i: abs(changes[i] - expected))
+
+    def distance(i: int) -> float:
+        apart = abs(changes[i] - expected) / -floor
+        if expected_failure is not None:
+            apart += abs(failure_rates[i] - expected_failure) / FAILURE_TOLERANCE
+        return apart
+
+    return min(allowed, key=distance)
 
 
 # A bucket of writes that binds from one client on (``binds_at_one_client``) spends a token on every stale write:
@@ -638,6 +660,14 @@ def least_change_index(changes: Sequence[float], rose: bool, expected: float = 0
 # s at 16). Among equally good fits of such a bucket, the kept one is nearest that line's continuation
 # (``continued_change``) instead of the least change (docs/measured.md, tenth round).
 REFUSAL_TAIL = 3.0  # one client's p99 / p50 from which its rows show refusals (GCS 54; Azure 2.4, Premium 1.4)
+# The same bucket's failures per success (the odds, f / (1 - f)) are the stale writes each commit costs: they too
+# grow linearly with the clients (seed 000's GCS: a line over 2-16 clients, 0.155 a client, within 2.3 points of
+# failure rate), and the kept fit is nearest that line's continuation too (``continued_failure_rate``), in the
+# held-out check's units. Only from rows that reach ODDS_LINE_FROM_CLIENTS: below it the odds per competitor
+# still fall (0.22 at 2 clients, 0.19 at 4, 0.16 from 7 on), and a line through rows 1-4 overshoots 16 clients
+# by 4-5 points (docs/measured.md, thirteenth round).
+ODDS_LINE_FROM_CLIENTS = 5
+FAILURE_TOLERANCE = 0.05  # the held-out check's failure-rate tolerance (benchmarks/holdout.py): the odds line's unit
 
 
 def binds_at_one_client(one: ClientStats) -> bool:
@@ -661,28 +691,64 @@ def continued_change(measured: Sequence[ClientStats]) -> float:
     return math.log(1.0 / max(intercept + slope * at, 1e-9) / measured[-1].goodput_ops)
 
 
-def expected_write_bucket_change(measured: Sequence[ClientStats]) -> float:
-    """The goodput change beyond ``measured`` (as ``goodput_change`` measures it) that the prior expects of a
-    bucket of writes: the rows' line (``continued_change``) where their goodput fell by more than
-    ``TREND_TOLERANCE`` from one client to the last row and one client's ops show refusals
-    (``binds_at_one_client``); none (0) otherwise, the least change."""
+def continued_failure_rate(measured: Sequence[ClientStats]) -> float:
+    """The failure rate at ``PRIOR_AT_CLIENTS`` clients on the least-squares line of the failures per success (the
+    odds, f / (1 - f)) over the rows' client counts: the continuation a drained bucket of writes implies.
+
+    >>> rows = [ClientStats(c, 100, round(100 * (0.155 * c - 0.1)), 1.0, 1.0, 1.0, 1.0, 1.0) for c in (2, 5, 8)]
+    >>> round(continued_failure_rate(rows), 3)  # odds 0.155 x 16 - 0.1 = 2.38
+    0.704
+    """
+    measured = sorted(measured, key=lambda s: s.clients)
+    counts = np.array([s.clients for s in measured], float)
+    odds = [s.failures / max(s.successes, 1) for s in measured]
+    slope, intercept = np.polyfit(counts, odds, 1)
+    at = max(PRIOR_AT_CLIENTS, measured[-1].clients)
+    continued = max(float(intercept + slope * at), 0.0)
+    return continued / (1.0 + continued)
+
+
+def drains_write_bucket(measured: Sequence[ClientStats]) -> bool:
+    """Whether ``measured`` looks like a drained bucket of writes: one client's ops show refusals
+    (``binds_at_one_client``) and the rows' goodput fell by more than ``TREND_TOLERANCE`` from one client to the
+    last row."""
     measured = sorted(measured, key=lambda s: s.clients)
     first, last = measured[0], measured[-1]
-    if first.clients != 1 or not binds_at_one_client(first):
-        return 0.0
-    if last.goodput_ops * (1.0 + TREND_TOLERANCE) >= first.goodput_ops:
-        return 0.0
-    return continued_change(measured)
+    return (first.clients == 1 and binds_at_one_client(first)
+            and last.goodput_ops * (1.0 + TREND_TOLERANCE) < first.goodput_ops)
+
+
+def expected_write_bucket_change(measured: Sequence[ClientStats]) -> float:
+    """The goodput change beyond ``measured`` (as ``goodput_change`` measures it) that the prior expects of a
+    bucket of writes: the rows' line (``continued_change``) where they drain one (``drains_write_bucket``); none
+    (0) otherwise, the least change."""
+    return continued_change(measured) if drains_write_bucket(measured) else 0.0
+
+
+def expected_write_bucket_failure(measured: Sequence[ClientStats]) -> Optional[float]:
+    """The failure rate at ``PRIOR_AT_CLIENTS`` the prior expects of a bucket of writes beside its goodput: the
+    rows' line of failures per success (``continued_failure_rate``) where they drain one and reach
+    ``ODDS_LINE_FROM_CLIENTS`` clients; None otherwise (goodput alone)."""
+    if not drains_write_bucket(measured) or max(s.clients for s in measured) < ODDS_LINE_FROM_CLIENTS:
+        return None
+    return continued_failure_rate(measured)
 
 
 def goodput_change(profile: Provider, operation: str, measured: Sequence[ClientStats], duration_s: float) -> float:
     """The prior's measure: ln(goodput at ``PRIOR_AT_CLIENTS`` clients, mean of two seeds / the measured goodput at
     the largest fitted count) (``least_change_fit`` takes its size)."""
+    return prior_prediction(profile, operation, measured, duration_s)[0]
+
+
+def prior_prediction(profile: Provider, operation: str, measured: Sequence[ClientStats], duration_s: float
+                     ) -> tuple[float, float]:
+    """(``goodput_change``, the failure rate at the same count, both seeds pooled): one simulation per seed."""
     last = max(measured, key=lambda s: s.clients)
     at = max(PRIOR_AT_CLIENTS, last.clients)
-    goodput = np.mean([simulated_stats(profile, operation, [at], duration_s, seed)[0].goodput_ops
-                       for seed in (1, *RECHECK_SEEDS[:1])])
-    return math.log(goodput / last.goodput_ops)
+    stats = [simulated_stats(profile, operation, [at], duration_s, seed)[0] for seed in (1, *RECHECK_SEEDS[:1])]
+    failures = sum(s.failures for s in stats)
+    return (math.log(np.mean([s.goodput_ops for s in stats]) / last.goodput_ops),
+            failures / max(failures + sum(s.successes for s in stats), 1))
 
 
 def determination(operation: str, evaluated: Sequence[tuple[float, Provider]], fitted_clients: Sequence[int],
@@ -969,6 +1035,7 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
     few_counts = uses_prior(counts)  # then both kinds of bucket, the prior's choice, and the failed multiplier
     fell = compared[-1].goodput_ops < one[0].goodput_ops
     expected = {"writes": expected_write_bucket_change(compared), "commits": 0.0}
+    expected_failure = {"writes": expected_write_bucket_failure(compared), "commits": None}
     bounds = THROTTLE_BOUNDS + ((FEW_COUNTS_FAILED_MULTIPLIER,) if few_counts else ())
 
     def fit_counting(counts_what: str):
@@ -1000,7 +1067,7 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
         if not few_counts:
             return _KindFit(float(result.fun), profile_for(result.x), evaluated, None)
         loss_value, fitted, mean = least_change_fit(operation, evaluated, compared, THROTTLE_FIT_SECONDS, progress,
-                                                    failed_ratio, expected[counts_what])
+                                                    failed_ratio, expected[counts_what], expected_failure[counts_what])
         return _KindFit(loss_value, fitted, evaluated, mean)
 
     per_write = fit_counting("writes")

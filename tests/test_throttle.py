@@ -272,3 +272,30 @@ def test_a_few_counts_throttle_fit_finds_a_slow_failure_answer():
     fitted, loss = fit_throttled_operation(FAST, "cas", rows, max_evaluations=660)
     assert fitted.cas.failed_multiplier == pytest.approx(10.0, rel=0.25)
     assert loss < 1.0  # the rows matched: within about one tolerance unit at each count
+
+
+def test_from_rows_past_four_clients_the_prior_expects_the_failures_per_success_to_follow_their_line_too():
+    from simcore.fit import expected_write_bucket_failure, read_table
+
+    gcs = read_table(SEED000, "gcp")["cas"]
+    rows = [s for s in gcs if s.clients in (1, 3, 8)]
+    # Failures per success at 1, 3 and 8 clients (0.001, 0.40, 1.11) on a line: 2.36 at 16 clients, 70.2% failed
+    # (seed 000 measured 70.2%).
+    assert expected_write_bucket_failure(rows) == pytest.approx(0.702, abs=0.005)
+    # Rows up to 4 clients: none (the line through them overshoots 16 clients, 74%); nor without a drained
+    # bucket of writes (no refusals at one client).
+    assert expected_write_bucket_failure([s for s in gcs if s.clients <= 4]) is None
+    untailed = [replace(s, p99_ms=2.0 * s.p50_ms) if s.clients == 1 else s for s in rows]
+    assert expected_write_bucket_failure(untailed) is None
+    assert expected_write_bucket_failure([s for s in read_table(SEED000, "azure")["cas"] if s.clients <= 8]) is None
+
+
+def test_a_gcs_fit_on_rows_past_four_clients_keeps_the_fit_nearest_both_lines():
+    from simcore.fit import read_table
+
+    rows = [s for s in read_table(SEED000, "gcp")["cas"] if s.clients in (1, 3, 8)]
+    lines = []
+    fit_throttled_operation(PROVIDERS["gcp"], "cas", rows, observed_at=1.0, max_evaluations=50, progress=lines.append)
+    kept = [line for line in lines if "kept the one" in line]
+    assert "nearest the rows' lines (-26%, and 70.2% failed) from 8 to 16 clients" in kept[0]  # a token per write
+    assert "changes least from 8 to 16 clients" in kept[1]
