@@ -49,10 +49,9 @@ class Block:
 
 def measure(calls: int, block: int, progress=print) -> list[Block]:
     """Make the table, then ``calls`` calls in blocks of ``block``; each block as it ends goes to ``progress``."""
-    import pyarrow as pa
     from deltalake import write_deltalake
 
-    from benchmarks.real_clients import _delta_table, lab_s3_uri, storage_options
+    from benchmarks.real_clients import _delta_table, lab_s3_uri, one_row_batch, storage_options
 
     options = storage_options()
     uri = f"{lab_s3_uri()}/delta-call-cpu-{uuid.uuid4().hex[:8]}"
@@ -62,8 +61,7 @@ def measure(calls: int, block: int, progress=print) -> list[Block]:
         count = min(block, calls - start)
         cpu0, wall0 = os.times(), time.monotonic()
         for seq in range(start, start + count):
-            batch = pa.table({"writer": pa.array([0], pa.int64()), "seq": pa.array([seq], pa.int64())})
-            write_deltalake(uri, batch, mode="append", storage_options=options)
+            write_deltalake(uri, one_row_batch(0, seq), mode="append", storage_options=options)
         cpu1, wall1 = os.times(), time.monotonic()
         blocks.append(Block(version, count, wall1 - wall0, cpu1.user - cpu0.user, cpu1.system - cpu0.system))
         version += count

@@ -363,7 +363,7 @@ class _RetryCounter:
 def _writer(writer: int, client: str, target: dict, interval_s: float, duration_s: float, phase_s: float,
             ready, go, start_at, out) -> None:
     """One writer process: append a one-row batch every interval from its phase; report attempts and CPU."""
-    import pyarrow as pa
+    import pyarrow  # noqa: F401  (one_row_batch's, loaded before the start, not in the first timed call)
 
     if client == "delta-rs":
         from deltalake import CommitProperties, write_deltalake
@@ -402,7 +402,7 @@ def _writer(writer: int, client: str, target: dict, interval_s: float, duration_
         raised = ""
         before = counter.count if client == "pyiceberg" else 0
         try:
-            append(pa.table({"writer": pa.array([writer], pa.int64()), "seq": pa.array([seq], pa.int64())}), seq)
+            append(one_row_batch(writer, seq), seq)
         except Exception as error:  # a commit that raises counts as failed, whatever the reason
             raised = type(error).__name__
         retries = counter.count - before if client == "pyiceberg" else -1
@@ -509,6 +509,13 @@ def read_slowdown(during: list[float], alone: list[float]) -> float:
 SCHEMA_FIELDS = (("writer", "int64"), ("seq", "int64"))
 
 
+def one_row_batch(writer: int, seq: int):
+    """The batch each call appends: one row naming its writer and sequence number (a pyarrow Table)."""
+    import pyarrow as pa
+
+    return pa.table({"writer": pa.array([writer], pa.int64()), "seq": pa.array([seq], pa.int64())})
+
+
 def _delta_table(uri: str, options: dict) -> dict:
     """A new Delta table at ``uri`` (version 0, one untagged row) with a checkpoint; the writers' target.
 
@@ -516,11 +523,9 @@ def _delta_table(uri: str, options: dict) -> dict:
     interval) always does, and as the ``delta-rs`` preset's ``table_load_reads`` assumes: a fresh table's loads
     read its few log entries only, about 11 round trips fewer (docs/clients.md, "delta-rs on the model").
     """
-    import pyarrow as pa
     from deltalake import DeltaTable, write_deltalake
 
-    write_deltalake(uri, pa.table({"writer": pa.array([-1], pa.int64()), "seq": pa.array([-1], pa.int64())}),
-                    storage_options=options)
+    write_deltalake(uri, one_row_batch(-1, -1), storage_options=options)
     DeltaTable(uri, storage_options=options).create_checkpoint()
     return {"uri": uri, "options": options}
 
@@ -780,7 +785,7 @@ def point_note(cpu_share: float, slowdown: float, measured_retries: float, predi
     marks = ["cpu-bound"] if cpu_share > CPU_BOUND_SHARE else []
     if slowdown > STORE_SLOWED:  # False for nan (no reads timed)
         marks.append("store-slowed")
-    if call_slowdown > CALL_SLOWED:  # False for nan (no call line: too few calls, or none retried in the model)
+    if call_slowdown > CALL_SLOWED:  # False for nan (no call line: no calls, or every call retried alike)
         marks.append("call-slowed")
     if measured_retries > 0.5:
         marks.append(f"retries {predicted_retries / measured_retries - 1:+.0%}")

@@ -605,11 +605,13 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
     mean, loss, profile = near[least_change_index([change for change, _ in predictions], rose, expected_change,
                                                   [failed for _, failed in predictions], expected_failure)]
     if progress:
-        kept = (f"changes least from {counts[-1]}" if not expected_change else
-                f"is nearest the rows' line ({math.exp(expected_change) - 1.0:+.0%}) from {counts[-1]}"
-                if expected_failure is None else
-                f"is nearest the rows' lines ({math.exp(expected_change) - 1.0:+.0%}, and {expected_failure:.1%} "
-                f"failed) from {counts[-1]}")
+        if not expected_change:
+            kept = f"changes least from {counts[-1]}"
+        elif expected_failure is None:
+            kept = f"is nearest the rows' line ({math.exp(expected_change) - 1.0:+.0%}) from {counts[-1]}"
+        else:
+            kept = (f"is nearest the rows' lines ({math.exp(expected_change) - 1.0:+.0%}, and {expected_failure:.1%} "
+                    f"failed) from {counts[-1]}")
         progress(f"{profile.name} {operation}: {len(near)} of {len(rechecked)} fits equally good over "
                  f"{1 + len(RECHECK_SEEDS)} seeds (mean loss within {NEAR_BEST_LOSS:g} of {lowest:.3f}); kept the one "
                  f"whose goodput {kept} to {max(PRIOR_AT_CLIENTS, counts[-1])} clients (mean loss {mean:.3f})")
