@@ -14,7 +14,7 @@ from simcore.cli import main
 from simcore.errors import ConfigError
 from simcore.fit import fit_operation, read_table
 from simcore.profiles import canonical_json, dump_profile, load_profile, profile_from_json
-from simcore.providers import PROVIDERS
+from simcore.providers import PROVIDERS, OperationLatency
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))  # benchmarks/, as a checkout runs them
@@ -151,6 +151,38 @@ def test_among_equally_good_fits_the_fit_keeps_the_one_whose_goodput_changes_lea
     monkeypatch.setattr(fit, "NEAR_BEST_LOSS", 1.0)
     slow = flat.with_conditional("cas", replace(flat.cas, median_ms=2 * flat.cas.median_ms))
     assert fit.least_change_fit("cas", [(0.4, flat), (0.3, slow)], measured, 60.0)[1] == flat
+
+
+def test_a_fit_that_fails_nothing_where_the_rows_say_nothing_is_not_kept(monkeypatch):
+    # Fitted on rows 1,7,8 of S3 Express's append, a write of almost no spread decided as it is sent put two
+    # clients in lockstep: 0% failed at 2 clients, 30.7% measured. Both fits below match rows 7 and 8 about as
+    # well; the lockstep one (held a little shorter) changes goodput least beyond them (96 op/s at 16 clients, 96
+    # at 8 as recovered from the counts), and fails nothing at 2 clients where the rows' failures per competitor
+    # (0.45) say 31%.
+    rows = [s for s in read_table(SEED000, "s3x")["append"] if s.clients in (1, 7, 8)]
+    base = PROVIDERS["s3x"]
+    lockstep = base.with_conditional("append", OperationLatency(
+        median_ms=10.04, sigma=0.003, failed_multiplier=1.06, contention_exponent=0.006, contention_sigma=0.014,
+        decided_at=0.0, contention_in="read", hold_ms=10.4))
+    spread = base.with_conditional("append", replace(lockstep.append, decided_at=0.17, contention_in="write",
+                                                     hold_ms=10.8))
+    assert fit.gap_failure_rates(lockstep, "append", [2], 60.0)[0] < 0.05
+    assert fit.gap_failure_rates(spread, "append", [2], 60.0)[0] > 0.2
+    monkeypatch.setattr(fit, "NEAR_BEST_LOSS", 1e9)  # both count as equally good: only the prior decides
+    lines = []
+    assert fit.least_change_fit("append", [(0.1, lockstep), (0.2, spread)], rows, 60.0, lines.append)[1] == spread
+    assert "1 of them failed at 2, 6 clients more than 10 points away" in lines[0] and "moved the choice" in lines[0]
+    # Rows that include 2 clients leave no gap to check: the least change alone decides.
+    with_two = [s for s in read_table(SEED000, "s3x")["append"] if s.clients in (1, 2, 8)]
+    assert fit.gap_counts([1, 2, 8]) == []
+    assert fit.least_change_fit("append", [(0.1, lockstep), (0.2, spread)], with_two, 60.0)[1] == lockstep
+
+
+def test_the_gap_check_admits_before_the_rising_goodput_rule():
+    # A fit outside the gap check is not kept however little its goodput changes; where none is inside, all are.
+    assert fit.least_change_index([0.0, 0.2], rose=False, admitted=[False, True]) == 1
+    assert fit.least_change_index([0.0, 0.2], rose=False, admitted=[False, False]) == 0
+    assert fit.least_change_index([-0.3, 0.2, 0.0], rose=True, admitted=[True, True, False]) == 1
 
 
 def test_only_a_fit_on_few_client_counts_uses_the_prior():
