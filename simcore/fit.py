@@ -554,8 +554,8 @@ def uses_prior(counts: Sequence[int]) -> bool:
 
 def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]], measured: Sequence[ClientStats],
                      duration_s: float, progress=None, failed_ratio: Optional[float] = None,
-                     expected_change: float = 0.0, expected_failure: Optional[float] = None
-                     ) -> tuple[float, Provider, float]:
+                     expected_change: float = 0.0, expected_failure: Optional[float] = None,
+                     failure_line: bool = False) -> tuple[float, Provider, float]:
     """Among the fits that match ``measured`` about equally well, the one whose goodput changes least beyond it.
 
     A few client counts leave the terms undetermined: fits whose losses differ
@@ -579,7 +579,8 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
     too (``expected_write_bucket_failure``), where given. Where the rows leave
     a gap above one client (``gap_counts``), only fits whose failure rate there
     is within ``GAP_TOLERANCE`` of the rows' failures per competitor are kept,
-    unless none is.
+    unless none is; with ``failure_line`` (the contention terms' fits), the same
+    at ``PRIOR_AT_CLIENTS`` with ``FAILURE_LINE_TOLERANCE``.
     Returns (the kept fit's loss with seed 1, the fit, its mean loss over the
     seeds).
     """
@@ -613,6 +614,10 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
         admitted = [max(abs(failed - want) for failed, want in zip(gap_failure_rates(item[2], operation, gaps,
                                                                                     duration_s), expected_gap))
                     <= GAP_TOLERANCE for item in near]
+    if failure_line:
+        want = competitor_odds_rate(measured, max(PRIOR_AT_CLIENTS, counts[-1]))
+        near_line = [abs(failed - want) <= FAILURE_LINE_TOLERANCE for _, failed in predictions]
+        admitted = near_line if admitted is None else [a and b for a, b in zip(admitted, near_line)]
     choose = partial(least_change_index, [change for change, _ in predictions], rose, expected_change,
                      [failed for _, failed in predictions], expected_failure)
     kept_index = choose(admitted)
@@ -628,9 +633,12 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
         gap_note = ""
         if admitted is not None and not all(admitted):
             moved = ", which moved the choice" if kept_index != choose(None) else ""
-            gap_note = (f"; {len(admitted) - sum(admitted)} of them failed at {', '.join(map(str, gaps))} clients "
-                        f"more than {GAP_TOLERANCE * 100:g} points away from the rows' failures per competitor"
-                        f"{moved}")
+            where = [f"{', '.join(map(str, gaps))} clients more than {GAP_TOLERANCE * 100:g}"] if gaps else []
+            if failure_line:
+                where.append(f"{max(PRIOR_AT_CLIENTS, counts[-1])} clients more than "
+                             f"{FAILURE_LINE_TOLERANCE * 100:g}")
+            gap_note = (f"; {len(admitted) - sum(admitted)} of them failed at {' or at '.join(where)} points away "
+                        f"from the rows' failures per competitor{moved}")
         progress(f"{profile.name} {operation}: {len(near)} of {len(rechecked)} fits equally good over "
                  f"{1 + len(RECHECK_SEEDS)} seeds (mean loss within {NEAR_BEST_LOSS:g} of {lowest:.3f}); kept the one "
                  f"whose goodput {kept} to {max(PRIOR_AT_CLIENTS, counts[-1])} clients (mean loss {mean:.3f})"
@@ -706,6 +714,13 @@ FAILURE_TOLERANCE = 0.05  # the held-out check's failure-rate tolerance (benchma
 # failure rate there (``gap_counts``) is further than GAP_TOLERANCE from that mean's (``competitor_odds_rate``) is
 # kept only when every fit is: twice the held-out check's tolerance, so that only a fit already wrong is refused.
 GAP_TOLERANCE = 0.10
+# Beyond the rows the same line holds for every pair without a throttle: from any of those 56 choices, within 2.6
+# points of seed 000's failure rate at every held-out count above the rows (S3, S3 Express's CAS and append, both
+# Azure appends; 4.9 on Azure Standard's throttled CAS, but 9.3 on Premium's and 7.8 on GCS's, whose odds per
+# competitor move). So the contention terms' fits (not the throttle's) also refuse a fit whose failure rate at 16
+# clients is further than FAILURE_LINE_TOLERANCE from it, the held-out check's own tolerance: fitted on 1,3,7,
+# Azure Standard's append kept a fit 7 points low from 13 clients (9 of 13 held-out cells; now 13).
+FAILURE_LINE_TOLERANCE = FAILURE_TOLERANCE
 
 
 def gap_counts(counts: Sequence[int]) -> list[int]:
@@ -1038,7 +1053,7 @@ def _contention_fit(base: Provider, operation: str, compared: Sequence[ClientSta
     chosen = mean = None
     if uses_prior(counts):
         loss_value, fitted, mean = least_change_fit(operation, evaluated, compared, duration_s, progress,
-                                                    failed_ratio)
+                                                    failed_ratio, failure_line=True)
         chosen = fitted
     return loss_value, fitted, evaluated, chosen, mean
 

@@ -178,6 +178,24 @@ def test_a_fit_that_fails_nothing_where_the_rows_say_nothing_is_not_kept(monkeyp
     assert fit.least_change_fit("append", [(0.1, lockstep), (0.2, spread)], with_two, 60.0)[1] == lockstep
 
 
+def test_a_contention_fit_far_from_the_rows_failure_line_at_16_clients_is_not_kept(monkeypatch):
+    # Rows 1-3 of S3's CAS: 0.85 failures per success per competitor, 92.7% failed at 16 clients on that line
+    # (seed 000: 92.5%). Of two equally good fits, the one whose goodput changes least fails 80% there: kept by
+    # the least change alone, refused by the line (``failure_line``, the contention terms' fits).
+    rows = [s for s in read_table(SEED000, "s3")["cas"] if s.clients <= 3]
+    near_line = load_profile(str(SHIPPED_S3))
+    off_line = near_line.with_conditional("cas", replace(near_line.cas, median_ms=near_line.cas.median_ms * 1.01))
+    predicted = {off_line: (0.02, 0.80), near_line: (0.06, 0.92)}
+    monkeypatch.setattr(fit, "prior_prediction", lambda profile, *_: predicted[profile])
+    monkeypatch.setattr(fit, "NEAR_BEST_LOSS", 1e9)
+    assert fit.competitor_odds_rate(rows, 16) == pytest.approx(0.927, abs=0.001)
+    fits = [(0.1, off_line), (0.2, near_line)]
+    assert fit.least_change_fit("cas", fits, rows, 60.0)[1] == off_line
+    lines = []
+    assert fit.least_change_fit("cas", fits, rows, 60.0, lines.append, failure_line=True)[1] == near_line
+    assert "1 of them failed at 16 clients more than 5 points away" in lines[0] and "moved the choice" in lines[0]
+
+
 def test_the_gap_check_admits_before_the_rising_goodput_rule():
     # A fit outside the gap check is not kept however little its goodput changes; where none is inside, all are.
     assert fit.least_change_index([0.0, 0.2], rose=False, admitted=[False, True]) == 1
