@@ -109,6 +109,11 @@ class ClientStats:
     def failure_rate(self) -> float:
         return self.failures / (self.successes + self.failures)
 
+    @property
+    def odds(self) -> float:
+        """Failures per success, f / (1 - f): the stale writes each commit cost (one success counted at least)."""
+        return self.failures / max(self.successes, 1)
+
 
 def summarise(clients: int, latencies: np.ndarray, succeeded: np.ndarray, window_s: Optional[float] = None
               ) -> ClientStats:
@@ -607,6 +612,7 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
     near = [item for item in rechecked if item[0] <= lowest + NEAR_BEST_LOSS]
     predictions = [prior_prediction(item[2], operation, measured, duration_s) for item in near]
     rose = measured[-1].goodput_ops > measured[0].goodput_ops * (1.0 + TREND_TOLERANCE)
+    at = max(PRIOR_AT_CLIENTS, counts[-1])  # where the prior compares the fits
     gaps = gap_counts(counts)
     admitted = None
     if gaps:
@@ -615,7 +621,7 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
                                                                                     duration_s), expected_gap))
                     <= GAP_TOLERANCE for item in near]
     if failure_line:
-        want = competitor_odds_rate(measured, max(PRIOR_AT_CLIENTS, counts[-1]))
+        want = competitor_odds_rate(measured, at)
         near_line = [abs(failed - want) <= FAILURE_LINE_TOLERANCE for _, failed in predictions]
         admitted = near_line if admitted is None else [a and b for a, b in zip(admitted, near_line)]
     choose = partial(least_change_index, [change for change, _ in predictions], rose, expected_change,
@@ -635,13 +641,12 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
             moved = ", which moved the choice" if kept_index != choose(None) else ""
             where = [f"{', '.join(map(str, gaps))} clients more than {GAP_TOLERANCE * 100:g}"] if gaps else []
             if failure_line:
-                where.append(f"{max(PRIOR_AT_CLIENTS, counts[-1])} clients more than "
-                             f"{FAILURE_LINE_TOLERANCE * 100:g}")
+                where.append(f"{at} clients more than {FAILURE_LINE_TOLERANCE * 100:g}")
             gap_note = (f"; {len(admitted) - sum(admitted)} of them failed at {' or at '.join(where)} points away "
                         f"from the rows' failures per competitor{moved}")
         progress(f"{profile.name} {operation}: {len(near)} of {len(rechecked)} fits equally good over "
                  f"{1 + len(RECHECK_SEEDS)} seeds (mean loss within {NEAR_BEST_LOSS:g} of {lowest:.3f}); kept the one "
-                 f"whose goodput {kept} to {max(PRIOR_AT_CLIENTS, counts[-1])} clients (mean loss {mean:.3f})"
+                 f"whose goodput {kept} to {at} clients (mean loss {mean:.3f})"
                  f"{gap_note}")
     return loss, profile, mean
 
@@ -657,7 +662,8 @@ def least_change_index(changes: Sequence[float], rose: bool, expected: float = 0
     ``expected``: the change to be nearest instead of none (``continued_change``). With ``expected_failure``, the
     fits' ``failure_rates`` at the same count count too: the distance is the goodput's in units of
     ``TREND_TOLERANCE`` plus the failure rate's in units of ``FAILURE_TOLERANCE`` (the held-out check's two).
-    ``admitted``: which fits pass ``least_change_fit``'s gap check; the others are kept only when none does.
+    ``admitted``: which fits pass ``least_change_fit``'s checks against the rows' failures per competitor (in the
+    gap, and at 16 clients); the others are kept only when none does.
 
     >>> least_change_index([-0.12, 0.24, 0.3], rose=True)
     1
@@ -744,7 +750,7 @@ def competitor_odds_rate(measured: Sequence[ClientStats], clients: int) -> float
     >>> round(competitor_odds_rate(rows, 2), 3)  # odds 0.45
     0.31
     """
-    per = [s.failures / max(s.successes, 1) / (s.clients - 1) for s in measured if s.clients > 1]
+    per = [s.odds / (s.clients - 1) for s in measured if s.clients > 1]
     odds = float(np.mean(per)) * (clients - 1) if per else 0.0
     return odds / (1.0 + odds)
 
@@ -785,7 +791,7 @@ def continued_failure_rate(measured: Sequence[ClientStats]) -> float:
     """
     measured = sorted(measured, key=lambda s: s.clients)
     counts = np.array([s.clients for s in measured], float)
-    odds = [s.failures / max(s.successes, 1) for s in measured]
+    odds = [s.odds for s in measured]
     slope, intercept = np.polyfit(counts, odds, 1)
     at = max(PRIOR_AT_CLIENTS, measured[-1].clients)
     continued = max(float(intercept + slope * at), 0.0)
