@@ -1171,30 +1171,57 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
     if few_counts:
         per_commit = fit_counting("commits")
         kinds = (per_write, per_commit)
-        changes = [goodput_change(kind.profile, operation, compared, THROTTLE_FIT_SECONDS) for kind in kinds]
+        predictions = [prior_prediction(kind.profile, operation, compared, THROTTLE_FIT_SECONDS) for kind in kinds]
+        changes = [change for change, _ in predictions]
+        failure_rates = [failed for _, failed in predictions]
+        line = kinds_failure_line(compared)
         kept = kinds[kept_kind([kind.mean for kind in kinds], changes, fell,
-                               [expected["writes"], expected["commits"]])]
+                               [expected["writes"], expected["commits"]], failure_rates, line)]
         loss_value, fitted = kept.loss, kept.profile
         chosen = fitted
         evaluated = per_write.evaluated + per_commit.evaluated  # the spread the report gives spans both kinds
         if progress:
+            at = max(PRIOR_AT_CLIENTS, counts[-1])
+            weighed = ("" if line is None else
+                       f"; failed at {at} clients: per write {failure_rates[0]:.1%}, per commit "
+                       f"{failure_rates[1]:.1%}, the rows' failures per competitor {line:.1%}")
             progress(f"{base.name} {operation}: a token per {fitted.conditional(operation).throttle.counts[:-1]} "
                      f"kept (mean loss {kept.mean:.3f}; per write {per_write.mean:.3f}, per commit "
-                     f"{per_commit.mean:.3f})")
+                     f"{per_commit.mean:.3f}){weighed}")
     if report is not None:
         report[operation] = determination(operation, evaluated, counts, THROTTLE_FIT_SECONDS, chosen)
     return _with_fitted_clients(fitted, operation, counts), loss_value
 
 
+def kinds_failure_line(measured: Sequence[ClientStats]) -> Optional[float]:
+    """The failure rate at ``PRIOR_AT_CLIENTS`` clients (or the last row's count) that ``kept_kind`` weighs the
+    kinds of bucket by: the rows' failures per competitor (``competitor_odds_rate``), where one client's ops show no
+    refusals (``binds_at_one_client``); None where they do.
+
+    Without refusals at one client a stale write is refused on its precondition before it costs a token, and the
+    failures per competitor hold beyond the rows as on a store without a throttle (seed 000's Azure Standard CAS:
+    0.21-0.27 from 2 to 16 clients). Fitted on 1,4,5 and 1,4,7, its bucket of commits kept goodput flat but put
+    failures 7-13 points under the line at 16 clients, the bucket of writes 1-3 (docs/measured.md, fifteenth
+    round). Where one client already waits out refusals (GCS), the tokens stale writes spend make the failures per
+    competitor fall, and its bucket of writes has a line of its own (``expected_write_bucket_failure``)."""
+    measured = sorted(measured, key=lambda s: s.clients)
+    if measured[0].clients != 1 or binds_at_one_client(measured[0]):
+        return None
+    return competitor_odds_rate(measured, max(PRIOR_AT_CLIENTS, measured[-1].clients))
+
+
 def kept_kind(mean_losses: Sequence[float], changes: Sequence[float], fell: bool,
-              expected: Optional[Sequence[float]] = None) -> int:
+              expected: Optional[Sequence[float]] = None, failure_rates: Optional[Sequence[float]] = None,
+              expected_failure: Optional[float] = None) -> int:
     """Which of a throttled operation's fits to keep, one per kind of bucket (``fit_throttled_operation``): of
     those whose mean loss is within ``NEAR_BEST_LOSS`` of the lowest, the one whose goodput changes least beyond
     the rows (``changes``: ``goodput_change``), as ``least_change_fit`` chooses, or is nearest the change its kind
     is ``expected`` to make (``continued_change``; none where not given); where the rows' goodput ``fell``
     from one client to the last row, not one that predicts it rising again by more than ``TREND_TOLERANCE``
-    (goodput that a throttle wastes as clients grow does not come back with more of them). The first kind
-    when none qualifies.
+    (goodput that a throttle wastes as clients grow does not come back with more of them). With
+    ``expected_failure`` (``kinds_failure_line``), a kind whose predicted failure rate at the same count
+    (``failure_rates``) is more than ``FAILURE_LINE_TOLERANCE`` from it is kept only when every kind is, as
+    ``least_change_fit`` admits the contention terms' fits. The first kind when none qualifies.
 
     >>> kept_kind([1.0, 1.5], [-0.5, -0.05], fell=True)
     1
@@ -1205,6 +1232,9 @@ def kept_kind(mean_losses: Sequence[float], changes: Sequence[float], fell: bool
     lowest = min(mean_losses)
     eligible = [i for i, (mean, change) in enumerate(zip(mean_losses, changes))
                 if mean <= lowest + NEAR_BEST_LOSS and not (fell and change > math.log(1.0 + TREND_TOLERANCE))]
+    if expected_failure is not None:
+        eligible = [i for i in eligible if abs(failure_rates[i] - expected_failure) <= FAILURE_LINE_TOLERANCE] \
+            or eligible
     return min(eligible, key=lambda i: abs(changes[i] - expected[i])) if eligible else 0
 
 

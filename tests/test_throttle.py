@@ -228,6 +228,33 @@ def test_which_bucket_a_fit_on_few_counts_keeps():
     # nearest what it is expected to do, not the least change.
     assert kept_kind([0.74, 1.61], [-0.55, -0.1], fell=True, expected=[-0.56, 0.0]) == 0
     assert kept_kind([0.74, 1.61], [-0.2, -0.1], fell=True, expected=[-0.56, 0.0]) == 1
+    # With the rows' failures per competitor at 16 clients (Azure Standard's CAS from 1,4,7: 78.0%), a kind more
+    # than 5 points from it is kept only when both are: the bucket of commits (goodput +0.2%, 70.9% failed) gives
+    # way to the bucket of writes (+5.0%, 77.2%), which goodput alone would not keep.
+    rises, flat = math.log(1.050), math.log(1.002)
+    assert kept_kind([7.64, 7.17], [rises, flat], fell=False) == 1
+    assert kept_kind([7.64, 7.17], [rises, flat], fell=False, failure_rates=[0.772, 0.709],
+                     expected_failure=0.780) == 0
+    # Both within 5 points (from 1,5,7: 75.3% and 76.2% against 75.6%), or both further: goodput decides.
+    assert kept_kind([6.87, 6.52], [rises, flat], fell=False, failure_rates=[0.753, 0.762],
+                     expected_failure=0.756) == 1
+    assert kept_kind([6.87, 6.52], [rises, flat], fell=False, failure_rates=[0.60, 0.62],
+                     expected_failure=0.756) == 1
+    # ... and not a kind clearly worse over three seeds, however near the line.
+    assert kept_kind([8.2, 7.17], [rises, flat], fell=False, failure_rates=[0.772, 0.709],
+                     expected_failure=0.780) == 1
+
+
+def test_the_kinds_of_bucket_are_weighed_by_the_failures_per_competitor_only_without_refusals_at_one_client():
+    from simcore.fit import kinds_failure_line, read_table
+
+    # Azure Standard's CAS from 1,4,7: one client shows no refusals (p99 2.4 x p50); the rows' failures per
+    # competitor (0.268 at 4 clients, 0.206 at 7) put 78.0% failed at 16 clients (seed 000 measured 76.2%).
+    azure = [s for s in read_table(SEED000, "azure")["cas"] if s.clients in (1, 4, 7)]
+    assert kinds_failure_line(azure) == pytest.approx(0.780, abs=0.002)
+    # GCS's one client already waits out refusals (p99 54 x p50): no such line for its kinds.
+    gcs = [s for s in read_table(SEED000, "gcp")["cas"] if s.clients <= 4]
+    assert kinds_failure_line(gcs) is None
 
 
 def test_the_prior_expects_a_binding_bucket_of_writes_to_follow_its_rows_line():
@@ -299,3 +326,17 @@ def test_a_gcs_fit_on_rows_past_four_clients_keeps_the_fit_nearest_both_lines():
     kept = [line for line in lines if "kept the one" in line]
     assert "nearest the rows' lines (-26%, and 70.2% failed) from 8 to 16 clients" in kept[0]  # a token per write
     assert "changes least from 8 to 16 clients" in kept[1]
+    # One client waits out refusals: the kinds are not weighed by the failures per competitor.
+    assert not any("the rows' failures per competitor" in line for line in lines if "kept (mean loss" in line)
+
+
+def test_a_few_counts_azure_fit_weighs_the_kinds_by_the_failures_per_competitor():
+    from simcore.fit import read_table
+
+    rows = [s for s in read_table(SEED000, "azure")["cas"] if s.clients in (1, 4, 7)]
+    lines = []
+    fitted, _ = fit_throttled_operation(PROVIDERS["azure"], "cas", rows, observed_at=1.0, max_evaluations=50,
+                                        progress=lines.append)
+    kind = [line for line in lines if "kept (mean loss" in line]
+    assert len(kind) == 1 and "the rows' failures per competitor 78.0%" in kind[0]
+    assert f"a token per {fitted.cas.throttle.counts[:-1]} kept" in kind[0]
