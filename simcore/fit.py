@@ -551,6 +551,21 @@ def compared_rows(measured: Sequence[ClientStats]) -> list[ClientStats]:
     return [measured[i] for i in ranks]
 
 
+def prior_clients(counts: Sequence[int]) -> int:
+    """The client count where the prior compares fits: ``PRIOR_AT_CLIENTS``, or the largest fitted count above it.
+
+    >>> prior_clients([1, 2, 4]), prior_clients([1, 8, 20])
+    (16, 20)
+    """
+    return max(PRIOR_AT_CLIENTS, max(counts))
+
+
+def near_failure_line(failure_rates: Sequence[float], line: float) -> list[bool]:
+    """Which of ``failure_rates`` (fits' predictions at ``prior_clients``) are within ``FAILURE_LINE_TOLERANCE`` of
+    the rows' failures per competitor there (``line``): the others are kept only when none is."""
+    return [abs(failed - line) <= FAILURE_LINE_TOLERANCE for failed in failure_rates]
+
+
 def uses_prior(counts: Sequence[int]) -> bool:
     """Whether a fit on these client counts ends with ``least_change_fit``: few counts, all below the
     client count where it compares goodput."""
@@ -612,7 +627,7 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
     near = [item for item in rechecked if item[0] <= lowest + NEAR_BEST_LOSS]
     predictions = [prior_prediction(item[2], operation, measured, duration_s) for item in near]
     rose = measured[-1].goodput_ops > measured[0].goodput_ops * (1.0 + TREND_TOLERANCE)
-    at = max(PRIOR_AT_CLIENTS, counts[-1])  # where the prior compares the fits
+    at = prior_clients(counts)
     gaps = gap_counts(counts)
     admitted = None
     if gaps:
@@ -621,8 +636,7 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
                                                                                     duration_s), expected_gap))
                     <= GAP_TOLERANCE for item in near]
     if failure_line:
-        want = competitor_odds_rate(measured, at)
-        near_line = [abs(failed - want) <= FAILURE_LINE_TOLERANCE for _, failed in predictions]
+        near_line = near_failure_line([failed for _, failed in predictions], competitor_odds_rate(measured, at))
         admitted = near_line if admitted is None else [a and b for a, b in zip(admitted, near_line)]
     choose = partial(least_change_index, [change for change, _ in predictions], rose, expected_change,
                      [failed for _, failed in predictions], expected_failure)
@@ -777,7 +791,7 @@ def continued_change(measured: Sequence[ClientStats]) -> float:
     measured = sorted(measured, key=lambda s: s.clients)
     counts = np.array([s.clients for s in measured], float)
     slope, intercept = np.polyfit(counts, [1.0 / s.goodput_ops for s in measured], 1)
-    at = max(PRIOR_AT_CLIENTS, measured[-1].clients)
+    at = prior_clients([s.clients for s in measured])
     return math.log(1.0 / max(intercept + slope * at, 1e-9) / measured[-1].goodput_ops)
 
 
@@ -793,7 +807,7 @@ def continued_failure_rate(measured: Sequence[ClientStats]) -> float:
     counts = np.array([s.clients for s in measured], float)
     odds = [s.odds for s in measured]
     slope, intercept = np.polyfit(counts, odds, 1)
-    at = max(PRIOR_AT_CLIENTS, measured[-1].clients)
+    at = prior_clients([s.clients for s in measured])
     continued = max(float(intercept + slope * at), 0.0)
     return continued / (1.0 + continued)
 
@@ -834,7 +848,7 @@ def prior_prediction(profile: Provider, operation: str, measured: Sequence[Clien
                      ) -> tuple[float, float]:
     """(``goodput_change``, the failure rate at the same count, both seeds pooled): one simulation per seed."""
     last = max(measured, key=lambda s: s.clients)
-    goodput, failure_rate = two_seed_stats(profile, operation, max(PRIOR_AT_CLIENTS, last.clients), duration_s)
+    goodput, failure_rate = two_seed_stats(profile, operation, prior_clients([last.clients]), duration_s)
     return math.log(goodput / last.goodput_ops), failure_rate
 
 
@@ -936,7 +950,7 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
         if progress:
             progress(f"{base.name} {operation}: a failure's extra time drawn {failed_extra} (mean loss: contended "
                      f"{contended_mean:.3f}, {FEW_COUNTS_FAILED_EXTRA} {drawn[4]:.3f}, whose goodput changes "
-                     f"{math.exp(change) - 1.0:+.1%} from {counts[-1]} to {max(PRIOR_AT_CLIENTS, counts[-1])} clients)")
+                     f"{math.exp(change) - 1.0:+.1%} from {counts[-1]} to {prior_clients(counts)} clients)")
     if uses_prior(counts):
         best_mean = without
         ceiling_ms = 1000.0 / max(compared[-1].goodput_ops, 1e-9)
@@ -1181,7 +1195,7 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
         chosen = fitted
         evaluated = per_write.evaluated + per_commit.evaluated  # the spread the report gives spans both kinds
         if progress:
-            at = max(PRIOR_AT_CLIENTS, counts[-1])
+            at = prior_clients(counts)
             weighed = ("" if line is None else
                        f"; failed at {at} clients: per write {failure_rates[0]:.1%}, per commit "
                        f"{failure_rates[1]:.1%}, the rows' failures per competitor {line:.1%}")
@@ -1207,7 +1221,7 @@ def kinds_failure_line(measured: Sequence[ClientStats]) -> Optional[float]:
     measured = sorted(measured, key=lambda s: s.clients)
     if measured[0].clients != 1 or binds_at_one_client(measured[0]):
         return None
-    return competitor_odds_rate(measured, max(PRIOR_AT_CLIENTS, measured[-1].clients))
+    return competitor_odds_rate(measured, prior_clients([s.clients for s in measured]))
 
 
 def kept_kind(mean_losses: Sequence[float], changes: Sequence[float], fell: bool,
@@ -1233,8 +1247,8 @@ def kept_kind(mean_losses: Sequence[float], changes: Sequence[float], fell: bool
     eligible = [i for i, (mean, change) in enumerate(zip(mean_losses, changes))
                 if mean <= lowest + NEAR_BEST_LOSS and not (fell and change > math.log(1.0 + TREND_TOLERANCE))]
     if expected_failure is not None:
-        eligible = [i for i in eligible if abs(failure_rates[i] - expected_failure) <= FAILURE_LINE_TOLERANCE] \
-            or eligible
+        near = near_failure_line(failure_rates, expected_failure)
+        eligible = [i for i in eligible if near[i]] or eligible
     return min(eligible, key=lambda i: abs(changes[i] - expected[i])) if eligible else 0
 
 
