@@ -48,6 +48,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import time
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Collection, Iterable, Mapping, NamedTuple, Optional, Sequence
@@ -1281,9 +1282,12 @@ def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]
         if operation == "append" and not profile.supports_append:
             profile = replace(profile, append=OperationLatency(1.0, 0.0))  # fitted below
         fit_one = fit_throttled_operation if operation in throttled else fit_operation
+        started = time.perf_counter()  # the budget is per operation: a minute, five throttled
         profile, losses[operation] = fit_one(profile, operation, measurements[operation],
                                              failed_ratio=(failed_ratios or {}).get(operation),
                                              observed_at=observed_at, max_evaluations=max_evaluations,
                                              read_measured=read is not None, progress=progress, report=report)
+        if progress:
+            progress(f"{profile.name} {operation}: fitted in {time.perf_counter() - started:.0f} s")
         observed_at = profile.read_observed_at  # one read model for both operations
     return profile, losses
