@@ -340,3 +340,24 @@ def test_a_few_counts_azure_fit_weighs_the_kinds_by_the_failures_per_competitor(
     kind = [line for line in lines if "kept (mean loss" in line]
     assert len(kind) == 1 and "the rows' failures per competitor 78.0%" in kind[0]
     assert f"a token per {fitted.cas.throttle.counts[:-1]} kept" in kind[0]
+
+
+def test_the_two_kinds_of_bucket_fit_the_same_in_a_worker_as_in_turn(monkeypatch):
+    # A few-count fit fits both kinds of bucket; on two cores the bucket of commits runs in a forked worker. Each
+    # kind's fit is deterministic, so the profile, its loss and the progress lines are the same either way.
+    import simcore.fit as fit
+
+    rows = [s for s in fit.read_table(SEED000, "azure")["cas"] if s.clients in (1, 4, 5)]
+
+    def run():
+        lines, report = [], {}
+        profile, loss = fit_throttled_operation(PROVIDERS["azure"], "cas", rows, observed_at=1.0, max_evaluations=50,
+                                                progress=lines.append, report=report)
+        return canonical_json(profile), loss, lines, report["cas"].lines()
+
+    monkeypatch.setattr(fit.os, "cpu_count", lambda: 2)
+    in_a_worker = run()
+    monkeypatch.setattr(fit.os, "cpu_count", lambda: 1)
+    assert run() == in_a_worker
+    lines = in_a_worker[2]
+    assert "a token per write" in lines[0] and any("a token per commit" in line for line in lines[1:])
