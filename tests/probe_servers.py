@@ -1,6 +1,6 @@
 """Real servers for the probe's tests: moto's S3 server, MinIO when its build is cached, and an HTTP proxy.
 
-- ``MotoServer``: ``python -m moto.server`` (the ``moto[server]`` test dependency) on a free loopback port;
+- ``MotoServer``: moto's S3 server (the ``moto[server]`` test dependency), its writes atomic (``moto_atomic.py``), on a free loopback port;
   with ``auth=True`` it checks credentials (``INITIAL_NO_AUTH_ACTION_COUNT=0``), so unknown keys get 403.
 - ``minio_binary``: the MinIO ``scripts/store-lab.sh`` builds, if it is in the cache (else None).
 - ``Proxy``: a threaded HTTP/1.1 proxy on a free loopback port in front of a server, adding ``delay_ms`` each
@@ -55,7 +55,9 @@ class MotoServer:
         self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, **({"INITIAL_NO_AUTH_ACTION_COUNT": "0"} if auth else {})}
-        self.process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+        # moto.server, each write under one lock (moto_atomic.py): an atomic store, however loaded the machine.
+        self.process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("moto_atomic.py")),
+                                         "-H", "127.0.0.1", "-p", str(self.port)],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         try:
             _wait_for(f"{self.endpoint}/moto-api/", self.process, "moto's S3 server (python -m moto.server)")

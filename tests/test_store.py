@@ -10,13 +10,11 @@ import dataclasses
 import math
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
 import threading
 import time
-import urllib.request
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from ray_jobs.schema import (CONFIG_COLUMNS, METRIC_COLUMNS, RESULTS_SCHEMA, Sch
                              rows_to_table)
 from ray_jobs.status import format_seeds, format_status, store_status
 from ray_jobs.store import ResultsStore, StoreError
+from probe_servers import MotoServer
 from store_fixtures import write_digest_named
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -317,36 +316,19 @@ def test_seed_ranges_are_compact():
 
 # -- S3 ---------------------------------------------------------------------
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def s3_endpoint():
-    """A real S3-compatible server (moto) on a loopback port, with one bucket."""
-    port = free_port()
-    endpoint = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    """A real S3-compatible server (moto, its writes atomic: probe_servers) on a loopback port, with one bucket."""
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("the S3 test server (python -m moto.server, from the 'moto[server]' test "
-                                f"dependency) did not start: {server.stderr.read() if server.poll() is not None else 'timeout'}")
-                time.sleep(0.1)
-        pafs.S3FileSystem(endpoint_override=endpoint, scheme="http", region="us-east-1", access_key="testing",
+        server = MotoServer()
+    except RuntimeError as error:
+        pytest.fail(f"the S3 test server (moto, from the 'moto[server]' test dependency): {error}")
+    try:
+        pafs.S3FileSystem(endpoint_override=server.endpoint, scheme="http", region="us-east-1", access_key="testing",
                           secret_key="testing", allow_bucket_creation=True).create_dir("results-bucket")
-        yield endpoint
+        yield server.endpoint
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        server.stop()
 
 
 @pytest.fixture
