@@ -1113,8 +1113,10 @@ TREND_TOLERANCE = 0.10  # what the bucket counts: a kind whose goodput at 16 cli
 
 def _fit_kind(base: Provider, operation: str, compared: Sequence[ClientStats], one: ClientStats, seen: float,
               bounds: tuple, failed_ratio: Optional[float], max_evaluations: Optional[int], few_counts: bool,
-              counts_what: str, expected_change: float, expected_failure: Optional[float], progress=None) -> _KindFit:
-    """``fit_throttled_operation``'s fit of one kind of bucket (``counts_what``: "writes" or "commits")."""
+              expected_change: Mapping[str, float], expected_failure: Mapping[str, Optional[float]],
+              counts_what: str, progress=None) -> _KindFit:
+    """``fit_throttled_operation``'s fit of one kind of bucket (``counts_what``: "writes" or "commits"); the
+    prior's expectations are per kind."""
     from scipy.optimize import differential_evolution
 
     counts = [s.clients for s in compared]
@@ -1146,30 +1148,27 @@ def _fit_kind(base: Provider, operation: str, compared: Sequence[ClientStats], o
     if not few_counts:
         return _KindFit(float(result.fun), profile_for(result.x), evaluated, None)
     loss_value, fitted, mean = least_change_fit(operation, evaluated, compared, THROTTLE_FIT_SECONDS, progress,
-                                                failed_ratio, expected_change, expected_failure)
+                                                failed_ratio, expected_change[counts_what],
+                                                expected_failure[counts_what])
     return _KindFit(loss_value, fitted, evaluated, mean)
 
 
-def _fit_kind_quietly(fit_kind, counts_what: str, expected_change: float, expected_failure: Optional[float],
-                      ) -> tuple[_KindFit, list[str]]:
+def _fit_kind_quietly(fit_kind, counts_what: str) -> tuple[_KindFit, list[str]]:
     """``fit_kind`` in a worker process: its progress lines come back with it, for the caller to print."""
     lines: list[str] = []
-    return fit_kind(counts_what, expected_change, expected_failure, lines.append), lines
+    return fit_kind(counts_what, lines.append), lines
 
 
-def _both_kinds(fit_kind, expected: Mapping[str, float], expected_failure: Mapping[str, Optional[float]], progress
-                ) -> tuple[_KindFit, _KindFit]:
+def _both_kinds(fit_kind, progress) -> tuple[_KindFit, _KindFit]:
     """Both kinds of bucket fitted (a token per write, a token per commit), at once where the machine has a second
     core: they share nothing, and each is deterministic, so the fits are the same either way and take half the
     time (the issue's budget is five minutes a throttled operation on two cores). A forked worker fits the bucket
     of commits; its progress lines follow those of the bucket of writes."""
     if (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return tuple(fit_kind(kind, expected[kind], expected_failure[kind], progress)
-                     for kind in ("writes", "commits"))
+        return fit_kind("writes", progress), fit_kind("commits", progress)
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
-        per_commit = pool.submit(_fit_kind_quietly, fit_kind, "commits", expected["commits"],
-                                 expected_failure["commits"])
-        per_write = fit_kind("writes", expected["writes"], expected_failure["writes"], progress)
+        per_commit = pool.submit(_fit_kind_quietly, fit_kind, "commits")
+        per_write = fit_kind("writes", progress)
         per_commit, lines = per_commit.result()
     for line in lines if progress else ():
         progress(line)
@@ -1215,13 +1214,13 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
     bounds = THROTTLE_BOUNDS + ((FEW_COUNTS_FAILED_MULTIPLIER,) if few_counts else ())
 
     fit_kind = partial(_fit_kind, base, operation, compared, one[0], seen, bounds, failed_ratio, max_evaluations,
-                       few_counts)
+                       few_counts, expected, expected_failure)
     chosen = None
     if not few_counts:
-        per_write = fit_kind("writes", expected["writes"], expected_failure["writes"], progress)
+        per_write = fit_kind("writes", progress)
         loss_value, fitted, evaluated = per_write.loss, per_write.profile, per_write.evaluated
     else:
-        per_write, per_commit = _both_kinds(fit_kind, expected, expected_failure, progress)
+        per_write, per_commit = _both_kinds(fit_kind, progress)
         kinds = (per_write, per_commit)
         predictions = [prior_prediction(kind.profile, operation, compared, THROTTLE_FIT_SECONDS) for kind in kinds]
         changes = [change for change, _ in predictions]
