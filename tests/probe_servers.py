@@ -1,7 +1,8 @@
 """Real servers for the probe's tests: moto's S3 server, MinIO when its build is cached, and an HTTP proxy.
 
-- ``MotoServer``: moto's S3 server (the ``moto[server]`` test dependency), its writes atomic (``moto_atomic.py``), on a free loopback port;
-  with ``auth=True`` it checks credentials (``INITIAL_NO_AUTH_ACTION_COUNT=0``), so unknown keys get 403.
+- ``MotoServer``: moto's S3 server (the ``moto[server]`` test dependency), its writes atomic
+  (``moto_atomic.py``), on a free loopback port; with ``auth=True`` it checks credentials
+  (``INITIAL_NO_AUTH_ACTION_COUNT=0``), so unknown keys get 403.
 - ``minio_binary``: the MinIO ``scripts/store-lab.sh`` builds, if it is in the cache (else None).
 - ``Proxy``: a threaded HTTP/1.1 proxy on a free loopback port in front of a server, adding ``delay_ms`` each
   way. ``mode="strip"`` drops If-Match and If-None-Match (a gateway that ignores conditions);
@@ -60,7 +61,7 @@ class MotoServer:
                                          "-H", "127.0.0.1", "-p", str(self.port)],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         try:
-            _wait_for(f"{self.endpoint}/moto-api/", self.process, "moto's S3 server (python -m moto.server)")
+            _wait_for(f"{self.endpoint}/moto-api/", self.process, "moto's S3 server (tests/moto_atomic.py)")
         except Exception:
             self.stop()
             raise
