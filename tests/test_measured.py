@@ -335,7 +335,10 @@ def test_fit_command_writes_a_loadable_profile(tmp_path, capsys):
     assert status == 0
     profile = load_profile(str(out))
     assert profile.name == "s3" and profile.read_median_ms == PROVIDERS["s3"].read_median_ms
-    assert "fitted by: python -m simcore fit" in out.read_text()
+    text = out.read_text()
+    assert "fitted by: python -m simcore fit" in text
+    # The header says how well the rows determine the terms, and that the spread is not the model's own error.
+    assert "the model's own error is not in these ranges" in text and "predict at 16 clients" in text
     assert profile_from_json(canonical_json(profile)) == profile
 
 
