@@ -51,8 +51,10 @@ next sweep recomputes them. A file named outside the writer's scheme
 it holds, so it can never shadow good rows; a column whose type is not the
 schema's (a seed written as text) fails, even where a cast would succeed.
 Every file is verified before any is removed: a verified file superseded by
-a newer verified file of the same keys (a writer killed between writing the
-new file and deleting the old) is deleted; a file that fails verification
+a later-finished verified file of the same keys (a writer killed between
+writing the new file and deleting the old) is deleted, where "later" is read
+from the rows' ``finished_at``, never from modification times, and only when
+every one of its rows is older than the kept file's or identical to it; a file that fails verification
 never counts as the newer copy, so a damaged or empty file under a good
 file's name stem is quarantined and the good file kept. Likewise a
 verified file every row of which a verified file of other keys holds,
@@ -413,8 +415,7 @@ class ResultsStore:
         # Every file is verified before any is deleted or moved: only a file proven superseded by a
         # verified file of the same keys is deleted, and a file that fails never wins over one that passes.
         results = dict(zip(paths, _map_threads(self._read_verified, paths)))
-        superseded = _superseded({path: results[path][1] is None for path in paths},
-                                 self._fs.get_file_info(paths) if paths else [])
+        superseded = _superseded({path: results[path][0] for path in paths if results[path][1] is None})
         superseded |= _copies({path: results[path][0] for path in paths
                                if results[path][1] is None and path not in superseded})
         tables, unreadable, seen = [], [], set()
@@ -567,23 +568,43 @@ _WRITER_STEM = re.compile(r"^part-[0-9a-f]{20}$")  # part-<keys digest>, as writ
 _PASSING = "cannot read:"
 
 
-def _superseded(verified: dict[str, bool], infos: list) -> set[str]:
-    """The verified files that a newer verified file of the same keys (the same ``part-<keys>`` stem) replaces.
+def _superseded(tables: dict[str, pa.Table]) -> set[str]:
+    """The verified files that a later-finished verified file of the same keys (the same ``part-<keys>`` stem) replaces.
 
     A writer replaces a file by writing the new one and then deleting the old; killed in
-    between, it leaves both. Only verified files take part: a damaged or empty file under the
-    same stem is quarantined, never counted as the newer copy.
+    between, it leaves both. Which one is newer is read from the rows (``finished_at``), never
+    from the files' modification times, which a copy, an rsync or a restore resets. A file is
+    superseded only when, key by key, the kept file's row finished later or is the same row;
+    a file holding any row newer than the kept one's (or a different row finished at the same
+    instant) is kept too, so deleting never loses a row, and readers still pick the latest row
+    per key. Only verified files take part: a damaged or empty file under the same stem is
+    quarantined, never counted as the newer copy.
     """
-    by_stem: dict[tuple[str, str], list] = {}
-    for info in infos:
-        if verified.get(info.path):
-            by_stem.setdefault((info.path.rsplit("/", 1)[0], _name_parts(info.path)[0]), []).append(info)
+    by_stem: dict[tuple[str, str], list[str]] = {}
+    for path in tables:
+        by_stem.setdefault((path.rsplit("/", 1)[0], _name_parts(path)[0]), []).append(path)
     superseded = set()
     for group in by_stem.values():
-        if len(group) > 1:
-            newest = max(group, key=lambda info: (info.mtime_ns or 0, info.path))
-            superseded.update(info.path for info in group if info is not newest)
+        if len(group) < 2:
+            continue
+        rows = {path: _rows_by_key(tables[path]) for path in group}
+        latest = {path: max((finished for finished, _ in rows[path].values()), default=None) for path in group}
+        kept = max(group, key=lambda path: (latest[path] is not None, latest[path] or 0, path))
+        for path in group:
+            if path != kept and all(_replaced_by(row, rows[kept].get(key)) for key, row in rows[path].items()):
+                superseded.add(path)
     return superseded
+
+
+def _rows_by_key(table: pa.Table) -> dict[tuple, tuple]:
+    """key -> (finished_at, the whole row as comparable text)."""
+    keys = zip(*(table.column(name).to_pylist() for name in KEY_COLUMNS))
+    return {key: (row["finished_at"], repr(sorted(row.items()))) for key, row in zip(keys, table.to_pylist())}
+
+
+def _replaced_by(row: tuple, kept: Optional[tuple]) -> bool:
+    """Whether the kept file's row for the same key makes ``row`` redundant: it finished later, or is identical."""
+    return kept is not None and (kept[0] > row[0] or kept[1] == row[1])
 
 
 def _copies(tables: dict[str, pa.Table]) -> set[str]:

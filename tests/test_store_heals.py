@@ -320,3 +320,46 @@ def test_merge_files_merges_verified_files_and_leaves_a_damaged_one_to_the_reade
     assert sorted(store.data_files("exp")) == sorted([merged, parts[2]])
     scan = store.scan()
     assert len(scan.keys()) == 2 and len(scan.unreadable) == 1  # seed 3 counts as missing: rerun
+
+
+def _two_copies_of_the_same_keys(tmp_path, first_finished, second_finished):
+    """Two verified files of CONFIGS[0]'s keys, as a writer killed between writing and deleting leaves them."""
+    store = ResultsStore(str(tmp_path / "s"))
+    (first,) = store.write_rows(rows(CONFIGS[0], [1, 2], finished_at=first_finished))
+    kept_aside = Path(first).read_bytes()
+    (second,) = store.write_rows(rows(CONFIGS[0], [1, 2], finished_at=second_finished))  # deletes the first
+    Path(first).write_bytes(kept_aside)
+    return store, Path(first), Path(second)
+
+
+@pytest.mark.parametrize("reader", ["status", "scan_without_healing"])
+def test_of_two_files_of_the_same_keys_the_later_finished_is_kept_whatever_the_mtimes(tmp_path, reader):
+    # A copy, rsync or restore gives the later-finished file the older modification time.
+    store, earlier, later = _two_copies_of_the_same_keys(tmp_path, NOW - timedelta(hours=1), NOW)
+    os.utime(later, (time.time() - 3600, time.time() - 3600))
+    os.utime(earlier, (time.time(), time.time()))
+    if reader == "status":
+        done = subprocess.run([sys.executable, "-m", "commit_sweeps", "status", "--store", str(tmp_path / "s")],
+                              capture_output=True, text=True, cwd=REPO_ROOT)
+        assert done.returncode == 0, done.stderr
+        assert later.exists() and not earlier.exists()
+        table = store.scan(heal=False).table
+    else:
+        table = store.scan(heal=False).table
+        assert later.exists() and earlier.exists()  # only reported, nothing deleted
+    assert set(table.column("finished_at").to_pylist()) == {NOW}
+    assert table.num_rows == 2
+
+
+def test_a_file_with_any_row_newer_than_the_kept_file_is_not_deleted(tmp_path):
+    store, first, second = _two_copies_of_the_same_keys(tmp_path, NOW - timedelta(hours=1), NOW)
+    # Rewrite the first copy so one of its rows finished after the second file's.
+    mixed = rows(CONFIGS[0], [1, 2], finished_at=NOW - timedelta(hours=1)).to_pylist()
+    mixed[0]["finished_at"] = NOW + timedelta(minutes=5)
+    first.unlink()
+    mixed_path = write_digest_named(tmp_path / "s" / "exp", rows_to_table(mixed))
+    assert mixed_path.name.rsplit("-", 1)[0] == second.name.rsplit("-", 1)[0]  # the same keys
+    table = store.scan().table
+    assert mixed_path.exists() and second.exists()  # neither proven redundant: both kept
+    latest = {row["seed"]: row["finished_at"] for row in table.to_pylist()}
+    assert latest == {mixed[0]["seed"]: NOW + timedelta(minutes=5), mixed[1]["seed"]: NOW}
