@@ -91,9 +91,11 @@ def read_store(uri: str) -> StoreSnapshot:
     rows = table.select(list(READ_COLUMNS)).to_pylist()
     for row in rows:
         row["finished_at"] = _iso_utc(row["finished_at"])
-    return StoreSnapshot(uri=uri, rows=tuple(rows), files_read=scan.files_read, skipped_files=scan.unreadable,
+    knee_summaries, plans = store.knee_summaries(), _plans(store, experiments)
+    return StoreSnapshot(uri=uri, rows=tuple(rows), files_read=scan.files_read,
+                         skipped_files=scan.unreadable + store.bad_documents,
                          duplicates_dropped=scan.duplicates_dropped, missing_columns=scan.missing_columns,
-                         knee_summaries=store.knee_summaries(), plans=_plans(store, experiments))
+                         knee_summaries=knee_summaries, plans=plans)
 
 
 def _plans(store: ResultsStore, experiments: list) -> dict:

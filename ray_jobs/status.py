@@ -13,7 +13,7 @@ from typing import Optional
 
 import pyarrow.compute as pc
 
-from ray_jobs.store import ResultsStore, UnreadableFile
+from ray_jobs.store import ResultsStore, UnreadableFile, shown
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,8 @@ def store_status(store: ResultsStore) -> StoreStatus:
             experiment=experiment, rows=rows.num_rows, configs_stored=len(seeds_by_config),
             seeds=tuple(sorted(set(seeds))), last_update=last, planned_configs=planned_configs,
             planned_done=planned_done, planned_seeds=planned_seeds, quick=bool(plan and plan.get("quick"))))
-    return StoreStatus(location=store.location(), experiments=tuple(experiments), unreadable=scan.unreadable,
+    return StoreStatus(location=store.location(), experiments=tuple(experiments),
+                       unreadable=scan.unreadable + store.bad_documents,
                        duplicates_dropped=scan.duplicates_dropped)
 
 
@@ -79,7 +80,7 @@ def format_seeds(seeds: tuple[int, ...]) -> str:
 
 
 def format_status(status: StoreStatus, read_s: Optional[float] = None) -> str:
-    lines = [f"store: {status.location}"]
+    lines = [f"store: {shown(status.location)}"]
     if not status.experiments:
         lines.append("nothing stored yet")
     else:
@@ -93,13 +94,13 @@ def format_status(status: StoreStatus, read_s: Optional[float] = None) -> str:
                 done = f"{e.planned_done}/{e.planned_configs}{' quick' if e.quick else ''}" \
                        f" x seeds {format_seeds(e.planned_seeds)}"
             last = e.last_update.strftime("%Y-%m-%d %H:%M:%S") if e.last_update else "-"
-            table.append((e.experiment, done, format_seeds(e.seeds), str(e.rows), str(e.configs_stored), last))
+            table.append((shown(e.experiment), done, format_seeds(e.seeds), str(e.rows), str(e.configs_stored), last))
         widths = [max(len(row[i]) for row in table) for i in range(len(header))]
         lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
     if status.duplicates_dropped:
         lines.append(f"{status.duplicates_dropped} duplicate rows ignored (the latest of each key is used)")
     for bad in status.unreadable:
-        lines.append(bad.describe())
+        lines.append(shown(bad.describe()))
     if read_s is not None:
         lines.append(f"(read in {read_s:.2f} s)")
     return "\n".join(lines)

@@ -97,6 +97,8 @@ TEMPORARY_SUFFIX = ".partial"
 STALE_TEMPORARY_S = 24 * 3600.0  # a temporary file this old belongs to a writer that died
 FUTURE_SLACK = timedelta(days=1)  # clocks differ; a finished_at further ahead than this is forged or broken
 MAX_DOCUMENT_BYTES = 20_000_000  # plans and summaries are a few hundred bytes per config or curve
+MAX_DATA_FILE_BYTES = 512 * 2**20  # no writer of ours writes a larger data file (write_rows splits)
+MAX_DOCUMENT_DEPTH = 32  # plans and summaries nest a few levels; deeper is not one of ours
 
 # Filesystems whose writes are single all-or-nothing uploads (no rename needed).
 _ATOMIC_PUT_FILESYSTEMS = {"s3", "gcs"}
@@ -111,8 +113,8 @@ class StoreError(RuntimeError):
     """The store cannot be opened, listed, read or written; the message names the store and says why."""
 
 
-def _shown(path: str) -> str:
-    """``path`` for a one-line message: as it is, or quoted with escapes if it holds a newline or another control."""
+def shown(path: str) -> str:
+    """``path`` (or any name read from a store) for a one-line message or a table cell: as it is, or quoted with escapes if it holds a newline or another control."""
     return path if path.isprintable() else repr(path)
 
 
@@ -200,6 +202,7 @@ class ResultsStore:
             raise StoreError(f"store: {uri!r} cannot be opened: {error}") from error
         self._root = self._root.rstrip("/")
         self._is_local = self._fs.type_name == "local"
+        self._bad_documents: list[UnreadableFile] = []
 
     def location(self) -> str:
         """Where the data is, for people: an absolute path for a local store, else the URI."""
@@ -226,7 +229,8 @@ class ResultsStore:
     # -- writing ------------------------------------------------------------
 
     def write_rows(self, table: pa.Table) -> list[str]:
-        """Store complete rows (``RESULTS_SCHEMA``); one file per experiment.
+        """Store complete rows (``RESULTS_SCHEMA``); one file per experiment (more where one would be
+        larger than ``MAX_DATA_FILE_BYTES``, the most a reader verifies).
 
         Returns:
             The paths written (within the store's filesystem).
@@ -239,22 +243,28 @@ class ResultsStore:
             rows = table.filter(pc.equal(table.column("experiment"), experiment))
             # One row per key in a file (the latest), so even a reader that does not deduplicate counts it once.
             rows = _latest_per_key(rows).sort_by([("config_hash", "ascending"), ("seed", "ascending")])
-            sink = pa.BufferOutputStream()
-            pq.write_table(rows, sink, write_page_checksum=True)
-            data = sink.getvalue()
-            keys_digest = _keys_digest(rows)
-            directory = self._experiment_dir(experiment)
-            path = f"{directory}/part-{keys_digest}-{_content_digest(data)}.parquet"
-            self._put(path, data)
-            # Same keys written before (a rerun of the same rows): the new file replaces them.
-            for older in self.data_files(experiment):
-                if older != path and _name_parts(older)[0] == f"part-{keys_digest}":
-                    try:
-                        self._fs.delete_file(older)
-                    except FileNotFoundError:  # a healing reader deleted it first
-                        pass
-            written.append(path)
+            written += self._write_file(experiment, rows)
         return written
+
+    def _write_file(self, experiment: str, rows: pa.Table) -> list[str]:
+        sink = pa.BufferOutputStream()
+        pq.write_table(rows, sink, write_page_checksum=True)
+        data = sink.getvalue()
+        if data.size > MAX_DATA_FILE_BYTES and rows.num_rows > 1:
+            half = rows.num_rows // 2
+            return self._write_file(experiment, rows.slice(0, half)) + self._write_file(experiment, rows.slice(half))
+        keys_digest = _keys_digest(rows)
+        directory = self._experiment_dir(experiment)
+        path = f"{directory}/part-{keys_digest}-{_content_digest(data)}.parquet"
+        self._put(path, data)
+        # Same keys written before (a rerun of the same rows): the new file replaces them.
+        for older in self.data_files(experiment):
+            if older != path and _name_parts(older)[0] == f"part-{keys_digest}":
+                try:
+                    self._fs.delete_file(older)
+                except FileNotFoundError:  # a healing reader deleted it first
+                    pass
+        return [path]
 
     def merge_files(self, paths: Sequence[str]) -> list[str]:
         """Replace data files by one per experiment holding all their rows; safe to kill at any point.
@@ -337,8 +347,31 @@ class ResultsStore:
                       and not is_internal_name(info.base_name))
 
     def read_plan(self, experiment: str) -> Optional[dict]:
-        """The latest sweep plan of ``experiment``, or None."""
-        return self._read_json(f"{self._experiment_dir(experiment)}/{PLAN_FILE}")
+        """The latest sweep plan of ``experiment``, or None.
+
+        A plan that is not one (bad JSON, too deep, not a mapping with a list of seeds and of
+        config hashes) is quarantined like a bad data file and reads as none: the rows alone
+        still say what is stored. It is reported in ``bad_documents``.
+        """
+        path = f"{self._experiment_dir(experiment)}/{PLAN_FILE}"
+        try:
+            plan = self._read_json(path)
+        except _BadDocument as bad:
+            self._set_aside(path, str(bad))
+            return None
+        problem = _plan_problem(plan) if plan is not None else None
+        if problem is not None:
+            self._set_aside(path, problem)
+            return None
+        return plan
+
+    @property
+    def bad_documents(self) -> tuple[UnreadableFile, ...]:
+        """The plans and summaries this store object found unreadable (and quarantined where it could)."""
+        return tuple(self._bad_documents)
+
+    def _set_aside(self, path: str, reason: str) -> None:
+        self._bad_documents.append(UnreadableFile(path, reason, self._quarantine(path, reason)))
 
     def read_knee_summary(self, experiment: str) -> Optional[dict]:
         """The knee search's summary of ``experiment``, or None when there is none."""
@@ -362,7 +395,13 @@ class ResultsStore:
             stem = info.base_name[:-len(".json")]
             experiment = stem if is_knee_experiment(stem) else knee_experiment_name(stem)
             try:
-                summaries.append(KneeSummaryFile(experiment, info.path, content=self._read_json(info.path)))
+                content = self._read_json(info.path)
+                if not isinstance(content, dict):
+                    raise _BadDocument(f"not a JSON object ({type(content).__name__})")
+                summaries.append(KneeSummaryFile(experiment, info.path, content=content))
+            except _BadDocument as bad:
+                self._set_aside(info.path, str(bad))
+                summaries.append(KneeSummaryFile(experiment, info.path, problem=f"{info.path}: {bad}"))
             except StoreError as error:
                 summaries.append(KneeSummaryFile(experiment, info.path, problem=str(error)))
         return tuple(summaries)
@@ -375,9 +414,9 @@ class ResultsStore:
         """
         info = self._fs.get_file_info(self._root)
         if self._is_local and info.type == pafs.FileType.NotFound:
-            raise StoreError(f"cannot read the results store {self.uri!r}: no such directory: {_shown(self._root)}")
+            raise StoreError(f"cannot read the results store {self.uri!r}: no such directory: {shown(self._root)}")
         if info.type == pafs.FileType.File:
-            raise StoreError(f"cannot read the results store {self.uri!r}: {_shown(self._root)} is a file, "
+            raise StoreError(f"cannot read the results store {self.uri!r}: {shown(self._root)} is a file, "
                              f"not a store directory")
         self._list(self._root)
 
@@ -423,10 +462,7 @@ class ResultsStore:
             table, reason, present = results[path]
             if reason is None and path in superseded:
                 if heal:
-                    try:
-                        self._fs.delete_file(path)
-                    except OSError:
-                        pass
+                    self._delete(path)
                 continue  # its keys are in the verified file that replaced it
             if reason is None:
                 tables.append(table.select(schema.names))
@@ -444,10 +480,18 @@ class ResultsStore:
     def _read_verified(self, path: str) -> tuple[Optional[pa.Table], Optional[str], frozenset]:
         """(rows in ``RESULTS_SCHEMA``, None, columns the file had) or (None, why it is unreadable, {})."""
         try:
+            size = self._fs.get_file_info(path).size
+            if size is not None and size > MAX_DATA_FILE_BYTES:
+                return None, (f"too large: {size} bytes, more than the {MAX_DATA_FILE_BYTES} bytes of the largest "
+                              f"file the results store writes"), frozenset()
             with self._fs.open_input_file(path) as source:
-                data = source.read_buffer()
+                data = source.read(MAX_DATA_FILE_BYTES + 1)  # bounded even where the size was not known
         except OSError as error:
             return None, f"cannot read: {error}", frozenset()
+        if len(data) > MAX_DATA_FILE_BYTES:
+            return None, (f"too large: more than the {MAX_DATA_FILE_BYTES} bytes of the largest file the results "
+                          f"store writes"), frozenset()
+        data = pa.py_buffer(data)
         stem, expected_digest = _name_parts(path)
         if expected_digest is None:
             return None, "not written by the results store (no content digest in its name)", frozenset()
@@ -504,8 +548,30 @@ class ResultsStore:
                 found += [i.path for i in self._list(info.path) if i.type == pafs.FileType.File]
         return sorted(found)
 
+    def _inside(self, path: str) -> bool:
+        """Whether ``path``'s folder really lies in the store, so healing may move or delete it.
+
+        A local store's folder may be a symbolic link to a directory elsewhere; a reader must not
+        move or delete files there (a file that is itself a link is fine: moving it moves the link).
+        """
+        if not self._is_local:
+            return True
+        root = os.path.realpath(self._root)
+        folder = os.path.realpath(os.path.dirname(path))
+        return folder == root or folder.startswith(root + os.sep)
+
+    def _delete(self, path: str) -> None:
+        """Delete a file the store proved redundant, unless it lies outside the store; never raises."""
+        if self._inside(path):
+            try:
+                self._fs.delete_file(path)
+            except OSError:
+                pass
+
     def _quarantine(self, path: str, reason: str) -> Optional[str]:
         """Move a file that failed verification out of every reader's way; None when it cannot be moved."""
+        if not self._inside(path):
+            return None  # through a link to a directory outside the store: reported in place
         experiment, name = path.rsplit("/", 2)[-2:]
         when = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         why = _slug(reason)
@@ -522,23 +588,33 @@ class ResultsStore:
         for info in self._list(self._experiment_dir(experiment)):
             if info.type == pafs.FileType.File and info.base_name.startswith(".tmp-") \
                     and info.mtime_ns is not None and now_ns - info.mtime_ns > STALE_TEMPORARY_S * 1e9:
-                try:
-                    self._fs.delete_file(info.path)
-                except OSError:
-                    pass
+                self._delete(info.path)
 
-    def _read_json(self, path: str) -> Optional[dict]:
-        """A JSON document of the store, or None when there is none."""
+    def _read_json(self, path: str):
+        """A JSON document of the store, or None when there is none.
+
+        Raises StoreError when it cannot be read (which may pass), _BadDocument when what it holds
+        is not a document of ours (which will not).
+        """
         try:
             info = self._fs.get_file_info(path)
             if info.type == pafs.FileType.NotFound:
                 return None
             if info.size is not None and info.size > MAX_DOCUMENT_BYTES:
-                raise ValueError(f"{info.size} bytes is more than the {MAX_DOCUMENT_BYTES} read")
+                raise _BadDocument(f"too large: {info.size} bytes, more than the {MAX_DOCUMENT_BYTES} read")
             with self._fs.open_input_stream(path) as stream:
-                return json.loads(stream.read().decode())
-        except (OSError, ValueError) as error:  # JSONDecodeError is a ValueError
+                data = stream.read(MAX_DOCUMENT_BYTES + 1)
+        except OSError as error:
             raise StoreError(f"cannot read {path} in store {self.uri}: {type(error).__name__}: {error}") from error
+        if len(data) > MAX_DOCUMENT_BYTES:
+            raise _BadDocument(f"too large: more than the {MAX_DOCUMENT_BYTES} bytes read")
+        try:
+            document = json.loads(data.decode())
+        except (ValueError, RecursionError) as error:  # JSONDecodeError and bad UTF-8 are ValueErrors
+            raise _BadDocument(f"JSON that cannot be read: {type(error).__name__}: {str(error)[:200]}") from None
+        if _depth(document) > MAX_DOCUMENT_DEPTH:
+            raise _BadDocument(f"JSON nested deeper than {MAX_DOCUMENT_DEPTH} levels")
+        return document
 
     # -- helpers ------------------------------------------------------------
 
@@ -560,6 +636,38 @@ class ResultsStore:
 
     def _exists(self, path: str) -> bool:
         return self._fs.get_file_info(path).type != pafs.FileType.NotFound
+
+
+class _BadDocument(StoreError):
+    """A plan or summary whose content is not one of ours (as opposed to one that cannot be read now)."""
+
+
+def _depth(value, limit: int = MAX_DOCUMENT_DEPTH + 1) -> int:
+    """How deeply ``value`` nests lists and mappings, counted up to ``limit``."""
+    depth, level = 0, [value]
+    while level and depth < limit:
+        children = []
+        for item in level:
+            if isinstance(item, dict):
+                children += item.values()
+            elif isinstance(item, list):
+                children += item
+        if not children:
+            break
+        depth, level = depth + 1, children
+    return depth
+
+
+def _plan_problem(plan) -> Optional[str]:
+    """Why ``plan`` is not a sweep plan as ``SweepPlan.record`` writes one, or None."""
+    if not isinstance(plan, dict):
+        return f"not a sweep plan: a JSON {type(plan).__name__}, expected an object"
+    seeds, hashes = plan.get("seeds"), plan.get("config_hashes")
+    if not isinstance(seeds, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        return "not a sweep plan: 'seeds' is not a list of integers"
+    if not isinstance(hashes, list) or not all(isinstance(h, str) for h in hashes):
+        return "not a sweep plan: 'config_hashes' is not a list of strings"
+    return None
 
 
 _WRITER_STEM = re.compile(r"^part-[0-9a-f]{20}$")  # part-<keys digest>, as write_rows names files
@@ -666,7 +774,8 @@ def _same_kind(actual: pa.DataType, expected: pa.DataType) -> bool:
 
 def _slug(reason: str) -> str:
     """A short name for why a file failed, for its quarantined name."""
-    for prefix, slug in (("not written by", "foreign"), ("content does not match", "digest"),
+    for prefix, slug in (("not written by", "foreign"), ("content does not match", "digest"), ("too large", "size"),
+                         ("not a ", "document"), ("JSON", "document"),
                          ("missing columns", "schema"), ("column ", "schema"), ("rows break", "schema"),
                          ("keys:", "keys")):
         if reason.startswith(prefix):

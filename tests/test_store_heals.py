@@ -363,3 +363,95 @@ def test_a_file_with_any_row_newer_than_the_kept_file_is_not_deleted(tmp_path):
     assert mixed_path.exists() and second.exists()  # neither proven redundant: both kept
     latest = {row["seed"]: row["finished_at"] for row in table.to_pylist()}
     assert latest == {mixed[0]["seed"]: NOW + timedelta(minutes=5), mixed[1]["seed"]: NOW}
+
+
+def _status(store_dir: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "commit_sweeps", "status", "--store", str(store_dir)],
+                          capture_output=True, text=True, cwd=REPO_ROOT)
+
+
+def test_healing_never_moves_or_deletes_files_behind_a_link_to_a_folder_outside_the_store(tmp_path):
+    elsewhere = tmp_path / "elsewhere" / "data"
+    foreign = write_digest_named(elsewhere, rows(CONFIGS[0], [1]))
+    foreign = foreign.rename(foreign.with_name("notours.parquet"))  # fails verification: foreign name
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "exp").symlink_to(elsewhere, target_is_directory=True)
+    done = _status(tmp_path / "s")
+    assert done.returncode == 1, done.stderr  # a file left unreadable in place
+    assert foreign.exists()  # reported, left where it is
+    assert "UNREADABLE" in done.stdout and "notours.parquet" in done.stdout
+    assert not (tmp_path / "s" / QUARANTINE_FOLDER).exists()
+
+
+@pytest.mark.parametrize("as_link", [False, True])
+def test_a_data_file_larger_than_any_the_store_writes_is_quarantined_without_reading_it(tmp_path, as_link):
+    from ray_jobs.store import MAX_DATA_FILE_BYTES
+    store = ResultsStore(str(tmp_path / "s"))
+    store.write_rows(rows(CONFIGS[0], [1]))
+    big = tmp_path / ("big.bin" if as_link else f"s/exp/part-{'a' * 20}-{'b' * 32}.parquet")
+    with open(big, "wb") as out:
+        out.truncate(MAX_DATA_FILE_BYTES + 1)  # sparse: no disk, but its size says what it is
+    if as_link:
+        (tmp_path / "s" / "exp" / f"part-{'a' * 20}-{'b' * 32}.parquet").symlink_to(big)
+    done = _status(tmp_path / "s")
+    assert done.returncode == 0, done.stderr
+    assert "QUARANTINED" in done.stdout and "too large" in done.stdout
+    (moved,) = store.quarantined()
+    assert "-size-" in moved
+    assert big.exists() == as_link  # a link is moved, never what it points at
+    assert store.scan().table.num_rows == 1
+
+
+def test_the_writer_splits_rows_that_would_make_a_file_larger_than_a_reader_verifies(tmp_path, monkeypatch):
+    import ray_jobs.store as store_module
+    store = ResultsStore(str(tmp_path))
+    table = rows(CONFIGS[0], [1, 2, 3, 4])
+    one_file = store.write_rows(table)
+    size = Path(one_file[0]).stat().st_size
+    monkeypatch.setattr(store_module, "MAX_DATA_FILE_BYTES", size - 1)
+    fresh = ResultsStore(str(tmp_path / "other"))
+    written = fresh.write_rows(table)
+    assert len(written) >= 2 and all(Path(path).stat().st_size <= size for path in written)
+    scan = fresh.scan()
+    assert scan.table.num_rows == 4 and not scan.unreadable
+
+
+@pytest.mark.parametrize("plan", ['"a string"', "[1, 2]", '{"config_hashes": []}', '{"seeds": "1", "config_hashes": []}',
+                                  "[" * 100_000 + "]" * 100_000, '{"seeds": [1], "config_hashes": [' + "[" * 40 + "]" * 40 + "]}",
+                                  "{not json"])
+def test_a_plan_that_is_not_one_is_quarantined_and_status_still_answers(tmp_path, plan):
+    store = ResultsStore(str(tmp_path / "s"))
+    store.write_rows(rows(CONFIGS[0], [1, 2]))
+    (tmp_path / "s" / "exp" / "_sweep.json").write_text(plan)
+    done = _status(tmp_path / "s")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "QUARANTINED" in done.stdout and "_sweep.json" in done.stdout and "no plan recorded" in done.stdout
+    assert not (tmp_path / "s" / "exp" / "_sweep.json").exists()
+    (moved,) = store.quarantined()
+    assert "-document-" in moved
+    assert len(done.stdout.splitlines()) < 10  # one line for the plan, not the document
+
+
+def test_a_knee_summary_nested_too_deep_is_quarantined_and_the_dashboard_still_builds(tmp_path):
+    store = ResultsStore(str(tmp_path / "s"))
+    store.write_rows(rows(CONFIGS[0], [1, 2]))
+    (tmp_path / "s" / "_knee").mkdir()
+    (tmp_path / "s" / "_knee" / "exp.json").write_text("[" * 100_000 + "]" * 100_000)
+    build = subprocess.run([sys.executable, "-m", "commit_sweeps", "dashboard", "build", "--store",
+                            str(tmp_path / "s"), "--out", str(tmp_path / "site")],
+                           capture_output=True, text=True, cwd=REPO_ROOT)
+    assert build.returncode == 0, build.stderr
+    assert "Traceback" not in build.stderr
+    assert not (tmp_path / "s" / "_knee" / "exp.json").exists()
+    assert any(path.endswith("exp.json.quarantined") for path in store.quarantined())
+
+
+def test_status_shows_control_characters_in_a_shared_stores_names_escaped(tmp_path):
+    store = ResultsStore(str(tmp_path / "s"))
+    store.write_rows(rows(CONFIGS[0], [1], experiment="exp"))
+    (tmp_path / "s" / "exp").rename(tmp_path / "s" / "evil\x1b[2J\x1b[31mRED")
+    (tmp_path / "s" / "two\nlines").mkdir()
+    done = _status(tmp_path / "s")
+    assert "\x1b" not in done.stdout + done.stderr
+    assert "two\nlines" not in done.stdout
