@@ -63,6 +63,10 @@ def test_well_formed_alternatives_are_accepted():
     assert worker["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {"cpu": "3", "memory": "6Gi"}
 
 
+# Kubernetes objects given whole: values.yaml sets some of their fields, the schema types them all.
+WHOLE_OBJECTS = ("podSecurityContext", "containerSecurityContext")
+
+
 def schema_keys(node, prefix=""):
     """Dotted paths of every property the schema defines (following $ref and allOf)."""
     if "$ref" in node:
@@ -72,7 +76,9 @@ def schema_keys(node, prefix=""):
     for name, child in node.get("properties", {}).items():
         path = f"{prefix}{name}"
         yield path
-        if not (child.get("type") == "object" and "properties" not in child and "$ref" not in child):
+        whole = path in WHOLE_OBJECTS or (child.get("type") == "object" and "properties" not in child
+                                          and "$ref" not in child)
+        if not whole:
             yield from schema_keys(child, path + ".")
 
 
@@ -80,7 +86,7 @@ def value_keys(values, prefix=""):
     for name, value in values.items():
         path = f"{prefix}{name}"
         yield path
-        if isinstance(value, dict) and name not in ("podSecurityContext", "containerSecurityContext"):
+        if isinstance(value, dict) and path not in WHOLE_OBJECTS:
             yield from value_keys(value, path + ".")
 
 

@@ -328,4 +328,6 @@ it was and what is allowed.
 {{- if and (eq $v.store.type "objectStore") (not $v.store.objectStore.uri) -}}
 {{- fail "store.objectStore.uri: \"\" is empty. Allowed: a pyarrow filesystem URI such as s3://bucket/prefix when store.type is objectStore (or store.type pvc)." -}}
 {{- end -}}
+{{- include "sweep-cluster.validateExtraEnv" . -}}
+{{- include "sweep-cluster.validateSecurity" . -}}
 {{- end -}}

@@ -11,6 +11,10 @@ The text of NOTES.txt, kept in a named template so tests can render it with `hel
 {{- $dashboardPort := int .Values.dashboard.port -}}
 {{- $lbAddress := "{.status.loadBalancer.ingress[0].ip}{.status.loadBalancer.ingress[0].hostname}" -}}
 {{- $submitAddress := ternary (printf "http://127.0.0.1:%d" $jobPort) "$RAY_API_SERVER_ADDRESS" (eq .Values.jobApi.serviceType "ClusterIP") -}}
+{{- with include "sweep-cluster.securityWarning" . -}}
+{{ . }}
+
+{{ end -}}
 The sweep cluster {{ include "sweep-cluster.fullname" . }} is starting in namespace {{ $ns }} (mode {{ .Values.mode }}, image {{ include "sweep-cluster.image" . }}).
 Results store: {{ include "sweep-cluster.storeUri" . }}{{ if eq .Values.store.type "pvc" }} on the PersistentVolumeClaim {{ include "sweep-cluster.storeClaimName" . }}{{ end }} (SWEEPS_STORE in every pod).
 
