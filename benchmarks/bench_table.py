@@ -9,7 +9,7 @@ them, then as the reference model and the measured model simulate them, with
 each model's deviation (goodput in %, failure rate in points). A deviation
 outside the issue's tolerance (goodput 10%, failure rate 5 points) is marked
 ``!``. Seed 000's goodput is recovered from its counts (simcore/fit.py): its
-printed Azure column is broken. Prints markdown (docs/measured.md holds a copy)
+printed Azure column is broken. Prints markdown (studies/seed000_table/README.md holds a copy)
 and, on stderr, how long each bench run of 16 client counts x seeds x duration took.
 """
 

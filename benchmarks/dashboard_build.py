@@ -52,7 +52,7 @@ CAPACITY_CPS = {"s3x": 15.0, "s3": 2.4, "azurex": 2.5, "azure": 2.4, "gcp": 0.7}
 
 
 def exp4_grid() -> dict:
-    """experiment -> list of SimConfig field dicts, as seed 001 swept them (MODEL.md)."""
+    """experiment -> list of SimConfig field dicts, as seed 001 swept them (docs/reference/glossary.md)."""
     service = [{"provider": "s3", "catalog": "service", "catalog_latency_ms": float(latency), "num_tables": tables,
                 "inter_arrival_scale_ms": float(scale)}
                for tables in TABLES for latency in CAS_LATENCIES_MS for scale in SCALES_MS]

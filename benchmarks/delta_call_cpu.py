@@ -8,7 +8,7 @@ One writer alone appends a one-row batch with ``write_deltalake`` to a new, chec
 ``--block`` calls the wall time and the process's CPU time (user and system, every thread) per call. A load reads
 the entries since the last checkpoint (the table's version modulo 100, delta-rs's ``delta.checkpointInterval``
 default), so the blocks show how the client's own work grows with them and falls back after a checkpoint. The
-model times a call by its requests only (docs/clients.md, "delta-rs on the model"); docs/measured.md ("The
+model times a call by its requests only (docs/reference/clients.md, "delta-rs on the model"); studies/real_clients/log.md ("The
 writers' own CPU") has what this showed and why the model leaves it out.
 """
 

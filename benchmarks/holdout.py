@@ -13,7 +13,7 @@ count of the table, and each client count the fit did not see is scored
 with the issue's tolerance: failure rate within 5 points and goodput within
 10% (seed 000's goodput recovered from its counts, as ``read_table`` does).
 Prints, per (store, operation), the held-out cells within tolerance and
-what drifts, as markdown (docs/measured.md holds the tables), and progress
+what drifts, as markdown (studies/holdout/README.md holds the tables), and progress
 on stderr.
 
 ``--known-store SEED`` asks the same of a store whose model is known: the
@@ -23,7 +23,7 @@ simulated at seed 000's client counts, each for seed 000's measuring time
 of that operation (so with about seed 000's noise), with seed ``SEED`` (a
 stream apart from the fit's and the scoring's seeds). The fit cannot be
 wrong about the model there, only about which terms the rows determine, so
-what it misses is what a few client counts do not say (docs/measured.md).
+what it misses is what a few client counts do not say (studies/holdout/README.md).
 ``--known-store-time-x X`` measures each of those rows X times as long.
 """
 

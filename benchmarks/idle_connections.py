@@ -11,7 +11,7 @@ a client trying to starve the server would. Meanwhile ``--gets`` normal requests
 before the server's idle timeout has closed anything and some after. Prints how many answered
 200 and their p50 and worst latency; the target is a worst case under one second at 200 idle
 connections. ``--port N`` attacks a server already listening on loopback port N instead (how
-other servers were compared: docs/dashboard.md).
+other servers were compared: docs/design.md).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@
 commit protocol (``SimConfig.protocol = "published"``, pinned here whatever
 the product's default). ``--figures corrected`` is the reference's own
 post-fix figures (``dashboards/data/endive_corrected.csv``, its reports of
-2026-04, docs/corrected.md) against the corrected protocol, judged by the
+2026-04, studies/corrected_reference/README.md) against the corrected protocol, judged by the
 ``seed001`` metric set (the reference's definitions).
 
 For every figure in ``dashboards/data/seed001_published.csv`` it simulates
@@ -24,7 +24,7 @@ Runs are cached per (config, seed) in ``--cache`` (JSON lines, appended as
 they finish), so an interrupted run resumes and a second run is instant.
 ``--write-data`` writes ``dashboards/data/published_explained.json``, the
 per-figure numbers the dashboard's published view shows; ``--markdown``
-writes the per-figure table of docs/published.md.
+writes the per-figure table of studies/published_repro/README.md.
 """
 
 from __future__ import annotations

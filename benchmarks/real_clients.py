@@ -11,7 +11,7 @@
 (20 ms each way: S3 Standard's requests take tens of ms, and the writers'
 load on a 2-core machine is then a small share of each request: a store
 read took x1.00-1.03 its time alone up to 16 writers every 2 s, against
-x1.16 at 12 writers at 10 ms; docs/measured.md.)
+x1.16 at 12 writers at 10 ms; studies/real_clients/log.md.)
 
 (``pip install 'commit-sweeps[realclients]'`` installs deltalake and
 pyiceberg with its SQL catalog.) For each interval S and each writer count N
@@ -27,7 +27,7 @@ the table loaded anew on each call, as a stateless writer does.
   (``operationMetrics.num_retries``: delta-rs counts its lost conditional
   PUTs there). Beside it, the model: ``capacity``/``simulate --client
   delta-rs`` on the fitted profile, one table, FastAppend only, storage
-  catalog (docs/clients.md, "delta-rs on the model").
+  catalog (docs/reference/clients.md, "delta-rs on the model").
 - ``pyiceberg``: ``catalog.load_table(...).append(batch)`` through a SQL
   catalog on a SQLite file in ``--work-dir`` (the CAS is the database's
   conditional UPDATE), data and metadata on the lab's S3; a call's retries
@@ -49,7 +49,7 @@ machine, not the store. Each point also times a 1 KiB read of the lab's S3
 every 50 ms while the writers run, against the same reads with nothing else
 running (the column ``store read x alone``): the profile's latencies are
 the probe's, on a lightly loaded store, and the writers' own load can
-lengthen every request (docs/measured.md); a point whose reads took more
+lengthen every request (studies/real_clients/log.md); a point whose reads took more
 than ``STORE_SLOWED`` x as long is marked ``store-slowed``. Each point
 also splits its calls' duration into a part outside the race and a cost per
 retry (``call_parts``: the least-squares line on the retries), printed
@@ -72,7 +72,7 @@ The real writers' phases are drawn from ``--phase-seed`` (default 0) and
 the model's columns over the run's seconds are simulated at the same phases
 (``simulate --writer-phase-seed``): a run is one pattern of phases, which
 holds for all of it, and near the onset of contention that pattern moves
-the retries by a third either way (docs/measured.md).
+the retries by a third either way (studies/real_clients/log.md).
 """
 
 from __future__ import annotations
@@ -102,11 +102,11 @@ WRITER_KEY, SEQ_KEY = "commit_sweeps_writer", "commit_sweeps_seq"  # the tags ea
 SUCCESS_TARGET = 0.95  # simcore.usable's rule: usable above 95% success
 CPU_BOUND_SHARE = 0.5  # above this share of the cores the writers' own CPU distorts what they measure
 # A store read this much slower beside the writers than alone: the lab's store is no longer the profile's
-# (docs/measured.md: at 20 ms each way the reads stayed within x1.03 up to 16 writers, and took x1.15-1.32
+# (studies/real_clients/log.md: at 20 ms each way the reads stayed within x1.03 up to 16 writers, and took x1.15-1.32
 # beside 20-28 writer processes, where the model's retries were 38-45% high).
 STORE_SLOWED = 1.10
 # The writers' own call (its part outside the race, ``call_parts``) this much longer than the model's: the writers'
-# requests ran slower than the probe's clients' did (on two cores, with the writers' own CPU; docs/measured.md, "The
+# requests ran slower than the probe's clients' did (on two cores, with the writers' own CPU; studies/real_clients/log.md, "The
 # writers' own CPU"). Near the onset 3% on every latency moves the model's retries by a fifth, so there the point
 # compares this machine's load as much as the store.
 CALL_SLOWED = 1.05
@@ -245,7 +245,7 @@ def model_call_parts(transactions_dir: Path, window_s: float) -> tuple[float, fl
     """``call_parts`` of the model's committed calls due in the first ``window_s`` seconds, each timed from its
     start (due + lag) to its end, as the run times its own: every seed ``simulate --transactions-dir`` wrote to
     ``transactions_dir``. Beside the run's it says whether the model's call is as long as the real one, outside
-    the race and per retry (docs/measured.md: where the onset's retries go wrong, look here first)."""
+    the race and per retry (studies/real_clients/log.md: where the onset's retries go wrong, look here first)."""
     import pyarrow.parquet as pq
 
     retries: list[int] = []
@@ -452,7 +452,7 @@ class StoreReadTimer:
 
     The model is fed the probe's latencies, taken by one to four probe clients on an otherwise idle machine;
     N writers load the store, the proxy and this machine's cores more. What a read takes while they run says
-    by how much, point by point, beside the same reads with nothing else running (docs/measured.md: at the
+    by how much, point by point, beside the same reads with nothing else running (studies/real_clients/log.md: at the
     onset every 2 s the reads took 10% longer, and the model with latencies 10% longer met the retries).
     Its object is its own (named as the probe names its, under the lab's prefix, with ``token``), and is
     deleted by ``close``. One read every 50 ms adds 20 requests a second to the writers' hundreds.
@@ -521,7 +521,7 @@ def _delta_table(uri: str, options: dict) -> dict:
 
     The checkpoint makes every load read one, as a table past its 100th version (delta-rs's checkpoint
     interval) always does, and as the ``delta-rs`` preset's ``table_load_reads`` assumes: a fresh table's loads
-    read its few log entries only, about 11 round trips fewer (docs/clients.md, "delta-rs on the model").
+    read its few log entries only, about 11 round trips fewer (docs/reference/clients.md, "delta-rs on the model").
     """
     from deltalake import DeltaTable, write_deltalake
 
@@ -610,7 +610,7 @@ def _commit_sweeps(args: list[str], log) -> str:
 
 def _model_flags(provider_file: str, name: str, client: str, catalog_latency_ms: float | None) -> list[str]:
     # One table, FastAppend only (blind appends never conflict on data). delta-rs: the log's next version
-    # as the catalog object (docs/clients.md, "delta-rs on the model"); pyiceberg: its SQL catalog as a
+    # as the catalog object (docs/reference/clients.md, "delta-rs on the model"); pyiceberg: its SQL catalog as a
     # catalog service whose latency is the database's conditional UPDATE.
     flags = ["--provider-file", provider_file, "--provider", name, "--num-tables", "1", "--fast-append-ratio", "1",
              "--client", client]
@@ -635,7 +635,7 @@ def main(argv=None) -> int:
     parser.add_argument("--writers", default="2,4,8,16", help="writer counts (default 2,4,8,16)")
     parser.add_argument("--intervals-s", default="1", help="commit intervals in seconds (default 1)")
     # A run starts with every writer on time; at the onset of contention the writers fall behind over tens of
-    # seconds, and a 20 s run under-reads the retries the model's steady state has (docs/measured.md).
+    # seconds, and a 20 s run under-reads the retries the model's steady state has (studies/real_clients/log.md).
     parser.add_argument("--duration-s", type=float, default=60.0, help="seconds each point runs (default 60)")
     add_seeds_flag(parser, default=3)  # the model's seeds (capacity, and the steady state)
     parser.add_argument("--window-seeds", type=int, default=WINDOW_SEEDS,
@@ -729,7 +729,7 @@ def main(argv=None) -> int:
                     # idle, the table's log as the run found it), as the run measured them; near the onset
                     # a minute is far from the steady state, where the writers' lag has built up.
                     # And at the run's own phases: they hold for the whole run, and near the onset a pattern of
-                    # phases moves the retries as much as the store does (docs/measured.md, 2026-11-29, later).
+                    # phases moves the retries as much as the store does (studies/real_clients/log.md, 2026-11-29, later).
                     # The model's calls, to hold the run's call line against: its per-transaction files (about
                     # 10 MB a point) are read once, then removed; the config and seeds give them again.
                     with tempfile.TemporaryDirectory(prefix="model-calls-", dir=work) as model_calls:

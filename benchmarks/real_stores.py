@@ -50,7 +50,7 @@ FAILURE_POINTS, GOODPUT_SHARE = 0.05, 0.10  # the issue's targets
 # failed) and goodput stayed near the one-client rate, until the load of 8-16 clients on the shared cores broke
 # the step (Azurite: 11.0 op/s at 4 clients, 15.4-16.2 at 8-16). No real store answers in lockstep (seed 000's
 # one-client S3 op: p95 1.4 x p50), so the lab's delay gets +- this share of itself, uniform, each way
-# (docs/measured.md, "Predicted vs measured on the lab").
+# (studies/real_stores/README.md).
 JITTER_SHARE = 0.5
 
 

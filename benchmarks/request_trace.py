@@ -10,7 +10,7 @@ retries (the table's history), the entries its load read at once (K: the entries
 the load's rounds and the time of its rounds of entries, and the rounds from the data file to the end. A round
 is the requests sent while an earlier one of it is still in flight (``rounds``). The proxy sees HTTP/1.1
 request and status lines only (no TLS: the lab's S3 is plain HTTP), so it adds a copy of each byte and no delay
-worth counting. docs/measured.md ("At 20 ms each way") has what it showed: the load's two rounds of entries
+worth counting. studies/real_clients/log.md ("At 20 ms each way") has what it showed: the load's two rounds of entries
 take longer as the entries since the checkpoint grow (now the profile's ``round_ms_per_read``, which ``probe``
 times), and ``_last_checkpoint`` is a round the model left out (now counted in the preset's ``table_load_reads``).
 """

@@ -33,7 +33,7 @@ DATA_RESOURCE = "published_explained.json"
 # The candidate that runs the model with SimConfig.vo_convoy="table" under the seed001 metric set.
 TABLE_CONVOY_LABEL = "seed001+table-convoy"
 STEADY_STATE_LABEL = "steady-state"
-# The definition that explains seed 001 (docs/published.md): explanations are anchored on it.
+# The definition that explains seed 001 (studies/published_repro/README.md): explanations are anchored on it.
 PREFERRED_LABEL = TABLE_CONVOY_LABEL
 WITHIN_ROUNDING, WITHIN_NOISE, WITHIN_AGREEMENT = "within rounding", "within noise", "within agreement"
 OFF, NO_USABLE = "off", "no usable point"
@@ -49,7 +49,7 @@ _AGREEMENT = {"pct": (_TARGET["success_rate"], 100.0), "cps": (_TARGET["throughp
               "ms": (_TARGET["commit_latency_mean_ms"], 1.0), "s": (_TARGET["commit_latency_mean_ms"], 1.0)}
 
 # Why a definition moves each kind of figure (seed 001 used the reference's
-# analysis paths; simcore's default is the steady-state window of MODEL.md).
+# analysis paths; simcore's default is the steady-state window of docs/reference/model.md).
 _WHY = {
     "usable_throughput": (
         "seed 001's throughput is the commit rate inside the reference heatmap path's middle-80% window "
@@ -199,7 +199,7 @@ def _sentence(figure: PublishedFigure, cells: dict, best: str, half_unit: float)
         if best != anchor_name:
             if best_cell["verdict"] in REPRODUCED:
                 parts.append(f"'{best}' lands {best_cell['verdict']} ({_number(best_cell)}), but that definition "
-                             "misses most other published figures (docs/published.md), so it is no explanation.")
+                             "misses most other published figures (studies/published_repro/README.md), so it is no explanation.")
             elif best_cell["value"] != anchor["value"]:
                 parts.append(f"The closest candidate is '{best}' at {_number(best_cell)}.")
         note = _knee_note(figure, anchor_name, anchor, half_unit)
@@ -213,7 +213,7 @@ def _sentence(figure: PublishedFigure, cells: dict, best: str, half_unit: float)
                          f"{with_retry:.0f} ms; the published {figure.value:g} ms is below "
                          + ("even a single attempt" if figure.value < attempt else "the one-retry cost")
                          + ", yet here nearly every transaction retries at least once, because its snapshot is "
-                           "read before a minutes-long runtime (MODEL.md). No metric definition over this model "
+                           "read before a minutes-long runtime (docs/reference/model.md). No metric definition over this model "
                            "reaches it; the caption it comes from must describe other runs.")
     if steady is not None and (preferred is not None or best != STEADY_STATE_LABEL):
         if steady["value"] is None:

@@ -146,7 +146,7 @@ PAGE_VIEWS = (
              "knee, with the bracket it is known to lie in, its seed spread, and the simulations each took."),
     PageView("protocol-change", "protocol-change", "Correction", "What the correction changed",
              "The reference's author corrected its commit protocol in 2026 (a table-metadata read and write in every "
-             "attempt, docs/corrected.md); seed 001's figures came from the protocol as published. For an experiment "
+             "attempt, docs/reference/model.md); seed 001's figures came from the protocol as published. For an experiment "
              "swept under both (`--protocol published` and the default `corrected`), each curve's usable throughput "
              "under each and the change, and the published frontier (dashed) beside the corrected one."),
     PageView("provenance", "provenance", "Provenance", "Provenance"),

@@ -30,7 +30,7 @@ the server answers only requests whose ``Host`` names a loopback address
 (or a name given with ``allowed_hosts``), so a web page cannot reach it by
 DNS rebinding.
 
-Why our own loop rather than a kept ASGI server (measured, docs/dashboard.md): uvicorn 0.54
+Why our own loop rather than a kept ASGI server (measured, docs/design.md): uvicorn 0.54
 never closed a connection that sent nothing or half a request (0 of 200 in 21 s; a client
 trickling a byte a second was still open after 45 s); hypercorn 0.18 closed both but has no cap on
 open connections (no 503) and answered 50 concurrent clients slower (p50 20 ms, p99 67 to 118 ms,

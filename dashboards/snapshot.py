@@ -27,7 +27,7 @@ SCALAR_METRIC_COLUMNS = (
     "fa_success_rate", "fa_commit_latency_mean_ms", "fa_commit_latency_p99_ms",
     "vo_success_rate", "vo_commit_latency_mean_ms", "vo_commit_latency_p99_ms",
     "cas_throttled",
-    # Wasted work per commit, and writer workloads (docs/clients.md).
+    # Wasted work per commit, and writer workloads (docs/reference/clients.md).
     "requests_catalog_read_per_commit", "requests_cas_per_commit", "requests_manifest_list_read_per_commit",
     "requests_manifest_list_write_per_commit", "requests_manifest_file_write_per_commit",
     "wasted_write_bytes_per_commit", "writer_success_rate", "writer_commit_latency_p99_ms", "writer_lag_p99_s",

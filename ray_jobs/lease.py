@@ -7,7 +7,7 @@ is to do, and keeps it alive with a heartbeat while it runs:
 
     <store>/_lease/<experiment>.json   {owner, host, pid, acquired_at, heartbeat_at, ttl_s}
 
-The policy (docs/sweeps.md): a second sweep on an experiment whose lease is
+The policy (docs/guide/sweeps.md): a second sweep on an experiment whose lease is
 alive refuses at once, before Ray starts, naming the holder (host, pid,
 since when, last heartbeat) and when the lease lapses. A lease lapses when
 its heartbeat is older than its ``ttl_s``, or at once when its holder ran on
@@ -256,7 +256,7 @@ class Lease:
                 if holder is not None and not holder.lapsed(now):
                     raise LeaseHeld(f"experiment {experiment!r} is being swept by another driver: "
                                     f"{holder.describe(now)}. Wait for it to finish, or sweep other experiments "
-                                    f"(one writer per experiment; see docs/sweeps.md)")
+                                    f"(one writer per experiment; see docs/guide/sweeps.md)")
                 self._versions[name] = self._backend.write(name, self._body(), current[1])  # take over
                 return
             except _Conflict:

@@ -30,7 +30,7 @@ seed inside that bracket widened by its own width on each side (the narrow
 pass). Why: most probes of a search over the whole range are far from the
 knee, where one seed decides pass or fail as surely as three; only the last
 few, near the knee, need the seed mean. What it trades: fewer simulations
-(about a third fewer for three seeds, see ``docs/knee.md``) against a
+(about a third fewer for three seeds, see ``studies/knee_vs_grid/README.md``) against a
 second decision on a noisier figure. Where the one-seed bracket misled (the
 seed mean's knee is not found inside it), the search goes on over the whole
 range with every seed, keeping every point: slower, never wrong. The

@@ -65,7 +65,7 @@ is reported and left alone; so is everything when the reader cannot write
 ``*.parquet`` glob sees one either; those older than a day are removed.
 
 Readers still drop duplicate keys (keeping the latest ``finished_at``), as
-the DuckDB and pandas recipes in docs/sweeps.md do; with one writer at a
+the DuckDB and pandas recipes in docs/guide/sweeps.md do; with one writer at a
 time (``ray_jobs.lease``) there are none left after healing.
 """
 

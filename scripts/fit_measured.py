@@ -6,7 +6,7 @@ Runs ``python -m simcore fit --table DATA --provider P`` for every store seed 00
 measured (each store's CAS and, where measured, conditional append), keeping
 the read, write and floor of the built-in profile of the same name. The fit is
 deterministic (fixed seeds and starting points): rerunning it rewrites the
-same files. docs/measured.md describes the model and shows the result.
+same files. docs/reference/profiles.md describes the model; studies/seed000_table/README.md shows the result.
 """
 
 import argparse
@@ -25,7 +25,7 @@ DEFAULT_DATA = ROOT / "simcore" / "measured" / "seed000_conditional_writes.csv" 
 
 # Seed 000, section 8 ("Failed operations have distinct latency characteristics"): mean failed /
 # mean successful op latency, all thread counts pooled. Not fitted by default (`--with-failed-ratios`
-# fits them too): fitting them costs Azure CAS its goodput and failure-rate match (docs/measured.md),
+# fits them too): fitting them costs Azure CAS its goodput and failure-rate match (studies/seed000_table/README.md),
 # and they serve as an independent check instead.
 
 FAILED_RATIOS = {"s3": {"cas": 1.22}, "s3x": {"cas": 0.95, "append": 1.09}, "azure": {"cas": 0.81, "append": 31.59},

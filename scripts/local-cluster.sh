@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real one-node Kubernetes cluster on this machine, for machines without Docker (so without kind)
-# and for scripts/e2e-cluster.sh. A user on a laptop uses kind instead (docs/kubernetes.md).
+# and for scripts/e2e-cluster.sh. A user on a laptop uses kind instead (docs/guide/kubernetes.md).
 #
 #   scripts/local-cluster.sh up          # build or reuse the binaries, start everything, load the image
 #   eval "$(scripts/local-cluster.sh env)"   # KUBECONFIG and PATH (kubectl) for this shell

@@ -90,7 +90,7 @@ def extrapolation_note(profile: Provider, operation: str, clients: Iterable[floa
     shown = ", ".join(f"{c:g}" for c in outside[:4]) + (", ..." if len(outside) > 4 else "")
     return (f"note: {profile.name} {operation} was fitted on {len(fitted)} client count(s) "
             f"({', '.join(map(str, fitted))}); {what or 'results at ' + shown + ' client(s)'} extrapolate beyond "
-            f"them (docs/measured.md, 'Predicting what was not measured')")
+            f"them (studies/holdout/README.md)")
 
 
 def warmup_s(duration_s: float) -> float:

@@ -80,7 +80,7 @@ def configure(run: argparse.ArgumentParser) -> None:
                           "as seed 001's multi-table figures need)")
     run.add_argument("--metric-set", default=metric_sets.DEFAULT_METRIC_SET,
                      help="how the summary is computed: " + ", ".join(metric_sets.METRIC_SETS)
-                          + " (default steady-state; seed001 reproduces seed 001's tables, docs/published.md)")
+                          + " (default steady-state; seed001 reproduces seed 001's tables, studies/published_repro/README.md)")
     run.add_argument("--window-s", default=None, metavar="START,END",
                      help="summarise the transactions submitted in [START, END) s instead of the steady-state "
                           "window, e.g. 0,60 to hold the model against a real run's first minute from a cold start")

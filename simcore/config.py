@@ -98,7 +98,7 @@ class SimConfig:
             behaviour is in the fields, see ``simcore.builder.build_config``,
             except that ``delta-rs`` under the corrected protocol with
             ``retry_rewrite`` "none" also models its write_deltalake call:
-            docs/clients.md).
+            docs/reference/clients.md).
         backoff_jitter_shape: how the jitter spreads a wait w: None or
             ``symmetric`` (w x (1 +/- j)), ``up`` (w x (1 + U[0, j)), Iceberg
             Java), ``down`` (w x (1 - U[0, j)), DuckLake) or ``range``
@@ -114,7 +114,7 @@ class SimConfig:
             list and writes a new one; the data manifests are reused) or
             ``none`` (only the commit itself, as a Delta log entry).
         table_load_reads: delta-rs's write_deltalake call as traced
-            (deltalake 1.6.6, docs/clients.md): the rounds of reads its table
+            (deltalake 1.6.6, docs/reference/clients.md): the rounds of reads its table
             load makes after the listing that fixes its snapshot (14 on a
             table with a checkpoint, as every table past its 100th version
             has, its ``_last_checkpoint`` read counted; 2 without), each
@@ -131,7 +131,7 @@ class SimConfig:
             client's call was traced (PyIceberg 0.12 with a SQL catalog: 9
             reads and 12 writes: the load's metadata, the data file, the
             manifest and the manifest list as multipart uploads, the
-            catalog's checks and the new metadata file; docs/clients.md).
+            catalog's checks and the new metadata file; docs/reference/clients.md).
             They replace the corrected attempt's four requests (table
             metadata and manifest list, read then written). None: those four.
         retry_reads, retry_writes: the same for each retry that rewrites,
@@ -156,7 +156,7 @@ class SimConfig:
             seed; None (the default): each run seed draws its own. A fixed
             pattern of phases holds for a whole run, and near the onset of
             contention it moves the retries as much as the store does
-            (docs/measured.md), so a run of real writers is compared with
+            (studies/real_clients/README.md), so a run of real writers is compared with
             the model at its own phases.
         maintenance_jobs, maintenance_interval_s: optional maintenance jobs
             on the same tables (only with writers): job ``m`` runs a
@@ -165,17 +165,17 @@ class SimConfig:
         vo_convoy: how many historical manifest lists a ValidatedOverwrite
             (and a MergeAppend's re-merge) reads after a same-table conflict.
             None or ``catalog``: one per catalog commit it fell behind, to any
-            table (the reference at revision 3bded463, MODEL.md). ``table``:
+            table (the reference at revision 3bded463, docs/reference/model.md). ``table``:
             one per commit to its own table, as Iceberg's validation history
             reads and as seed 001 describes; its multi-table VO figures need
-            it (docs/published.md). A published-protocol choice: the corrected
+            it (studies/published_repro/README.md). A published-protocol choice: the corrected
             protocol's convoy always counts the table's own commits (less
             the one its attempt reads anyway), so there it is None.
-        latency_model: None or ``reference`` (MODEL.md's provider table, as the
+        latency_model: None or ``reference`` (docs/reference/model.md's provider table, as the
             reference simulator) or ``measured`` (the profiles fitted to seed
             000's conditional-write benchmark: failed vs successful conditional
             writes, latency growing with concurrent conditional requests, the
-            read observed when sent; docs/measured.md). ``measured`` fills in
+            read observed when sent; docs/reference/profiles.md). ``measured`` fills in
             ``provider_profile`` with the provider's measured profile.
         provider_profile: the latency profile simulated instead of the built-in
             one, as canonical JSON (``simcore.profiles.canonical_json``; a
@@ -187,9 +187,9 @@ class SimConfig:
             2026-06): runtime includes the manifest-file write, every attempt
             reads and writes the table metadata around the manifest list,
             a failed CAS re-reads the table metadata, a retry with no overlap
-            is the CAS alone (docs/corrected.md). ``published`` is the
+            is the CAS alone (docs/reference/model.md). ``published`` is the
             protocol seed 001's figures came from (the reference as of
-            2026-03-01, MODEL.md), which every config had before this field
+            2026-03-01, docs/reference/model.md), which every config had before this field
             existed: None means ``published``, so a stored config without the
             field reads as what made it.
 
@@ -434,7 +434,7 @@ def log_entry_commits(config: SimConfig) -> bool:
 
 def delta_rs_call(config: SimConfig) -> bool:
     """Whether a commit is a whole write_deltalake call (table load, data file, commit, post-commit hook):
-    delta-rs's log-entry commits (docs/clients.md, "delta-rs on the model")."""
+    delta-rs's log-entry commits (docs/reference/clients.md, "delta-rs on the model")."""
     return config.client == "delta-rs" and log_entry_commits(config)
 
 

@@ -210,7 +210,7 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     params[P_JITTER_SHAPE] = _JITTER_CODES[config.backoff_jitter_shape]
     params[P_RETRY_BUDGET_MS] = config.retry_budget_ms or 0.0
     params[P_REWRITE] = _REWRITE_CODES[config.retry_rewrite]
-    # A delta-rs commit is a write_deltalake call (docs/clients.md, "delta-rs on the model"): its table
+    # A delta-rs commit is a write_deltalake call (docs/reference/clients.md, "delta-rs on the model"): its table
     # load and data file come before the commit, a snapshot update follows each listing that found new
     # entries, and another the created one. Keyed on the client's label so that no config's hash moves.
     if delta_rs_call(config):
@@ -236,7 +236,7 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
 
 # delta-rs's snapshot update reads the new log entries twice, each round all at once, and its table load
 # reads the entries since the last checkpoint twice the same way (traced with deltalake 1.6.6 on the lab:
-# docs/clients.md, "delta-rs on the model").
+# docs/reference/clients.md, "delta-rs on the model").
 DELTA_UPDATE_READS = 2
 # delta-rs checkpoints a table every 100 versions (delta.checkpointInterval's default): a load reads the
 # entries after the last one, the table's version modulo this.
@@ -487,7 +487,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     failed_extra = params[P_FAILED_MULTIPLIER] - 1.0
     read_lag = 1.0 - params[P_READ_OBSERVED_AT]  # share of a read's latency after it observed the catalog
     # The object's commit hold: after a successful write's decision it is busy committing it for hold_ms,
-    # until free_at; a write that would succeed meanwhile waits for it (docs/measured.md, "The model").
+    # until free_at; a write that would succeed meanwhile waits for it (docs/reference/profiles.md, "The measured model's terms").
     hold_ms = params[P_HOLD_MS]
     free_at = -1.0
 

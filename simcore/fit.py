@@ -4,7 +4,7 @@ Input is either seed 000's per-thread table (one row per provider, operation
 and client count: success and failure counts, latency mean and percentiles of
 successful ops) or raw samples (one row per op: operation, latency_ms,
 succeeded, clients), which are first summarised into the same table. The
-model fitted (docs/measured.md):
+model fitted (docs/reference/profiles.md):
 
 1. The measured op spans the read and the conditional write (at one client,
    op rate x mean latency is about 1). The read keeps the base profile's
@@ -26,8 +26,8 @@ model fitted (docs/measured.md):
    the rows about equally well and part ways beyond them; the fit keeps,
    among those still equally good over three simulated seeds, the one whose
    goodput changes least from the largest fitted count to 16 clients
-   (``least_change_fit``: docs/measured.md, "Predicting what was not
-   measured"). There a failed write's slow answer is drawn without the
+   (``least_change_fit``: docs/reference/profiles.md, "How `fit` fits a
+   profile"). There a failed write's slow answer is drawn without the
    contention terms (``failed_extra``) unless the fit with them is clearly
    better (where failures answer slowly), and the object's commit hold (``hold_ms``) is a term too: the
    terms are fitted again at a few holds near 1000 / the last fitted goodput,
@@ -71,13 +71,13 @@ THROTTLE_FIT_EVALUATIONS = 5040  # sets the generations, budget / (THROTTLE_POPU
 FIT_CLIENTS = (1, 2, 3, 4, 6, 8, 12, 16)  # the counts a fit compares from more than len(FIT_CLIENTS) rows (compared_rows)
 # The operations each store of seed 000 throttles on one object, fitted with the throttle model (`fit --throttle
 # OP`): GCS's CAS (about one write per second, documented; seed 000's failed CAS take 7.1 s) and Azure's CAS
-# (goodput flat at about 10 and 15 op/s from 1 to 16 clients, seeds 000 and 003). docs/measured.md.
+# (goodput flat at about 10 and 15 op/s from 1 to 16 clients, seeds 000 and 003). studies/holdout/log.md.
 SEED000_THROTTLED = {"gcp": ("cas",), "azure": ("cas",), "azurex": ("cas",)}
 # The decision point (decided_at) matters most where many requests contend. Freed on 3-5 client counts with
 # the best loss alone, it chased noise in the latencies and misled beyond them (S3 Express CAS from 1-4: goodput
 # 20% high at 16), so it stayed 1 below 6 counts; with the prior below (least_change_fit) choosing among the
 # equally good fits, freeing it pays (benchmarks/holdout.py: 1,2,3 52 -> 67 of 104 held-out cells, against
-# 53 with it fixed; docs/measured.md). One or two counts leave it fixed at 1.
+# 53 with it fixed; studies/holdout/log.md). One or two counts leave it fixed at 1.
 FREE_DECISION_MIN_COUNTS = 3
 # Fits whose loss is within this of the best one are "equally good": the data cannot tell them apart
 # (the loss is a mean over client counts of squared deviations in tolerance units).
@@ -535,7 +535,7 @@ def compared_rows(measured: Sequence[ClientStats]) -> list[ClientStats]:
     over the rows' ranks, the first and the last included.
 
     Every row of a few counts is data the fit needs: keeping only those at ``FIT_CLIENTS`` fitted rows 1,3,5,7
-    on 1 and 3 alone (docs/measured.md, tenth round).
+    on 1 and 3 alone (studies/holdout/log.md, tenth round).
 
     >>> rows = lambda *counts: [ClientStats(c, 1, 0, 1.0, 1.0, 1.0, 1.0, 1.0) for c in counts]
     >>> [s.clients for s in compared_rows(rows(1, 3, 5, 7))]
@@ -676,7 +676,7 @@ def least_change_index(changes: Sequence[float], rose: bool, expected: float = 0
     rows' goodput ``rose`` by more than ``TREND_TOLERANCE`` from one client to the last row, not one that predicts
     it more than ``TREND_TOLERANCE`` below the last row (goodput that more clients raised within the rows does not
     fall back with more of them; on the lab's MinIO the fits split into +24..+42% and -11..-15%, and the least
-    change kept a fall, docs/measured.md), unless every fit does. The mirror of ``kept_kind``'s rule.
+    change kept a fall, studies/real_stores/README.md), unless every fit does. The mirror of ``kept_kind``'s rule.
     ``expected``: the change to be nearest instead of none (``continued_change``). With ``expected_failure``, the
     fits' ``failure_rates`` at the same count count too: the distance is the goodput's in units of
     ``TREND_TOLERANCE`` plus the failure rate's in units of ``FAILURE_TOLERANCE`` (the held-out check's two).
@@ -716,14 +716,14 @@ def least_change_index(changes: Sequence[float], rose: bool, expected: float = 0
 # one, a number that grows with the clients, so the time between commits (1 / goodput) grows linearly with them.
 # Seed 000's GCS CAS bears it out: 1/goodput within 4.0% of a line over all 16 counts (0.70 s at one client, 1.40
 # s at 16). Among equally good fits of such a bucket, the kept one is nearest that line's continuation
-# (``continued_change``) instead of the least change (docs/measured.md, tenth round).
+# (``continued_change``) instead of the least change (studies/holdout/log.md, tenth round).
 REFUSAL_TAIL = 3.0  # one client's p99 / p50 from which its rows show refusals (GCS 54; Azure 2.4, Premium 1.4)
 # The same bucket's failures per success (the odds, f / (1 - f)) are the stale writes each commit costs: they too
 # grow linearly with the clients (seed 000's GCS: a line over 2-16 clients, 0.155 a client, within 2.3 points of
 # failure rate), and the kept fit is nearest that line's continuation too (``continued_failure_rate``), in the
 # held-out check's units. Only from rows that reach ODDS_LINE_FROM_CLIENTS: below it the odds per competitor
 # still fall (0.22 at 2 clients, 0.19 at 4, 0.16 from 7 on), and a line through rows 1-4 overshoots 16 clients
-# by 4-5 points (docs/measured.md, thirteenth round).
+# by 4-5 points (studies/holdout/log.md, thirteenth round).
 ODDS_LINE_FROM_CLIENTS = 5
 FAILURE_TOLERANCE = 0.05  # the held-out check's failure-rate tolerance (benchmarks/holdout.py): the odds line's unit
 
@@ -921,7 +921,7 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
     object's commit hold is a term too: the terms are fitted again at each of ``HOLD_SHARES`` x
     1000 / (goodput at the largest fitted count) ms, and a hold is kept only
     when its fit's mean loss over ``HOLD_SEEDS`` is lower than the fit
-    without one by more than ``NEAR_BEST_LOSS`` (docs/measured.md).
+    without one by more than ``NEAR_BEST_LOSS`` (studies/holdout/log.md).
     """
     measured = sorted(measured, key=lambda s: s.clients)
     one = [s for s in measured if s.clients == 1]
@@ -979,7 +979,7 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
 
 # Fitted on a few client counts, the commit holds tried: these shares of 1000 / (the goodput at the largest fitted
 # count), the ceiling a hold puts on goodput (seed 000's S3 Express append levels off at 94-99 op/s from 4 clients;
-# fitted at fixed holds on rows 1-4 its loss has a sharp minimum at 10 ms, 0.94 of 1000 / 94). docs/measured.md.
+# fitted at fixed holds on rows 1-4 its loss has a sharp minimum at 10 ms, 0.94 of 1000 / 94). studies/holdout/log.md.
 HOLD_SHARES = (0.9, 0.95, 1.0)
 # Fitted on a few client counts, where the fit with the contention terms answers failures slowly (its failed
 # multiplier at least SLOW_FAILURE_MULTIPLIER), the terms are fitted again with a failed write's extra answer time
@@ -987,7 +987,7 @@ HOLD_SHARES = (0.9, 0.95, 1.0)
 # NEAR_BEST_LOSS or it moves flat rows' goodput (FLAT_ROWS_CHANGE). With them, a fit on
 # rows 1-4 let Azure Standard's failed appends grow from 3.0 s at 2 clients to 4.4 s at 16, where seed 000's take
 # 3.0-3.2 s at every count (Little's law on its counts), and its failure rate fell 5-8 points short from 12
-# clients; without them they stay flat (docs/measured.md, eleventh round). Rows that time their failed ops (a
+# clients; without them they stay flat (studies/holdout/log.md, eleventh round). Rows that time their failed ops (a
 # probe's samples) tell the two apart; seed 000's table does not. A full-table
 # fit keeps them contended, so the shipped profiles are what they were.
 FEW_COUNTS_FAILED_EXTRA = "uncontended"
@@ -1000,10 +1000,10 @@ SLOW_FAILURE_MULTIPLIER = 4.0
 # moves it by more than this beyond them: failures that come back in a flat time let more clients race at once as
 # they grow, and the model's commits then come faster (the earliest of several racers decides), where Azure
 # Standard's appends stay at one client's rate (10.5-11.1 op/s from 1 to 16 clients). Chosen with the held-out
-# tables in view (docs/measured.md, twelfth round): from 1,2,3, 1,2,6 and 1,3,6 the uncontended fits predicted
+# tables in view (studies/holdout/log.md, twelfth round): from 1,2,3, 1,2,6 and 1,3,6 the uncontended fits predicted
 # +5.9% to +8.8% at 16 clients and 8-9 of 13 held-out cells, the kept ones elsewhere -0.3% to +4.5%.
 # A choice run later, 1,3,7, moved it +5.4%, so the contended fit was kept (9 of 13 cells; the uncontended one
-# 12): the margin is thin (docs/measured.md, "Two more choices"); kept at 5%, not re-tuned on a held-out result.
+# 12): the margin is thin (studies/holdout/log.md, "Two more choices"); kept at 5%, not re-tuned on a held-out result.
 FLAT_ROWS_CHANGE = 0.05
 HOLD_SEEDS = (1, *RECHECK_SEEDS)  # a hold's fit is compared with the fit without one by its mean loss over these
 # seeds: the one least_change_fit computed when it kept each fit
@@ -1090,7 +1090,7 @@ THROTTLE_BOUNDS = ((0.3, 1.0), (0.05, 1.2), (0.0, 1.0), (0.5, 3.0), (1.0, 8.0), 
 # time (``failed_multiplier``, within these bounds; 1 otherwise). Held at 1, the rows can make failures slow only
 # by refusals and resends: from rows 1-4 of Azure Premium's CAS, whose failures take 280-356 ms at every count
 # (Little's law on seed 000's counts), the fit's took 570-580 ms and its failure rate fell 5-6 points short from
-# 8 clients; freed, 12 of 12 held-out cells (docs/measured.md, seventh round). A full-table fit keeps 1, so the
+# 8 clients; freed, 12 of 12 held-out cells (studies/holdout/log.md, seventh round). A full-table fit keeps 1, so the
 # shipped profiles are what they were.
 FEW_COUNTS_FAILED_MULTIPLIER = (1.0, 16.0)
 THROTTLE_POPULATION = 6  # x parameters per generation
@@ -1194,7 +1194,7 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
     Fitted on a few client counts (``uses_prior``), what the bucket counts is a
     term too: every write, or only the writes that would commit (a stale one
     refused on its precondition first). Both are fitted, and ``kept_kind``
-    chooses by the prior of ``least_change_fit`` (docs/measured.md: rows 1-4
+    chooses by the prior of ``least_change_fit`` (studies/holdout/log.md: rows 1-4
     of Azure Standard's CAS fit either about as well, and only the bucket of
     commits predicts the rest). There the failed write's multiplier is a term
     too (``FEW_COUNTS_FAILED_MULTIPLIER``); a full-table fit keeps it at 1.
@@ -1252,7 +1252,7 @@ def kinds_failure_line(measured: Sequence[ClientStats]) -> Optional[float]:
     Without refusals at one client a stale write is refused on its precondition before it costs a token, and the
     failures per competitor hold beyond the rows as on a store without a throttle (seed 000's Azure Standard CAS:
     0.21-0.27 from 2 to 16 clients). Fitted on 1,4,5 and 1,4,7, its bucket of commits kept goodput flat but put
-    failures 7-13 points under the line at 16 clients, the bucket of writes 1-3 (docs/measured.md, fifteenth
+    failures 7-13 points under the line at 16 clients, the bucket of writes 1-3 (studies/holdout/log.md, fifteenth
     round). Where one client already waits out refusals (GCS), the tokens stale writes spend make the failures per
     competitor fall, and its bucket of writes has a line of its own (``expected_write_bucket_failure``)."""
     measured = sorted(measured, key=lambda s: s.clients)
@@ -1274,7 +1274,7 @@ def kept_kind(mean_losses: Sequence[float], changes: Sequence[float], fell: bool
     (``failure_rates``) is more than ``FAILURE_LINE_TOLERANCE`` from it is not kept while another is within it;
     where none is, the one nearest it is kept (fitted on 1,3,4,5, Azure Standard's bucket of writes put 48.1%
     failed at 16 clients and its bucket of commits 72.3%, against the line's 78.0%: weighing neither by the
-    line kept the first, 1 of 12 held-out cells; the nearest, 9; docs/measured.md, seventeenth round). The
+    line kept the first, 1 of 12 held-out cells; the nearest, 9; studies/holdout/log.md, seventeenth round). The
     first kind when none qualifies.
 
     >>> kept_kind([1.0, 1.5], [-0.5, -0.05], fell=True)

@@ -15,7 +15,7 @@ samples time one client's reads and the plain write where they have write
 rows: those are then the measured ones (``--base-read`` and ``--base-write``
 keep the base's); the conditional write(s) and the measured model's terms are
 fitted
-(simcore/fit.py, docs/measured.md). A subcommand module: ``configure``
+(simcore/fit.py, docs/reference/profiles.md). A subcommand module: ``configure``
 adds its flags to a parser, ``run`` does the work and returns the exit status.
 """
 
@@ -36,7 +36,7 @@ FIT_HELP = "write a provider profile (TOML) fitted to conditional-write measurem
 
 # The report's spread is that of the fits of this model the data find equally good, not the model's own error:
 # where the store's mechanism is not the model's, every such fit can miss together (seed 000's Azure Premium CAS
-# fitted on 1,5,6,8: all 48 put 16 clients at 64.5-69.3% failed, the store 72.2%; docs/measured.md).
+# fitted on 1,5,6,8: all 48 put 16 clients at 64.5-69.3% failed, the store 72.2%; docs/reference/profiles.md).
 DETERMINATION_TITLE = ("How well the data determine the terms (equally good fits of this model, and what they predict; "
                        "the model's own error is not in these ranges)")
 
@@ -72,7 +72,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "token bucket and the client's resends of refused writes instead of the contention "
                              "terms (on fewer than 6 client counts it fits a bucket of every write and one of "
                              "commits only and keeps one, and the failed write's multiplier too: "
-                             "docs/measured.md); repeatable")
+                             "docs/reference/profiles.md); repeatable")
     parser.add_argument("--max-evaluations", type=int, default=None, metavar="N",
                         help="simulations per operation fitted (default 492; for a throttled one 5040 a kind of "
                              "bucket, which sets the generations: with the population rounded up to a power of "
@@ -191,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     header = (f"Provider profile {name}, fitted by: python -m simcore fit {' '.join(flags)}\n"
               f"Measurements: {os.path.basename(source)} ({', '.join(f'{op} at {len(s)} client counts' for op, s in measurements.items())}).\n"
               f"{kept} from {args.base_file or base.name}; conditional writes and terms fitted\n"
-              f"(docs/measured.md). Fit loss per operation: "
+              f"(docs/reference/profiles.md). Fit loss per operation: "
               + ", ".join(f"{op} {loss:.2f}" for op, loss in losses.items())
               + f"\n{DETERMINATION_TITLE}:\n"
               + "\n".join(determined))

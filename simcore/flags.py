@@ -246,13 +246,13 @@ def add_maintenance_flags(parser: argparse.ArgumentParser) -> None:
 def add_latency_flags(parser: argparse.ArgumentParser, *, variant: bool = False) -> None:
     """``--latency-model`` and ``--provider-file``; ``variant``: a sweep's, whose rows go to another experiment."""
     parser.add_argument("--latency-model", default="reference", metavar="MODEL",
-                        help="reference (default: MODEL.md's provider table, as the reference simulator) or measured "
-                             "(fitted to seed 000; docs/measured.md)"
+                        help="reference (default: the reference simulator's provider table) or measured "
+                             "(fitted to seed 000; docs/reference/profiles.md)"
                              + ("; rows go to <experiment>-measured" if variant else ""))
     parser.add_argument("--provider-file", default=None, metavar="PATH",
                         help="a provider profile (TOML) to simulate instead of "
-                             + ("the grid's providers (docs/measured.md); rows go to <experiment>-profile-<name>"
-                                if variant else "a built-in one (docs/measured.md)"))
+                             + ("the grid's providers (docs/reference/profiles.md); rows go to <experiment>-profile-<name>"
+                                if variant else "a built-in one (docs/reference/profiles.md)"))
 
 
 def add_client_flag(parser: argparse.ArgumentParser, *, variant: bool = False) -> None:
@@ -261,7 +261,7 @@ def add_client_flag(parser: argparse.ArgumentParser, *, variant: bool = False) -
              else "the retry flags override its fields")
     parser.add_argument("--client", default=REFERENCE, metavar="NAME",
                         help=f"client preset: {', '.join(client_names())} (default {REFERENCE}, as the reference "
-                             f"simulator; docs/clients.md); {where}")
+                             f"simulator; docs/reference/clients.md); {where}")
 
 
 def add_protocol_flag(parser: argparse.ArgumentParser, *, default: Optional[str] = DEFAULT_PROTOCOL) -> None:
@@ -274,7 +274,7 @@ def add_protocol_flag(parser: argparse.ArgumentParser, *, default: Optional[str]
                         help="commit protocol: corrected (default"
                              + ("" if default is not None else " unless --metric-set seed001, then published")
                              + ": the reference as its author corrected it in 2026, more I/O per attempt; "
-                               "docs/corrected.md) or published (as seed 001's figures were made, MODEL.md)")
+                               "docs/reference/model.md) or published (as seed 001's figures were made)")
 
 
 def add_search_range_flags(parser: argparse.ArgumentParser) -> None:

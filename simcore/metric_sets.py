@@ -1,13 +1,13 @@
 """Named ways of turning one run's transactions into summary metrics.
 
 simcore's own metrics (``metrics.summarize``) use the steady-state window of
-MODEL.md: transactions submitted in [W, D - W), throughput over the span of
+docs/reference/model.md: transactions submitted in [W, D - W), throughput over the span of
 their submit times. That is the ``steady-state`` set and the default
 everywhere; every stored result uses it.
 
 The reference simulator (cdouglas/endive) computes metrics in two more ways,
 and seed 001's published tables were read off those, not off the
-steady-state window (docs/published.md has the numbers):
+steady-state window (studies/published_repro/README.md has the numbers):
 
 - ``heatmap``: the reference's heatmap path (``_compute_seed_metrics`` in
   ``endive/saturation_analysis.py``). Success rate over *every* recorded

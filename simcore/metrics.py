@@ -67,7 +67,7 @@ LATER_METRICS = ("cas_throttled", *(name for name, _ in CLIENT_METRICS))
 def window_ms(config: SimConfig, window_s: Optional[tuple[float, float]] = None) -> tuple[float, float]:
     """[start, end) in ms of the transactions a summary counts, by submit time: the steady-state window
     [W, D - W) unless ``window_s`` names another (e.g. (0, 60): a real run's first minute from a cold start,
-    to hold the model against that run, docs/measured.md)."""
+    to hold the model against that run, studies/real_clients/log.md)."""
     if window_s is None:
         return config.warmup_s * 1000.0, config.duration_ms - config.warmup_s * 1000.0
     return window_s[0] * 1000.0, window_s[1] * 1000.0

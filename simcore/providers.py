@@ -3,7 +3,7 @@
 Each operation's latency is lognormal with ``mu = ln(median)`` and the given
 sigma, then raised to the provider's floor (its network round-trip minimum).
 Writes are size-based: the median grows linearly with the object's size.
-The figures are those of MODEL.md (and of the reference simulator's provider
+The figures are those of docs/reference/model.md (and of the reference simulator's provider
 files), themselves fitted to the measurements in seeds 000 and 001.
 """
 
@@ -67,7 +67,7 @@ class Throttle:
     after waiting min(cap, base x multiplier^(k-1)) x (1 - jitter x U), U
     uniform in [0, 1). Seed 000's slow failed GCS CAS (7.1 s mean) and flat
     Azure CAS goodput (about 10 and 15 op/s at any client count) are what the
-    measured profiles fit it to (docs/measured.md).
+    measured profiles fit it to (docs/reference/profiles.md).
     """
 
     writes_per_s: float
@@ -85,7 +85,7 @@ class OperationLatency:
     """One conditional write's latency terms (a CAS, or a position-conditional append), as one record.
 
     ``median_ms`` and ``sigma`` are the lognormal of the write itself; the
-    rest are the measured model's terms (docs/measured.md), whose defaults are
+    rest are the measured model's terms (docs/reference/profiles.md), whose defaults are
     the reference's behaviour, so a profile without them simulates as before.
 
     Attributes:
@@ -119,7 +119,7 @@ class OperationLatency:
             profiles), or ``uncontended``, a draw of the write's lognormal
             without them, so that a failure's slow answer does not grow with
             the requests in flight (seed 000's failed Azure appends: 3.0-3.2 s
-            at every count from 2 to 16 clients; docs/measured.md, "The model").
+            at every count from 2 to 16 clients; docs/reference/profiles.md, "The measured model's terms").
         throttle: the object's throttle on these writes; None, no throttle
             (the reference).
         fitted_clients: the client counts of the measurements these terms
@@ -170,11 +170,11 @@ class Provider:
     # operation (its InstantStorageProvider ignores the lognormal figures).
     all_fixed: bool = False
     # When a read observes the object, as a fraction of its latency: 1 is
-    # when it returns (the reference), 0 when it is sent (docs/measured.md).
+    # when it returns (the reference), 0 when it is sent (docs/reference/profiles.md).
     read_observed_at: float = 1.0
     # What each read beyond the first adds to a round of reads sent at once (ms): a round of K reads takes
     # a read's draw plus (K - 1) x this. The store's (and its client connections') per-request work, timed
-    # by ``probe``; only delta-rs's call reads log entries in such rounds (docs/clients.md). 0: a round
+    # by ``probe``; only delta-rs's call reads log entries in such rounds (docs/reference/clients.md). 0: a round
     # takes one read's time, whatever it holds.
     read_round_ms_per_read: float = 0.0
 

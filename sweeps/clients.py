@@ -3,7 +3,7 @@
 Real clients do not retry like the reference simulator (10 retries at once):
 Iceberg Java makes 4 with exponential backoff and rewrites its manifest list
 on every retry, delta-rs 15 at once, DuckLake 10 with a shrinking jitter,
-and PyIceberg's and iceberg-go's current releases none (docs/clients.md
+and PyIceberg's and iceberg-go's current releases none (docs/reference/clients.md
 cites each). Sweeps every preset in simcore/clients.toml over exp4c's grid,
 so the dashboard and the knee search can set each beside ``reference``.
 """
@@ -43,7 +43,7 @@ GRID = Grid(
                    "delta-rs, DuckLake) beside the reference's (10 retries at once), per provider and mix against "
                    "table count: `commit-sweeps sweep clients`.",
               expects="the reference and each client preset",
-              legend="One colour per client preset (docs/clients.md cites each one's retry settings); the reference "
+              legend="One colour per client preset (docs/reference/clients.md cites each one's retry settings); the reference "
                      "retries at once, up to 10 times, as seed 001. Change: usable throughput relative to the "
                      "reference. Hollow: a lower bound; cross: no point above the threshold."),
 )

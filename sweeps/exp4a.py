@@ -1,7 +1,7 @@
 """exp4a: FastAppend only, S3 storage, a catalog service of fixed latency (240 configs).
 
 Sweeps table count x catalog CAS latency x inter-arrival scale, as in seed
-001's experiment 4a (MODEL.md, "The sweeps").
+001's experiment 4a (docs/reference/glossary.md, "Experiments").
 """
 
 import sys

@@ -6,7 +6,7 @@ A curve is one experiment's grid with the inter-arrival scale left free
 (provider or catalog latency, tables, mix). The grids of seed 001 read
 the knee off ten scales, so between 2000 and 5000 ms, say, it is known
 only to within a factor of 2.5; the search brackets it to 2% in rate with
-about nine points per curve (see simcore/bisection.py and docs/knee.md).
+about nine points per curve (see simcore/bisection.py and docs/reference/knee.md).
 Rows go to the experiment ``<name>_knee`` of the same store.
 
 The experiments it offers, and the few curves ``--quick`` searches of

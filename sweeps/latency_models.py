@@ -1,6 +1,6 @@
 """latency_models: exp4c's curves under the reference and the measured latency model (1,800 configs).
 
-The measured model (docs/measured.md) is fitted to seed 000's conditional-write
+The measured model (docs/reference/profiles.md) is fitted to seed 000's conditional-write
 benchmark: the read is part of the measured op, failed conditional writes
 answer later than successful ones, contention slows conditional requests, and
 GCS and Azure throttle conditional writes to one object (refused ones are

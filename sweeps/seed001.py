@@ -1,4 +1,4 @@
-"""Values shared by the experiment 4 grids of seed 001 (see MODEL.md, "The sweeps").
+"""Values shared by the experiment 4 grids of seed 001 (see docs/reference/glossary.md, "Experiments").
 
 Every exp4 grid sweeps the same inter-arrival scales and table counts; the
 quick subsets pick, from each, a few values that still show the curve: a

@@ -47,7 +47,7 @@ class Oracle:
         self.ml_write = provider.write(MANIFEST_LIST_BYTES)
         self.tm_write = provider.write(TABLE_METADATA_BYTES)
         self.catalog_put = provider.write(CATALOG_OBJECT_BYTES)
-        # The corrected protocol (docs/corrected.md): table-metadata I/O, decisions at half the round trip.
+        # The corrected protocol (docs/reference/model.md): table-metadata I/O, decisions at half the round trip.
         self.corrected = config.protocol == "corrected"
         # The catalog: a global sequence number and one version per table.
         self.seq = 0

@@ -80,4 +80,4 @@ def test_every_value_has_a_documented_row():
 
 
 def test_the_kubernetes_guide_links_the_values_table():
-    assert "charts/sweep-cluster/README.md" in (REPO_ROOT / "docs" / "kubernetes.md").read_text()
+    assert "charts/sweep-cluster/README.md" in (REPO_ROOT / "docs" / "guide" / "kubernetes.md").read_text()

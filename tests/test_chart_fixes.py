@@ -1,5 +1,5 @@
 """What installing the chart on a real one-node cluster (scripts/e2e-cluster.sh) revealed, each
-locked by a rendering test. docs/kubernetes.md records the run.
+locked by a rendering test. docs/guide/kubernetes.md records the run.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ DOCKERIGNORE = [line.strip() for line in (REPO_ROOT / ".dockerignore").read_text
 PYPROJECT = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
 CHART = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
 DEFAULTS = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
-DOCS = (REPO_ROOT / "docs" / "kubernetes.md").read_text()
+DOCS = (REPO_ROOT / "docs" / "guide" / "kubernetes.md").read_text()
 
 
 def dockerfile_arg(name: str) -> str:
@@ -132,7 +132,7 @@ def docs_commands(prefix: str) -> list:
 
 def test_the_docs_quickstart_installs_what_the_chart_renders():
     installs = docs_commands("helm install ")
-    assert installs, "docs/kubernetes.md shows no helm install"
+    assert installs, "docs/guide/kubernetes.md shows no helm install"
     services = set()
     for command in installs:
         words = shlex.split(command)
@@ -156,4 +156,4 @@ def test_the_docs_cover_cleanup_and_every_troubleshooting_case():
     assert "kind delete cluster" in DOCS and "helm uninstall sweeps" in DOCS
     for topic in ("imagepullbackoff", "oomkilled", "/dev/shm", "version mismatch", "port-forward",
                   "working directory", "authenticationerror"):
-        assert topic in lowered, f"docs/kubernetes.md does not cover {topic}"
+        assert topic in lowered, f"docs/guide/kubernetes.md does not cover {topic}"

@@ -1,7 +1,7 @@
 """charts.js, the page's own charting, pinned by SVG snapshots, and its export.
 
 The page keeps its 430-line charts.js rather than a charting library
-(docs/dashboard.md says why, with the measurements). These tests draw each
+(docs/design.md says why, with the measurements). These tests draw each
 chart kind from fixed inputs (linear and log axes, legends, gaps, hatched
 cells, negative bars) in headless Chromium and compare the SVG with the
 files in tests/data/svg: a change to the drawing shows up as a diff to

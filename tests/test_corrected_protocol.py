@@ -1,4 +1,4 @@
-"""The corrected commit protocol (docs/corrected.md), event by event, on the 1 ms "instant" store.
+"""The corrected commit protocol (docs/reference/model.md), event by event, on the 1 ms "instant" store.
 
 Every storage operation takes exactly 1 ms there, so each transaction's
 timeline can be worked out by hand: a catalog read observes the catalog
@@ -140,7 +140,7 @@ def test_requests_per_commit_count_the_table_metadata():
     assert row["requests_manifest_file_write_per_commit"] == 0.0
 
 
-# -- a delta-rs commit is a write_deltalake call (docs/clients.md, "delta-rs on the model") -------------
+# -- a delta-rs commit is a write_deltalake call (docs/reference/clients.md, "delta-rs on the model") -------------
 
 def _delta(**fields):
     return build_config(client="delta-rs", num_tables=1, **{**BASE, **fields})
@@ -225,7 +225,7 @@ def test_a_delta_rs_round_of_entries_takes_longer_by_the_profiles_cost_per_read(
                                                 [0] * 4).commit_start_ms.tolist()
 
 
-# -- a PyIceberg append is its call as traced (docs/clients.md, "PyIceberg on the model") --------------
+# -- a PyIceberg append is its call as traced (docs/reference/clients.md, "PyIceberg on the model") --------------
 
 def _pyiceberg(**fields):
     return build_config(client="pyiceberg", num_tables=1, backoff_jitter=0.0, **BASE, **fields)

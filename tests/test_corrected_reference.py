@@ -6,7 +6,7 @@ more than 95% success (the reference's "workload knee", judged as the
 grid point whose throughput matches it must pass and the next heavier grid
 point must fail: the knee sits where the reference's does. The whole curve
 and every other figure are in ``benchmarks/published_repro.py --figures
-corrected`` (docs/corrected.md).
+corrected`` (studies/corrected_reference/README.md).
 """
 
 import csv
@@ -22,7 +22,7 @@ from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
 FIGURES = Path(__file__).resolve().parents[1] / "dashboards" / "data" / "endive_corrected.csv"
 SEEDS = [1, 2, 3]
 # Knees whose grid point lies within a point of the 95% line in our runs and on the other side in the
-# reference's (docs/corrected.md explains the one).
+# reference's (studies/corrected_reference/README.md explains the one).
 NEAR_THE_LINE = {("s3", 20, 1.0)}
 
 
@@ -55,7 +55,7 @@ def _knee_scale(value_cps):
                          ids=[f"{p}-{t}t-fa{f}" for p, t, f, _ in _knees()])
 def test_the_knee_sits_where_the_reference_puts_it(provider, tables, fast_append, value):
     if (provider, tables, fast_append) in NEAR_THE_LINE:
-        pytest.xfail("our 100 ms point sits at 95.3% success, the reference's below 95% (docs/corrected.md)")
+        pytest.xfail("our 100 ms point sits at 95.3% success, the reference's below 95% (studies/corrected_reference/README.md)")
     scale = _knee_scale(value)
     success, throughput = _point(provider, tables, fast_append, scale)
     assert success > USABLE_SUCCESS_THRESHOLD, f"the reference's knee point fails here: {success:.2%}"

@@ -3,7 +3,7 @@
 The end-to-end run builds the image, starts a one-node cluster (scripts/local-cluster.sh), installs
 the chart, runs sweeps and tears everything down. It needs root, podman and Debian's Kubernetes
 parts, and takes longer than the suite's budget, so it runs only when asked
-(SWEEPS_E2E_CLUSTER=1) and otherwise skips saying how to run it; docs/kubernetes.md records its
+(SWEEPS_E2E_CLUSTER=1) and otherwise skips saying how to run it; docs/guide/kubernetes.md records its
 last result. The checks below it run everywhere.
 """
 
@@ -35,9 +35,9 @@ def test_local_cluster_refuses_an_unknown_command_with_its_usage():
 
 
 def test_the_last_recorded_run_is_in_the_docs():
-    docs = (REPO_ROOT / "docs" / "kubernetes.md").read_text()
+    docs = (REPO_ROOT / "docs" / "guide" / "kubernetes.md").read_text()
     recorded = [line.strip().strip("`") for line in docs.splitlines() if "e2e-cluster: ok rows=" in line]
-    assert any(RESULT_LINE.match(line) for line in recorded), "docs/kubernetes.md records no e2e-cluster result line"
+    assert any(RESULT_LINE.match(line) for line in recorded), "docs/guide/kubernetes.md records no e2e-cluster result line"
 
 
 @pytest.mark.slow
@@ -45,7 +45,7 @@ def test_the_chart_end_to_end_on_a_real_cluster():
     if os.environ.get("SWEEPS_E2E_CLUSTER") != "1":
         pytest.skip("the real-cluster run needs root, podman and Debian's etcd/containerd/runc/CNI and takes "
                     "longer than the suite's budget: run scripts/e2e-cluster.sh (or SWEEPS_E2E_CLUSTER=1 pytest "
-                    "tests/test_e2e_cluster.py); its last result is in docs/kubernetes.md")
+                    "tests/test_e2e_cluster.py); its last result is in docs/guide/kubernetes.md")
     result = subprocess.run([str(REPO_ROOT / "scripts" / "e2e-cluster.sh")], cwd=REPO_ROOT, capture_output=True,
                             text=True, timeout=3 * 3600)
     last = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""

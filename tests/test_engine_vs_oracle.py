@@ -80,7 +80,7 @@ def _held(provider: str, operation: str, hold_ms: float) -> str:
     return canonical_json(base.with_conditional(operation, replace(base.conditional(operation), hold_ms=hold_ms)))
 
 
-# The object's commit hold (docs/measured.md, "The model"), on a storage and an append catalog.
+# The object's commit hold (docs/reference/profiles.md, "The measured model's terms"), on a storage and an append catalog.
 CONFIGS.update({
     "s3x with a 40 ms commit hold, 2 tables, FA/VO": SimConfig(
         provider="s3x", provider_profile=_held("s3x", "cas", 40.0), num_tables=2, fast_append_ratio=0.7,
@@ -89,7 +89,7 @@ CONFIGS.update({
         provider="azure", catalog="append", provider_profile=_held("azure", "append", 250.0), num_tables=2,
         fast_append_ratio=0.8, inter_arrival_scale_ms=250, **SHORT),
 })
-# The corrected protocol (docs/corrected.md) over the same spread of back-ends, mixes, clients and writers.
+# The corrected protocol (docs/reference/model.md) over the same spread of back-ends, mixes, clients and writers.
 CONFIGS.update({
     "corrected: s3 storage, 1 table, FA": SimConfig(provider="s3", num_tables=1, inter_arrival_scale_ms=300,
                                                     **CORRECTED),

@@ -152,7 +152,7 @@ def test_help_cites_only_documents_that_exist():
             if sub is None or word not in sub.choices:
                 break
             command = sub.choices[word]
-        for cited in re.findall(r"docs/[\w.-]+\.md", command.format_help()):
+        for cited in re.findall(r"(?:docs|studies)/[\w./-]+\.md", command.format_help()):
             assert (ROOT / cited).is_file(), (name, cited)
 
 

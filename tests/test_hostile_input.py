@@ -99,7 +99,7 @@ CASE_ENV_REMOVED = ("RAY_ADDRESS", "SWEEPS_STORE")
 PEAK_GROWTH_LIMIT_KB = 1_500_000          # above the product's 1G bound, with room for the interpreter
 ADDRESS_SPACE_HEADROOM_BYTES = 4 * 2**30  # a runaway allocation fails here, not on the shared machine
 CASE_TIMEOUT_S = 60.0
-# docs/sweeps.md: a refused sweep or knee search says why in one line, then "Nothing was run."
+# docs/guide/sweeps.md: a refused sweep or knee search says why in one line, then "Nothing was run."
 DOCUMENTED_TRAILERS = ("Nothing was run.",)
 
 

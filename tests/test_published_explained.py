@@ -90,4 +90,4 @@ def test_the_page_payload_carries_each_figures_explanation():
         assert row["definition"]["verdict"] in VERDICTS
     reproduced = sum(row["definition"]["verdict"] in ("within rounding", "within noise", "within agreement")
                      for row in rows)
-    assert reproduced >= 100  # docs/published.md: 106 of 117 with 5 seeds
+    assert reproduced >= 100  # studies/published_repro/README.md: 106 of 117 with 5 seeds

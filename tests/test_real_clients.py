@@ -177,7 +177,7 @@ def test_a_point_is_marked_where_the_lab_stops_being_the_profiles_store():
     assert point_note(0.49, 1.15, 7.1, 10.0) == "store-slowed retries +41%"
     assert point_note(0.10, float("nan"), 1.0, 1.0) == "retries +0%"  # no reads timed: no mark
     # The writers' call's fixed part against the model's: 1,384 ms against 1,239 at 12 writers every 4 s, 20 ms
-    # each way (docs/measured.md); 2,228 against 2,230 at 10 writers every 8 s, 40 ms each way; no line: no mark.
+    # each way (studies/real_clients/log.md); 2,228 against 2,230 at 10 writers every 8 s, 40 ms each way; no line: no mark.
     assert point_note(0.23, 1.07, 3.39, 1.88, 1384.0 / 1239.0) == "call-slowed retries -45%"
     assert point_note(0.06, 0.99, 0.96, 1.01, 2228.0 / 2230.0) == "retries +5%"
     assert point_note(0.23, 1.07, 3.39, 1.88, float("nan")) == "retries -45%"

@@ -1,6 +1,6 @@
 """The store heals: a file that fails its digest, schema or key checks is quarantined (out of every
 reader's and every glob's way, named with why and when), reported once, and its runs recomputed; the
-DuckDB and pandas recipes of docs/sweeps.md count every key once after kills, quarantine and resume."""
+DuckDB and pandas recipes of docs/guide/sweeps.md count every key once after kills, quarantine and resume."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def test_a_rewrite_whose_writer_died_before_deleting_the_old_file_leaves_one(tmp
 def _duckdb_count(store_dir: Path) -> tuple[int, int]:
     import duckdb
 
-    # The recipe of docs/sweeps.md.
+    # The recipe of docs/guide/sweeps.md.
     query = f"""
         SELECT count(*), count(DISTINCT (experiment, config_hash, seed)) FROM (
             SELECT * FROM read_parquet('{store_dir}/**/*.parquet', union_by_name = true)
@@ -125,7 +125,7 @@ def _duckdb_count(store_dir: Path) -> tuple[int, int]:
 def _pandas_count(store_dir: Path) -> tuple[int, int]:
     import pandas as pd
 
-    # The recipe of docs/sweeps.md.
+    # The recipe of docs/guide/sweeps.md.
     frame = pd.read_parquet(store_dir)
     frame = frame.sort_values("finished_at").drop_duplicates(["experiment", "config_hash", "seed"], keep="last")
     return len(frame), len(frame[["experiment", "config_hash", "seed"]].drop_duplicates())

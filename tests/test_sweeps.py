@@ -1,4 +1,4 @@
-"""The sweep scripts: their grids are exactly MODEL.md's, and bad input stops them early."""
+"""The sweep scripts: their grids are exactly seed 001's (docs/reference/glossary.md), and bad input stops them early."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 GCS throttles writes to one object; seed 000's failed GCS CAS take 7.1 s on
 average. The measured GCS profile models that as a token bucket on the
 object and a client library that resends a refused (429) write after a
-growing wait (docs/measured.md). These tests pin what the terms do, in
+growing wait (docs/reference/profiles.md). These tests pin what the terms do, in
 ``bench`` and in the catalog simulation, and that a profile without them
 simulates as before.
 """

@@ -1,6 +1,6 @@
 """Rounds of reads sent at once: how much longer a round of K reads takes than one read.
 
-delta-rs reads a table's log entries in rounds, every entry at once (docs/clients.md, "delta-rs on the
+delta-rs reads a table's log entries in rounds, every entry at once (docs/reference/clients.md, "delta-rs on the
 model"); a round of 50 takes longer than one read by the store's work per request and the client's
 connections, which the model carries as a profile's ``[read] round_ms_per_read``. The rounds are timed
 with obstore, the Python binding of the Rust ``object_store`` crate that delta-rs itself uses: its

@@ -54,7 +54,7 @@
     const unit = (e) => UNITS[e.unit] || e.unit;
     const seed001 = state.publishedDefinition === "seed001";
     // The value compared with the published one: the store's (steady-state window), or simcore's under
-    // the definition seed 001 was read with (docs/published.md).
+    // the definition seed 001 was read with (studies/published_repro/README.md).
     const compared = (e) => (seed001 ? (e.definition ? e.definition.value : null) : e.simulated);
     const storeCell = (e) => el("td", {}, e.simulated === null ? e.status
       : `${sig(e.simulated)} ${unit(e)}` + (e.n_seeds > 1 ? ` (${sig(e.low)} to ${sig(e.high)}, ${e.n_seeds} seeds)` : ""));
@@ -85,7 +85,7 @@
         "recorded transaction, latency and throughput over the middle 80% of the run, usability on the steady-state " +
         "success) and, for its multi-table VO figures, a convoy that counts commits to the transaction's own table. " +
         "The 'seed 001's definition' column is simcore under those definitions (benchmarks/published_repro.py); each row's " +
-        "note says why the figures differ and how far every candidate definition landed (docs/published.md). " +
+        "note says why the figures differ and how far every candidate definition landed (studies/published_repro/README.md). " +
         "Ranges: the knee's (or the point's) values over seeds."));
   }
 

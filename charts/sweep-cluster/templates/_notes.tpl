@@ -78,5 +78,5 @@ Results store: {{ include "sweep-cluster.storeUri" . }}{{ if eq .Values.store.ty
 {{- end }}
 
 Troubleshooting (image not loaded, OOMKilled head, small /dev/shm, version mismatch, dropped
-port-forward, working directory too big): docs/kubernetes.md in the repository.
+port-forward, working directory too big): docs/guide/kubernetes.md in the repository.
 {{- end -}}
