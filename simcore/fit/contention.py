@@ -9,7 +9,8 @@ contention delays (the write, or the read before it observes the object:
 both are tried), the failed-write multiplier (a failed write answers after
 that x its latency), when the read observes the object (0 sent .. 1
 returned), and when the write is decided (0 on arrival .. 1 as it answers;
-the grid keeps 1, the final polish frees it).
+the grid keeps 1, the polish frees it from ``FREE_DECISION_MIN_COUNTS``
+client counts on).
 
 Fitted on a few client counts, the prior chooses among equally good fits
 (``prior``), a failed write's slow answer is drawn without the contention
@@ -34,42 +35,39 @@ from simcore.fit.scoring import NEAR_BEST_LOSS, compared_rows, mismatch, simulat
 from simcore.fit.write_fit import capped_read, fit_write
 from simcore.providers import OperationLatency, Provider
 
-# Simulations per operation fitted when the caller gives no budget: the contention terms' grid and
-# polish, and the throttle's differential evolution.
-CONTENTION_FIT_EVALUATIONS = 492  # a grid of 288 (216 before failed x32 joined it), then 102 per polish
-# The decision point (decided_at) matters most where many requests contend. Freed on 3-5 client counts with
-# the best loss alone, it chased noise in the latencies and misled beyond them (S3 Express CAS from 1-4: goodput
-# 20% high at 16), so it stayed 1 below 6 counts; with the prior below (least_change_fit) choosing among the
-# equally good fits, freeing it pays (benchmarks/holdout.py: 1,2,3 52 -> 67 of 104 held-out cells, against
-# 53 with it fixed; docs/measured.md). One or two counts leave it fixed at 1.
+# Simulations per operation when the caller gives no budget: a grid of 288 points (96 where when reads observe is
+# fixed), then the rest shared by two Nelder-Mead polishes.
+CONTENTION_FIT_EVALUATIONS = 492
+# From this many client counts on, the polish frees when a write is decided (``decided_at``); fewer leave it where
+# the grid put it (1, as it answers). One or two counts cannot tell it from the other terms; from three, with the
+# prior choosing among the equally good fits (``least_change_fit``), freeing it predicts the held-out counts better
+# than fixing it (measured in studies/holdout/README.md).
 FREE_DECISION_MIN_COUNTS = 3
 # Fitted on a few client counts, the commit holds tried: these shares of 1000 / (the goodput at the largest fitted
-# count), the ceiling a hold puts on goodput (seed 000's S3 Express append levels off at 94-99 op/s from 4 clients;
-# fitted at fixed holds on rows 1-4 its loss has a sharp minimum at 10 ms, 0.94 of 1000 / 94). docs/measured.md.
+# count), the ceiling a hold puts on goodput. Measured: seed 000's S3 Express append levels off at 94-99 op/s from
+# 4 clients, and fitted at fixed holds on rows 1-4 its loss has a sharp minimum at 0.94 of 1000 / 94 ms.
 HOLD_SHARES = (0.9, 0.95, 1.0)
 # Fitted on a few client counts, where the fit with the contention terms answers failures slowly (its failed
 # multiplier at least SLOW_FAILURE_MULTIPLIER), the terms are fitted again with a failed write's extra answer time
 # drawn without them (OperationLatency.failed_extra), and that fit is kept unless the first is better by more than
-# NEAR_BEST_LOSS or it moves flat rows' goodput (FLAT_ROWS_CHANGE). With them, a fit on
-# rows 1-4 let Azure Standard's failed appends grow from 3.0 s at 2 clients to 4.4 s at 16, where seed 000's take
-# 3.0-3.2 s at every count (Little's law on its counts), and its failure rate fell 5-8 points short from 12
-# clients; without them they stay flat (docs/measured.md, eleventh round). Rows that time their failed ops (a
-# probe's samples) tell the two apart; seed 000's table does not. A full-table
-# fit keeps them contended, so the shipped profiles are what they were.
+# NEAR_BEST_LOSS or it moves flat rows' goodput (FLAT_ROWS_CHANGE). Contended, a slow failure grows with the
+# requests in flight: fitted on rows 1-4, Azure Standard's failed appends grew from 3.0 s at 2 clients to 4.4 s at
+# 16, where seed 000's take 3.0-3.2 s at every count (Little's law on its counts), and its failure rate fell 5-8
+# points short from 12 clients; uncontended they stay flat. Rows that time their failed ops (a probe's samples)
+# tell the two apart; seed 000's table does not. A full-table fit keeps them contended, as the shipped profiles are.
 FEW_COUNTS_FAILED_EXTRA = "uncontended"
 # A failure several times slower than the write is a slow answer of its own (seed 000's failed Azure appends:
 # 13-36x the successful ones); below it (S3 Express's fits: 1.6-1.8) how the extra time scales hardly matters, and
-# a second fit would only move the fit's path through its noisy loss (S3 CAS from 1,2,3: 12 -> 9 of 13 held-out
-# cells for a kept fit whose multiplier was 1.0001).
+# a second fit would only move the fit's path through its noisy loss, which costs held-out cells
+# (studies/holdout/README.md).
 SLOW_FAILURE_MULTIPLIER = 4.0
 # ... but where the rows' goodput is flat (within TREND_TOLERANCE from one client to the last row), not a fit that
 # moves it by more than this beyond them: failures that come back in a flat time let more clients race at once as
 # they grow, and the model's commits then come faster (the earliest of several racers decides), where Azure
-# Standard's appends stay at one client's rate (10.5-11.1 op/s from 1 to 16 clients). Chosen with the held-out
-# tables in view (docs/measured.md, twelfth round): from 1,2,3, 1,2,6 and 1,3,6 the uncontended fits predicted
-# +5.9% to +8.8% at 16 clients and 8-9 of 13 held-out cells, the kept ones elsewhere -0.3% to +4.5%.
-# A choice run later, 1,3,7, moved it +5.4%, so the contended fit was kept (9 of 13 cells; the uncontended one
-# 12): the margin is thin (docs/measured.md, "Two more choices"); kept at 5%, not re-tuned on a held-out result.
+# Standard's appends stay at one client's rate (10.5-11.1 op/s from 1 to 16 clients). Chosen from the held-out
+# check's fits of those appends (studies/holdout/README.md): the uncontended fits that predicted the held-out
+# counts worse moved goodput by 5.9-8.8% at 16 clients, those kept by -0.3% to +4.5%. The margin is thin: some
+# choices of rows move it by about 5%.
 FLAT_ROWS_CHANGE = 0.05
 HOLD_SEEDS = (1, *RECHECK_SEEDS)  # a hold's fit is compared with the fit without one by its mean loss over these
 # seeds: the one least_change_fit computed when it kept each fit
@@ -105,7 +103,7 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
 
     ``observed_at`` fixes when reads observe the object (a profile has one
     value for both operations); None fits it too. ``read_measured``: the
-    base's read was measured with these ops (``with_measured_read``), so it is
+    base's read was measured with these ops (``profile.with_measured_read``), so it is
     not capped (``capped_read``). ``report``: a dict that
     receives ``operation``'s ``Determination``. The profile records the
     client counts fitted (``fitted_clients``).
@@ -119,7 +117,7 @@ def fit_operation(base: Provider, operation: str, measured: Sequence[ClientStats
     object's commit hold is a term too: the terms are fitted again at each of ``HOLD_SHARES`` x
     1000 / (goodput at the largest fitted count) ms, and a hold is kept only
     when its fit's mean loss over ``HOLD_SEEDS`` is lower than the fit
-    without one by more than ``NEAR_BEST_LOSS`` (docs/measured.md).
+    without one by more than ``NEAR_BEST_LOSS``.
     """
     measured = sorted(measured, key=lambda s: s.clients)
     one = [s for s in measured if s.clients == 1]

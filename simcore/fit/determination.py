@@ -17,6 +17,7 @@ from simcore.providers import Provider
 
 NEAR_BEST_FITS = 8  # at most this many of the equally good fits are simulated for the report
 
+
 @dataclass(frozen=True)
 class Determination:
     """How well the data determined one operation's terms: the fits about as good as the best one, and what
@@ -45,6 +46,7 @@ class Determination:
 
 
 def term_values(profile: Provider, operation: str) -> dict[str, float]:
+    """``operation``'s fitted terms in ``profile`` by the names the report gives them."""
     terms = profile.conditional(operation)
     out = {"write median ms": terms.median_ms, "write sigma": terms.sigma, "decided at": terms.decided_at,
            "failed x": terms.failed_multiplier}
@@ -64,6 +66,7 @@ def term_values(profile: Provider, operation: str) -> dict[str, float]:
 
 
 def term_key(profile: Provider, operation: str) -> tuple:
+    """The terms rounded: fits with the same key count as one (a polish crowds its basin with near-copies)."""
     return tuple(round(v, 3) for v in term_values(profile, operation).values())
 
 
@@ -98,5 +101,6 @@ def determination(operation: str, evaluated: Sequence[tuple[float, Provider]], f
 
 
 def with_fitted_clients(profile: Provider, operation: str, counts: Sequence[int]) -> Provider:
+    """``profile`` recording the client counts ``operation`` was fitted on (``bench`` and ``capacity`` read it)."""
     return profile.with_conditional(operation, replace(profile.conditional(operation),
                                                        fitted_clients=tuple(sorted(counts))))

@@ -25,38 +25,33 @@ from simcore.fit.samples import ClientStats
 from simcore.fit.scoring import NEAR_BEST_LOSS, mismatch, simulated_stats
 from simcore.providers import Provider
 
-# Fitted on fewer client counts than PRIOR_BELOW_COUNTS, all below PRIOR_AT_CLIENTS, the best loss is a poor
-# guide: many fits match the rows about equally well (their losses differ by less than the loss's own noise
-# from one simulated seed), and they part ways beyond the rows. The fit then re-simulates some of them with
-# more seeds and, among those still equally good, keeps the one whose goodput changes least beyond the rows
-# (least_change_fit; benchmarks/holdout.py measures what it pays).
+# Fitted on fewer client counts than PRIOR_BELOW_COUNTS, all below PRIOR_AT_CLIENTS, the best loss is a poor guide
+# to what lies beyond the rows (the module doc); from six counts on, the rows determine the terms well enough.
 PRIOR_BELOW_COUNTS = 6
 PRIOR_AT_CLIENTS = 16  # where the prior compares goodput; rows that reach it need no prior (nothing lies beyond)
 RECHECK_FITS = 24
 RECHECK_LOSS = 2.0  # the fits re-simulated are drawn from those within this of the best loss with seed 1
 RECHECK_SEEDS = (2, 3)  # besides seed 1, which every fit's simulation uses
-TREND_TOLERANCE = 0.10  # what the bucket counts: a kind whose goodput at 16 clients rises more than this above the
-# last row's, where the rows' goodput fell from one client, is not kept (the held-out check's goodput tolerance);
-# and, among equally good fits, one that falls more than this below it where the rows rose (least_change_index)
-FAILURE_TOLERANCE = 0.05  # the held-out check's failure-rate tolerance (benchmarks/holdout.py): the odds line's unit
+# The held-out check's tolerances (studies/holdout/README.md), which the prior's rules are written in: goodput
+# within 10%, failure rate within 5 points. Where the rows' goodput rose by more than TREND_TOLERANCE, a fit that
+# predicts it falling more than that below the last row is not kept (``least_change_index``), and where it fell,
+# a kind of bucket predicting it rising again by more than that (``throttle.kept_kind``).
+TREND_TOLERANCE = 0.10
+FAILURE_TOLERANCE = 0.05
 
 
-# Between one client and the first row above it, the rows say nothing, and equally good fits can part ways there
-# too: fitted on rows 1,7,8 of S3 Express's append, the kept fit (a write of almost no spread, decided as it is
-# sent) put two clients in lockstep, 0% failed against 30.7% measured. What does not part ways is the failures per
-# success per competitor (odds / (clients - 1)): seed 000 holds it about constant on every (store, operation) from 2
-# to 16 clients (S3 0.79-0.86, S3 Express append 0.38-0.47, Azure Standard's CAS 0.21-0.27, GCS 0.15-0.23, Azure
-# Premium's CAS 0.11-0.18, the widest), and from the rows of any choice of three or four counts up to 8 its mean
-# puts the failure rate at 2 clients and just below the first row within 6.3 points of seed 000's. So a fit whose
-# failure rate there (``gap_counts``) is further than GAP_TOLERANCE from that mean's (``competitor_odds_rate``) is
+# Between one client and the first row above it the rows say nothing, and equally good fits can part ways there
+# too (fitted on rows 1,7,8 of S3 Express's append, one put two clients in lockstep: 0% failed against 30.7%
+# measured). What does not part ways is the failures per success per competitor (odds / (clients - 1)): seed 000
+# holds it about constant on every store and operation from 2 to 16 clients, and its mean over the rows puts the
+# failure rate at 2 clients and just below the first row within about 6 points of the measured one. So a fit whose
+# failure rate there (``gap_counts``) is further than GAP_TOLERANCE from that line (``competitor_odds_rate``) is
 # kept only when every fit is: twice the held-out check's tolerance, so that only a fit already wrong is refused.
 GAP_TOLERANCE = 0.10
-# Beyond the rows the same line holds for every pair without a throttle: from any of those 56 choices, within 2.6
-# points of seed 000's failure rate at every held-out count above the rows (S3, S3 Express's CAS and append, both
-# Azure appends; 4.9 on Azure Standard's throttled CAS, but 9.3 on Premium's and 7.8 on GCS's, whose odds per
-# competitor move). So the contention terms' fits (not the throttle's) also refuse a fit whose failure rate at 16
-# clients is further than FAILURE_LINE_TOLERANCE from it, the held-out check's own tolerance: fitted on 1,3,7,
-# Azure Standard's append kept a fit 7 points low from 13 clients (9 of 13 held-out cells; now 13).
+# Beyond the rows the same line holds within about 3 points on every store and operation without a throttle (not
+# on a throttled one, whose odds per competitor move), so the contention terms' fits also refuse a fit whose
+# failure rate at PRIOR_AT_CLIENTS is further than this from it: the held-out check's own tolerance (measured in
+# studies/holdout/README.md).
 FAILURE_LINE_TOLERANCE = FAILURE_TOLERANCE
 
 
@@ -103,9 +98,9 @@ def least_change_fit(operation: str, evaluated: Sequence[tuple[float, Provider]]
     then costs it a third). ``failed_ratio``: as ``mismatch`` takes it, the
     same for every seed (``evaluated``'s losses were scored with it).
     ``expected_change``: the change the kept fit is nearest instead of none
-    (``continued_change``, for a bucket of writes that binds from one client);
-    ``expected_failure``: the failure rate at ``PRIOR_AT_CLIENTS`` it is nearest
-    too (``expected_write_bucket_failure``), where given. Where the rows leave
+    (``throttle.continued_change``, for a bucket of writes that binds from one
+    client); ``expected_failure``: the failure rate at ``PRIOR_AT_CLIENTS`` it
+    is nearest too (``throttle.expected_write_bucket_failure``), where given. Where the rows leave
     a gap above one client (``gap_counts``), only fits whose failure rate there
     is within ``GAP_TOLERANCE`` of the rows' failures per competitor are kept,
     unless none is; with ``failure_line`` (the contention terms' fits), the same
@@ -180,13 +175,14 @@ def least_change_index(changes: Sequence[float], rose: bool, expected: float = 0
     """Which of equally good fits the prior keeps, from each one's ``goodput_change``: the least change; where the
     rows' goodput ``rose`` by more than ``TREND_TOLERANCE`` from one client to the last row, not one that predicts
     it more than ``TREND_TOLERANCE`` below the last row (goodput that more clients raised within the rows does not
-    fall back with more of them; on the lab's MinIO the fits split into +24..+42% and -11..-15%, and the least
-    change kept a fall, docs/measured.md), unless every fit does. The mirror of ``kept_kind``'s rule.
-    ``expected``: the change to be nearest instead of none (``continued_change``). With ``expected_failure``, the
-    fits' ``failure_rates`` at the same count count too: the distance is the goodput's in units of
-    ``TREND_TOLERANCE`` plus the failure rate's in units of ``FAILURE_TOLERANCE`` (the held-out check's two).
-    ``admitted``: which fits pass ``least_change_fit``'s checks against the rows' failures per competitor (in the
-    gap, and at 16 clients); the others are kept only when none does.
+    fall back with more of them: fitted on the lab's MinIO, equally good fits split into rises of 24-42% and falls
+    of 11-15%, and the least change alone keeps a fall), unless every fit does. The mirror of
+    ``throttle.kept_kind``'s rule. ``expected``: the change to be nearest instead of none
+    (``throttle.continued_change``). With ``expected_failure``, the fits' ``failure_rates`` at the same count
+    count too: the distance is the goodput's in units of ``TREND_TOLERANCE`` plus the failure rate's in units of
+    ``FAILURE_TOLERANCE`` (the held-out check's two). ``admitted``: which fits pass ``least_change_fit``'s checks
+    against the rows' failures per competitor (in the gap, and at 16 clients); the others are kept only when none
+    does.
 
     >>> least_change_index([-0.12, 0.24, 0.3], rose=True)
     1

@@ -12,6 +12,7 @@ from simcore.fit.samples import SAMPLE_WRITE_BYTES, ClientStats, MeasuredLatency
 from simcore.fit.throttle import fit_throttled_operation
 from simcore.providers import OperationLatency, Provider
 
+
 def with_measured_read(base: Provider, read: MeasuredLatency) -> Provider:
     """``base`` with its read latency replaced by the measured one (and its floor lowered to the fastest read,
     where the base's floor is above it: a floor is a bound on what the store can answer)."""
@@ -57,7 +58,7 @@ def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]
         if operation == "append" and not profile.supports_append:
             profile = replace(profile, append=OperationLatency(1.0, 0.0))  # fitted below
         fit_one = fit_throttled_operation if operation in throttled else fit_operation
-        started = time.perf_counter()  # the issue's budget is per operation: a minute, five throttled
+        started = time.perf_counter()  # the time budget is per operation: about a minute, five throttled
         profile, losses[operation] = fit_one(profile, operation, measurements[operation],
                                              failed_ratio=(failed_ratios or {}).get(operation),
                                              observed_at=observed_at, max_evaluations=max_evaluations,

@@ -6,10 +6,9 @@ provider, operation and client count, with success and failure counts and
 the mean and percentiles of the successful ops' latency. Raw samples
 (``read_samples_file``): one row per op (operation, latency_ms, succeeded,
 clients, and optionally the op's read, ``read_ms``), summarised into the
-same stats; ``commit-sweeps probe`` writes this format (store_probe's
-samples module builds its rows from these column and operation names), with
-optional rows of one client's plain writes and of rounds of reads sent at
-once.
+same stats. ``commit-sweeps probe`` writes this format, with optional rows
+of one client's plain writes and of rounds of reads sent at once; it takes
+the column and operation names from here, so the two cannot drift apart.
 
 A table's goodput is taken as successes / T, T the measuring time recovered
 from the one-client row (T = successes x mean latency: one client, no
@@ -30,6 +29,7 @@ import numpy as np
 
 from simcore.errors import ConfigError
 from simcore.input_files import read_text
+
 
 @dataclass(frozen=True)
 class ClientStats:

@@ -22,8 +22,10 @@ FIT_CLIENTS = (1, 2, 3, 4, 6, 8, 12, 16)  # the counts a fit compares from more 
 # (the loss is a mean over client counts of squared deviations in tolerance units).
 NEAR_BEST_LOSS = 1.0
 
+
 def simulated_stats(profile: Provider, operation: str, clients: Iterable[int], duration_s: float,
                     seed: int = 1) -> list[ClientStats]:
+    """``profile``'s benchmark at each of ``clients``, as ``bench`` runs it: the stats a fit compares with the rows."""
     window = duration_s - warmup_s(duration_s)
     out = []
     for n in clients:
@@ -72,8 +74,8 @@ def compared_rows(measured: Sequence[ClientStats]) -> list[ClientStats]:
     000's sixteen counts: the simulations cost time in proportion to the counts), else as many spread evenly
     over the rows' ranks, the first and the last included.
 
-    Every row of a few counts is data the fit needs: keeping only those at ``FIT_CLIENTS`` fitted rows 1,3,5,7
-    on 1 and 3 alone (docs/measured.md, tenth round).
+    Every row of a few counts is data the fit needs: of rows at 1, 3, 5 and 7 clients, those at ``FIT_CLIENTS``
+    would be 1 and 3 alone.
 
     >>> rows = lambda *counts: [ClientStats(c, 1, 0, 1.0, 1.0, 1.0, 1.0, 1.0) for c in counts]
     >>> [s.clients for s in compared_rows(rows(1, 3, 5, 7))]

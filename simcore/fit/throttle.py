@@ -32,8 +32,10 @@ from simcore.fit.scoring import NEAR_BEST_LOSS, compared_rows, mismatch, simulat
 from simcore.fit.write_fit import capped_read
 from simcore.providers import OperationLatency, Provider, Throttle
 
-THROTTLE_FIT_EVALUATIONS = 5040  # sets the generations, budget / (THROTTLE_POPULATION x terms) - 1, of a population
-# scipy rounds up to a power of two (its Sobol start): 5,376 simulations on 10 terms, 9,728 on 11
+# Simulations per kind of bucket when the caller gives no budget. It sets the generations, budget /
+# (THROTTLE_POPULATION x terms) - 1, of a population scipy rounds up to a power of two (its Sobol start): 5,376
+# simulations on 10 terms, 9,728 on 11.
+THROTTLE_FIT_EVALUATIONS = 5040
 # The throttle fit's search space: [write median (share of the one-client op median), write sigma,
 # decided at, token rate (x one-client goodput), burst, resends, wait base ms, multiplier, cap ms, jitter].
 THROTTLE_BOUNDS = ((0.3, 1.0), (0.05, 1.2), (0.0, 1.0), (0.5, 3.0), (1.0, 8.0), (0.0, 6.49), (200.0, 8000.0),
@@ -42,8 +44,8 @@ THROTTLE_BOUNDS = ((0.3, 1.0), (0.05, 1.2), (0.0, 1.0), (0.5, 3.0), (1.0, 8.0), 
 # time (``failed_multiplier``, within these bounds; 1 otherwise). Held at 1, the rows can make failures slow only
 # by refusals and resends: from rows 1-4 of Azure Premium's CAS, whose failures take 280-356 ms at every count
 # (Little's law on seed 000's counts), the fit's took 570-580 ms and its failure rate fell 5-6 points short from
-# 8 clients; freed, 12 of 12 held-out cells (docs/measured.md, seventh round). A full-table fit keeps 1, so the
-# shipped profiles are what they were.
+# 8 clients; freed, it predicts every held-out count (studies/holdout/README.md). A full-table fit keeps 1, as the
+# shipped profiles are fitted.
 FEW_COUNTS_FAILED_MULTIPLIER = (1.0, 16.0)
 THROTTLE_POPULATION = 6  # x parameters per generation
 THROTTLE_FIT_SECONDS = 600.0  # simulated per client count and evaluation (seed 000: 300 s runs)
@@ -63,14 +65,14 @@ class _KindFit(NamedTuple):
 # one, a number that grows with the clients, so the time between commits (1 / goodput) grows linearly with them.
 # Seed 000's GCS CAS bears it out: 1/goodput within 4.0% of a line over all 16 counts (0.70 s at one client, 1.40
 # s at 16). Among equally good fits of such a bucket, the kept one is nearest that line's continuation
-# (``continued_change``) instead of the least change (docs/measured.md, tenth round).
+# (``continued_change``) instead of the least change (studies/holdout/README.md measures what it pays).
 REFUSAL_TAIL = 3.0  # one client's p99 / p50 from which its rows show refusals (GCS 54; Azure 2.4, Premium 1.4)
 # The same bucket's failures per success (the odds, f / (1 - f)) are the stale writes each commit costs: they too
 # grow linearly with the clients (seed 000's GCS: a line over 2-16 clients, 0.155 a client, within 2.3 points of
 # failure rate), and the kept fit is nearest that line's continuation too (``continued_failure_rate``), in the
 # held-out check's units. Only from rows that reach ODDS_LINE_FROM_CLIENTS: below it the odds per competitor
 # still fall (0.22 at 2 clients, 0.19 at 4, 0.16 from 7 on), and a line through rows 1-4 overshoots 16 clients
-# by 4-5 points (docs/measured.md, thirteenth round).
+# by 4-5 points.
 ODDS_LINE_FROM_CLIENTS = 5
 
 
@@ -189,8 +191,8 @@ def _fit_kind_quietly(fit_kind, counts_what: str) -> tuple[_KindFit, list[str]]:
 def _both_kinds(fit_kind, progress) -> tuple[_KindFit, _KindFit]:
     """Both kinds of bucket fitted (a token per write, a token per commit), at once where the machine has a second
     core: they share nothing, and each is deterministic, so the fits are the same either way and take half the
-    time (the issue's budget is five minutes a throttled operation on two cores). A forked worker fits the bucket
-    of commits; its progress lines follow those of the bucket of writes."""
+    time (a throttled operation's fit should take at most about five minutes on two cores). A forked worker fits
+    the bucket of commits; its progress lines follow those of the bucket of writes."""
     if (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return fit_kind("writes", progress), fit_kind("commits", progress)
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
@@ -221,9 +223,9 @@ def fit_throttled_operation(base: Provider, operation: str, measured: Sequence[C
     Fitted on a few client counts (``uses_prior``), what the bucket counts is a
     term too: every write, or only the writes that would commit (a stale one
     refused on its precondition first). Both are fitted, and ``kept_kind``
-    chooses by the prior of ``least_change_fit`` (docs/measured.md: rows 1-4
-    of Azure Standard's CAS fit either about as well, and only the bucket of
-    commits predicts the rest). There the failed write's multiplier is a term
+    chooses by the prior of ``least_change_fit`` (rows 1-4 of Azure
+    Standard's CAS fit either about as well, and only the bucket of commits
+    predicts the rest: studies/holdout/README.md). There the failed write's multiplier is a term
     too (``FEW_COUNTS_FAILED_MULTIPLIER``); a full-table fit keeps it at 1.
     """
     measured = sorted(measured, key=lambda s: s.clients)
@@ -278,10 +280,10 @@ def kinds_failure_line(measured: Sequence[ClientStats]) -> Optional[float]:
 
     Without refusals at one client a stale write is refused on its precondition before it costs a token, and the
     failures per competitor hold beyond the rows as on a store without a throttle (seed 000's Azure Standard CAS:
-    0.21-0.27 from 2 to 16 clients). Fitted on 1,4,5 and 1,4,7, its bucket of commits kept goodput flat but put
-    failures 7-13 points under the line at 16 clients, the bucket of writes 1-3 (docs/measured.md, fifteenth
-    round). Where one client already waits out refusals (GCS), the tokens stale writes spend make the failures per
-    competitor fall, and its bucket of writes has a line of its own (``expected_write_bucket_failure``)."""
+    0.21-0.27 from 2 to 16 clients). Fitted on 1,4,5 and 1,4,7, its bucket of commits keeps goodput flat but puts
+    failures 7-13 points under the line at 16 clients, the bucket of writes 1-3. Where one client already waits
+    out refusals (GCS), the tokens stale writes spend make the failures per competitor fall, and its bucket of
+    writes has a line of its own (``expected_write_bucket_failure``)."""
     measured = sorted(measured, key=lambda s: s.clients)
     if measured[0].clients != 1 or binds_at_one_client(measured[0]):
         return None
@@ -299,10 +301,9 @@ def kept_kind(mean_losses: Sequence[float], changes: Sequence[float], fell: bool
     (goodput that a throttle wastes as clients grow does not come back with more of them). With
     ``expected_failure`` (``kinds_failure_line``), a kind whose predicted failure rate at the same count
     (``failure_rates``) is more than ``FAILURE_LINE_TOLERANCE`` from it is not kept while another is within it;
-    where none is, the one nearest it is kept (fitted on 1,3,4,5, Azure Standard's bucket of writes put 48.1%
-    failed at 16 clients and its bucket of commits 72.3%, against the line's 78.0%: weighing neither by the
-    line kept the first, 1 of 12 held-out cells; the nearest, 9; docs/measured.md, seventeenth round). The
-    first kind when none qualifies.
+    where none is, the one nearest it is kept (fitted on 1,3,4,5, Azure Standard's bucket of writes puts 48.1%
+    failed at 16 clients and its bucket of commits 72.3%, against the line's 78.0%; the one nearest the line
+    predicts the held-out counts far better: studies/holdout/README.md). The first kind when none qualifies.
 
     >>> kept_kind([1.0, 1.5], [-0.5, -0.05], fell=True)
     1

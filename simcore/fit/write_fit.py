@@ -18,6 +18,7 @@ import numpy as np
 from simcore.fit.samples import ClientStats
 from simcore.providers import Provider
 
+# Fixed normal draws for read + write: the loss is then a deterministic, smooth function of (median, sigma).
 _NORMALS = np.random.default_rng(20250601).standard_normal((2, 100_000))
 
 
@@ -41,7 +42,7 @@ def fit_write(base: Provider, one_client: ClientStats) -> tuple[float, float]:
     return float(math.exp(best.x[0])), float(abs(best.x[1]))
 
 
-READ_SHARE_CAP = 0.5
+READ_SHARE_CAP = 0.5  # the most of the one-client op's median the base's read may take
 
 
 def capped_read(base: Provider, one_client: ClientStats) -> Provider:
