@@ -11,8 +11,6 @@ write and a manifest-list write (3 ms), and the CAS is decided as it
 answers (1 ms).
 """
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 
@@ -21,7 +19,6 @@ from simcore.bench import bench
 from simcore.engine import COMMITTED, kernel_features, protocol_parameters, run
 from simcore.errors import ConfigError
 from simcore.profiles import canonical_json, profile_from_mapping
-from simcore.providers import OperationLatency
 from simcore.workload import FAST_APPEND, Workload
 
 RUNTIME_MS = 1000.0
@@ -107,25 +104,3 @@ def test_goodput_saturates_near_one_write_per_hold():
     assert all(g <= 50.0 for g in held_goodput)
     assert 45.0 < held_goodput[2] and 45.0 < held_goodput[3]
     assert max(free_goodput) > 2 * max(held_goodput)
-
-
-def test_a_fit_on_a_few_client_counts_finds_a_known_hold():
-    # A store that decides a write early (the rest is the answer's way back) makes 76 op/s at one client and,
-    # without a hold, 270 at 16; with a 9 ms hold it levels off at 1000 / 9 (107 op/s at 4 clients, 111 at 16).
-    # Measured at 1-4 clients only, the fit keeps a hold near 9 ms and predicts 16 clients; the same store
-    # without the hold is fitted without one.
-    from simcore.fit import fit_operation, simulated_stats
-    from simcore.providers import PROVIDERS
-
-    base = PROVIDERS["s3x"]
-    write = OperationLatency(median_ms=10.0, sigma=0.2, decided_at=0.3)
-    free = base.with_conditional("cas", write)
-    truth = base.with_conditional("cas", replace(write, hold_ms=9.0))
-    measured = simulated_stats(truth, "cas", [1, 2, 3, 4], 300.0, seed=11)
-    fitted, _ = fit_operation(base, "cas", measured, observed_at=1.0, max_evaluations=200)
-    assert fitted.cas.hold_ms == pytest.approx(9.0, rel=0.1)
-    at_16 = simulated_stats(truth, "cas", [16], 300.0, seed=12)[0].goodput_ops
-    assert simulated_stats(fitted, "cas", [16], 300.0, seed=12)[0].goodput_ops == pytest.approx(at_16, rel=0.1)
-    unheld, _ = fit_operation(base, "cas", simulated_stats(free, "cas", [1, 2, 3, 4], 300.0, seed=11),
-                              observed_at=1.0, max_evaluations=200)
-    assert unheld.cas.hold_ms == 0.0

@@ -91,35 +91,3 @@ def test_in_the_benchmark_the_failures_answer_stays_flat_with_clients():
     assert grew > 1.2
     assert flat < 1.12
     assert 180.0 < _failed_mean_ms(uncontended, 2) < 260.0
-
-
-def test_a_fit_on_a_few_counts_draws_the_failures_extra_uncontended():
-    from simcore.fit import fit_operation, simulated_stats, uses_prior
-    from simcore.providers import PROVIDERS
-
-    base = PROVIDERS["s3x"]
-    truth = profile_from_mapping({**_profile(None), "read": {"median_ms": 5.0, "sigma": 0.1},
-                                  "cas": {"median_ms": 20.0, "sigma": 0.2, "failed_multiplier": 10.0,
-                                          "failed_extra": "uncontended"}})
-    measured = simulated_stats(truth, "cas", [1, 2, 3], 120.0, seed=11)
-    assert uses_prior([1, 2, 3])
-    fitted, _ = fit_operation(base, "cas", measured, observed_at=1.0, max_evaluations=150)
-    assert fitted.cas.failed_extra == "uncontended"
-
-
-@pytest.mark.parametrize("change, kept", [(0.0, "uncontended"), (0.08, "contended")])
-def test_on_flat_rows_an_uncontended_fit_that_moves_goodput_is_not_kept(monkeypatch, change, kept):
-    # Seed 000's Azure Standard appends at 1-3 clients: goodput flat (10.9-11.0 op/s), failures 30x slower than
-    # a success, both fits about as good. The uncontended one is kept unless it moves goodput by more than
-    # FLAT_ROWS_CHANGE beyond the rows (here set by hand: the prior's measure, simulated, is what it replaces).
-    import pathlib
-
-    from simcore import fit
-    from simcore.profiles import measured_profile
-
-    table = pathlib.Path(__file__).resolve().parents[1] / "simcore" / "measured" / "seed000_conditional_writes.csv"
-    rows = [s for s in fit.read_table(str(table), "azure")["append"] if s.clients <= 3]
-    monkeypatch.setattr(fit, "goodput_change", lambda *args, **kwargs: change)
-    fitted, _ = fit.fit_operation(measured_profile("azure"), "append", rows, observed_at=1.0, max_evaluations=150)
-    assert fitted.append.failed_multiplier >= fit.SLOW_FAILURE_MULTIPLIER
-    assert fitted.append.failed_extra == kept

@@ -19,7 +19,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from simcore.bench import BenchResult, warmup_s
-from simcore.fit import SAMPLE_COLUMNS, SAMPLE_READ_COLUMN, SAMPLE_ROUND_OPERATION, SAMPLE_WRITE_OPERATION
+from simcore.fit.samples import SAMPLE_COLUMNS, SAMPLE_READ_COLUMN, SAMPLE_ROUND_OPERATION, SAMPLE_WRITE_OPERATION
 
 
 @dataclass(frozen=True)
