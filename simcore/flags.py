@@ -73,7 +73,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 def bad_input(error: Exception) -> int:
     """Print ``error`` as the one line of bad input; the exit status to return."""
-    print(f"error: {error}", file=sys.stderr)
+    print(f"error: {redact(str(error))}", file=sys.stderr)  # a value it quotes may be a URI with credentials
     return EXIT_BAD_INPUT
 
 
