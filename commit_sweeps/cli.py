@@ -63,7 +63,10 @@ class _OneLineErrors(argparse.ArgumentParser):
     """
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {' '.join(message.splitlines())} (see {self.prog} --help)\n")
+        from simcore.redaction import redact  # an argument it quotes may be a URI with credentials
+
+        message = redact(" ".join(message.splitlines()))
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

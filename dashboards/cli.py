@@ -19,6 +19,7 @@ import sys
 from typing import Optional, Sequence
 
 from simcore.flags import EXIT_BAD_INPUT, add_store_flag, default_store_uri, output_path
+from simcore.redaction import redact
 from dashboards.site import build_site
 from dashboards.snapshot import StoreError, read_store
 from ray_jobs.knee_curves import knee_experiment_name
@@ -77,14 +78,15 @@ def _summary(site) -> str:
 
 def _build(args) -> int:
     store = args.store or default_store_uri()
+    shown = redact(store, store)  # the store as printed: its credentials masked
     try:
         site = build_site(store, args.out)
     except OSError as error:  # the store's problems are StoreError; this is the output side
         print(f"error: --out: cannot write the site to {args.out!r}: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(f"Built the dashboard of {store}: {_summary(site)}, in {site.build_s:.2f} s.")
+    print(f"Built the dashboard of {shown}: {_summary(site)}, in {site.build_s:.2f} s.")
     if not site.payload["studies"]:
-        print(f"note: the store {store} holds no results yet; the page says so.", file=sys.stderr)
+        print(f"note: the store {shown} holds no results yet; the page says so.", file=sys.stderr)
     print(f"Open {os.path.abspath(os.path.join(args.out, 'index.html'))}")
     return 0
 
@@ -100,6 +102,7 @@ def _serve(args) -> int:
               f"(0: look at the store on every page request), or -1 for never", file=sys.stderr)
         return EXIT_BAD_INPUT
     store = args.store or default_store_uri()
+    shown = redact(store, store)  # the store as printed: its credentials masked
     try:
         server = make_server(store, host=args.host, port=args.port, refresh_s=args.refresh_s, quiet=args.quiet,
                              log=lambda message: print(message, file=sys.stderr, flush=True),
@@ -112,7 +115,7 @@ def _serve(args) -> int:
         return EXIT_BAD_INPUT
     host, port = server.server_address[:2]
     shown_host = f"[{host}]" if ":" in host else host
-    print(f"Serving the dashboard of {store} ({_summary(server.dashboard_state.site)}) "
+    print(f"Serving the dashboard of {shown} ({_summary(server.dashboard_state.site)}) "
           f"at http://{shown_host}:{port}/ (Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()
@@ -127,11 +130,12 @@ def _compare(args) -> int:
     from dashboards.report import comparisons_of, format_comparison, format_searched, searched_knees, summary_line
 
     store = args.store or default_store_uri()
+    shown = redact(store, store)  # the store as printed: its credentials masked
     snapshot = read_store(store)
     comparisons = comparisons_of(snapshot, args.experiment)
     if not comparisons:
         wanted = ", ".join(args.experiment) if args.experiment else "any study"
-        print(f"note: the store {store} holds no runs of {wanted}; fill one with e.g. "
+        print(f"note: the store {shown} holds no runs of {wanted}; fill one with e.g. "
               f"commit-sweeps sweep retry_policies --quick (commit-sweeps sweep --help lists them)", file=sys.stderr)
         return 0
     snapshot_summaries = {summary.experiment: summary for summary in snapshot.knee_summaries}

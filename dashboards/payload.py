@@ -40,6 +40,7 @@ from dashboards.writers import writer_frontiers
 from ray_jobs.knee_curves import source_experiment
 from ray_jobs.schema import LEGACY_VALUES
 from simcore.config import DEFAULT_PROTOCOL
+from simcore.redaction import redact
 
 # 3: named keys throughout (spreads, brackets, differences), a written schema;
 # 4: the page's registry (views, filters, example_experiment: dashboards.registry)
@@ -302,7 +303,7 @@ def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
         "generated_at": snapshot.read_at,
         "threshold": USABLE_SUCCESS_THRESHOLD,
         "store": {
-            "uri": snapshot.uri, "rows": len(snapshot.rows), "files_read": snapshot.files_read,
+            "uri": redact(snapshot.uri), "rows": len(snapshot.rows), "files_read": snapshot.files_read,
             "skipped_files": [{"path": item.path, "reason": item.reason, "quarantined_to": item.quarantined_to}
                               for item in snapshot.skipped_files],
             "duplicates_dropped": snapshot.duplicates_dropped,

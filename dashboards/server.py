@@ -56,6 +56,7 @@ from urllib.parse import parse_qsl, urlsplit
 from dashboards.registry import FILTER_NAMES
 from dashboards.site import Site, render_site
 from dashboards.snapshot import StoreError, read_store, store_signature
+from simcore.redaction import redact
 
 MAX_QUERY_CHARS = 2000
 
@@ -186,7 +187,7 @@ class DashboardState:
                         where = f"; moved to {item['quarantined_to']}" if item.get("quarantined_to") else ""
                         self._log(f"warning: {item['path']}: {item['reason']}{where}")
             except (StoreError, OSError) as error:
-                self._log(f"store check failed, still serving the last build: {error}")
+                self._log(f"store check failed, still serving the last build: {redact(str(error), self.store_uri)}")
         return self._site
 
 

@@ -15,6 +15,7 @@ from typing import Mapping, Optional
 
 from ray_jobs.schema import CONFIG_COLUMNS, KEY_COLUMNS, PROVENANCE_COLUMNS
 from ray_jobs.store import KneeSummaryFile, ResultsStore, StoreError, UnreadableFile
+from simcore.redaction import redact
 
 __all__ = ["CONFIG_COLUMNS", "READ_COLUMNS", "SCALAR_METRIC_COLUMNS", "TABLE_METRIC_COLUMNS",
            "KneeSummaryFile", "StoreError", "StoreSnapshot", "UnreadableFile", "read_store", "store_signature"]
@@ -50,7 +51,7 @@ class StoreSnapshot:
     why); ``missing_columns`` the later columns no file had.
     """
 
-    uri: str
+    uri: str  # as shown: credentials masked (simcore.redaction)
     rows: tuple = ()
     files_read: int = 0
     skipped_files: tuple = ()  # UnreadableFile
@@ -85,14 +86,15 @@ def read_store(uri: str) -> StoreSnapshot:
     left = [bad for bad in scan.unreadable if bad.quarantined_to is None]
     if left and not scan.files_read:
         first = left[0]
-        raise StoreError(f"cannot read the results store {uri!r}: none of its {len(left)} data files "
+        raise StoreError(f"cannot read the results store {redact(uri, uri)!r}: none of its {len(left)} data files "
                          f"could be read; first: {first.path}: {first.reason}")
     table = scan.table.sort_by([(name, "ascending") for name in KEY_COLUMNS])
     rows = table.select(list(READ_COLUMNS)).to_pylist()
     for row in rows:
         row["finished_at"] = _iso_utc(row["finished_at"])
     knee_summaries, plans = store.knee_summaries(), _plans(store, experiments)
-    return StoreSnapshot(uri=uri, rows=tuple(rows), files_read=scan.files_read,
+    # The URI as every page and report shows it: a page is served to anyone who can reach it.
+    return StoreSnapshot(uri=redact(uri, uri), rows=tuple(rows), files_read=scan.files_read,
                          skipped_files=scan.unreadable + store.bad_documents,
                          duplicates_dropped=scan.duplicates_dropped, missing_columns=scan.missing_columns,
                          knee_summaries=knee_summaries, plans=plans)

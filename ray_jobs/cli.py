@@ -26,6 +26,7 @@ from simcore.errors import ConfigError
 from simcore.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, STORE_ENV, add_client_flag,
                            add_duration_flag, add_latency_flags, add_max_memory_flag, add_protocol_flag, add_seeds_flag, add_store_flag,
                            positive_int)
+from simcore.redaction import redact
 from ray_jobs.grid import Grid, GridError
 from ray_jobs.latency_variant import client_variant, latency_variant
 from ray_jobs.lease import Lease
@@ -181,7 +182,7 @@ def format_summary(summary, store_uri: str, connect_s: float = 0.0) -> str:
             lines.append(f"  ... and {summary.failed - len(shown)} more (see the log above)")
     for bad in summary.unreadable:
         lines.append(bad.describe())
-    quoted = shlex.quote(store_uri)
+    quoted = shlex.quote(redact(store_uri, store_uri))  # a command to copy, its credentials masked
     lines += [f"Results:   {ResultsStore(store_uri).location()}",
               f"Status:    commit-sweeps status --store {quoted}",
               f"Dashboard: commit-sweeps dashboard serve --store {quoted}   (then open {DASHBOARD_URL})"]

@@ -23,6 +23,7 @@ from simcore.bisection import SearchRange, SearchRangeError, same_resolution_gri
 from simcore.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_search_range_flags,
                            positive_int, search_range_of)
 from simcore.usable import ERROR, FINAL_STATUSES, USABLE_SUCCESS_THRESHOLD
+from simcore.redaction import redact
 from ray_jobs.cli import DASHBOARD_URL, add_sweep_arguments, warn_if_store_is_temporary
 from ray_jobs.grid import Grid, GridError
 from ray_jobs.latency_variant import client_variant, latency_variant
@@ -181,7 +182,7 @@ def format_run(run, search_range: SearchRange, store_uri: str, summary_path: str
             lines.append(f"FAILED: {outcome.curve.label}: {outcome.error}")
     if run.interrupted:
         lines.append("interrupted: rerun the same command to resume")
-    quoted = shlex.quote(store_uri)
+    quoted = shlex.quote(redact(store_uri, store_uri))  # a command to copy, its credentials masked
     experiments = sorted({knee_experiment_name(o.curve.experiment) for o in run.outcomes})
     lines += [f"Results:   {ResultsStore(store_uri).location()} (experiment {', '.join(experiments)})",
               f"Summary:   {summary_path}",

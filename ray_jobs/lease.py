@@ -18,7 +18,9 @@ Every change to a lease is a compare-and-swap, as the catalog commits this
 project simulates: creating one succeeds only if none exists, and renewing,
 taking over or releasing one succeeds only if it is still the version this
 driver last saw. On S3 that is a conditional PUT (``If-None-Match: *`` to
-create, ``If-Match: <etag>`` to replace) and a conditional DELETE; on a
+create, ``If-Match: <etag>`` to replace) and a conditional DELETE, sent to
+the store's own endpoint with its own keys (``ray_jobs.s3_location``: the
+settings in the store URI, as pyarrow reads them for the data); on a
 local disk, the same checks made under an exclusive ``flock`` on a lock
 file beside the lease. A driver whose heartbeat finds its lease changed by
 someone else (it stalled past ``ttl_s`` and was taken over) stops writing:
@@ -41,7 +43,9 @@ from typing import Callable, Iterable, Optional
 
 import psutil
 
+from ray_jobs.s3_location import S3Location, s3_location
 from ray_jobs.store import StoreError
+from simcore.redaction import redact
 
 LEASE_FOLDER = "_lease"
 TTL_ENV = "SWEEPS_LEASE_TTL_S"
@@ -136,15 +140,25 @@ class _LocalBackend:
 
 
 class _S3Backend:
-    def __init__(self, bucket: str, prefix: str):
+    def __init__(self, store: S3Location, store_uri: str):
         import boto3  # only S3 stores need it
-        from botocore.exceptions import ClientError
+        from botocore.exceptions import BotoCoreError, ClientError
 
-        self.client = boto3.client("s3")
-        self.bucket, self.prefix, self._client_error = bucket, prefix.strip("/"), ClientError
+        self.store, self._store_uri = store, store_uri
+        self._client_error, self._errors = ClientError, (ClientError, BotoCoreError)
+        try:
+            self.client = boto3.client("s3", **store.client_options())
+        except BotoCoreError as error:  # a named profile that does not exist, a bad config file
+            raise self._failed("open the leases", error) from None
 
     def _key(self, name: str) -> str:
-        return f"{self.prefix}/{name}" if self.prefix else name
+        return self.store.key(f"{LEASE_FOLDER}/{name}")
+
+    def _failed(self, what: str, error: Exception) -> StoreError:
+        """A request that failed other than by a refused condition, as one line without the store's keys."""
+        message = (str(error).splitlines() or [""])[0]
+        return StoreError(f"cannot {what} in store {redact(self._store_uri, self._store_uri)}: "
+                          f"{type(error).__name__}: {redact(message, self._store_uri)}")
 
     def _conflict(self, error) -> bool:
         code = error.response.get("Error", {}).get("Code", "")
@@ -152,38 +166,43 @@ class _S3Backend:
 
     def read(self, name: str) -> Optional[tuple[bytes, str]]:
         try:
-            response = self.client.get_object(Bucket=self.bucket, Key=self._key(name))
+            response = self.client.get_object(Bucket=self.store.bucket, Key=self._key(name))
+            return response["Body"].read(), response["ETag"]
         except self._client_error as error:
             if error.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
                 return None
-            raise
-        return response["Body"].read(), response["ETag"]
+            raise self._failed(f"read the lease {self._key(name)}", error) from None
+        except self._errors as error:
+            raise self._failed(f"read the lease {self._key(name)}", error) from None
 
     def write(self, name: str, body: bytes, expected: Optional[str]) -> str:
         condition = {"IfNoneMatch": "*"} if expected is None else {"IfMatch": expected}
         try:
-            response = self.client.put_object(Bucket=self.bucket, Key=self._key(name), Body=body, **condition)
+            response = self.client.put_object(Bucket=self.store.bucket, Key=self._key(name), Body=body, **condition)
         except self._client_error as error:
             if self._conflict(error):
-                raise _Conflict() from error
-            raise
+                raise _Conflict() from None
+            raise self._failed(f"write the lease {self._key(name)}", error) from None
+        except self._errors as error:
+            raise self._failed(f"write the lease {self._key(name)}", error) from None
         return response["ETag"]
 
     def delete(self, name: str, expected: str) -> None:
         try:
-            self.client.delete_object(Bucket=self.bucket, Key=self._key(name), IfMatch=expected)
+            self.client.delete_object(Bucket=self.store.bucket, Key=self._key(name), IfMatch=expected)
         except self._client_error as error:
             if self._conflict(error):
-                raise _Conflict() from error
-            raise
+                raise _Conflict() from None
+            raise self._failed(f"delete the lease {self._key(name)}", error) from None
+        except self._errors as error:
+            raise self._failed(f"delete the lease {self._key(name)}", error) from None
 
 
 def _backend(store_uri: str):
     if store_uri.startswith("s3://"):
-        bucket, _, prefix = store_uri[len("s3://"):].partition("/")
-        return _S3Backend(bucket, f"{prefix.strip('/')}/{LEASE_FOLDER}".strip("/"))
+        return _S3Backend(s3_location(store_uri), store_uri)
     if "://" in store_uri and not store_uri.startswith("file://"):
-        raise StoreError(f"store: {store_uri!r}: leases work on local directories and s3:// stores")
+        raise StoreError(f"store: {redact(store_uri, store_uri)!r}: leases work on local directories and s3:// stores")
     root = store_uri[len("file://"):] if store_uri.startswith("file://") else store_uri
     return _LocalBackend(os.path.join(os.path.abspath(root), LEASE_FOLDER))
 

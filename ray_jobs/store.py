@@ -14,7 +14,10 @@ This is the one module that reads and writes it: sweeps, the knee search,
 A store is a local directory (the default, ``./results``) or any URI that
 ``pyarrow.fs`` understands, such as ``s3://bucket/prefix`` (credentials,
 region and endpoint come from the usual AWS environment variables, e.g.
-``AWS_ENDPOINT_URL`` for an S3-compatible server).
+``AWS_ENDPOINT_URL`` for an S3-compatible server, or from the URI itself:
+``?endpoint_override=host:port&scheme=http&region=...``, ``KEY:SECRET@``).
+Credentials in the URI are never shown: every message and ``location()``
+give it through ``simcore.redaction.redact``.
 
 Why the write path looks the way it does:
 
@@ -89,6 +92,7 @@ import pyarrow.parquet as pq
 
 from ray_jobs.knee_curves import KNEE_SUMMARY_FOLDER, is_knee_experiment, knee_experiment_name
 from ray_jobs.schema import KEY_COLUMNS, LATER_COLUMNS, LEGACY_VALUES, RESULTS_SCHEMA
+from simcore.redaction import redact
 
 PLAN_FILE = "_sweep.json"
 QUARANTINE_FOLDER = "_quarantine"
@@ -110,7 +114,13 @@ def is_internal_name(name: str) -> bool:
 
 
 class StoreError(RuntimeError):
-    """The store cannot be opened, listed, read or written; the message names the store and says why."""
+    """The store cannot be opened, listed, read or written; the message names the store and says why.
+
+    The message is redacted (``simcore.redaction``): a URI in it never shows its credentials.
+    """
+
+    def __init__(self, message: str = ""):
+        super().__init__(redact(message))
 
 
 def shown(path: str) -> str:
@@ -190,23 +200,28 @@ class ResultsStore:
         try:
             uri.encode("utf-8")
         except UnicodeEncodeError:  # bytes that were not UTF-8 in argv: pyarrow takes UTF-8 paths only
-            raise StoreError(f"store: {uri!r} is not allowed; expected a path in UTF-8 (this one holds bytes "
-                             f"that are not)") from None
+            raise StoreError(f"store: {redact(uri, uri)!r} is not allowed; expected a path in UTF-8 (this one "
+                             f"holds bytes that are not)") from None
         self.uri = uri
+        self._shown_uri = redact(uri, uri)  # the URI in every message: its credentials masked
         try:
             if "://" in uri:
                 self._fs, self._root = pafs.FileSystem.from_uri(uri)
             else:
                 self._fs, self._root = pafs.LocalFileSystem(), os.path.abspath(uri)
-        except Exception as error:  # pyarrow raises several types for bad URIs
-            raise StoreError(f"store: {uri!r} cannot be opened: {error}") from error
+        except Exception as error:  # pyarrow raises several types for bad URIs, and quotes the URI in them
+            raise StoreError(f"store: {self._shown_uri!r} cannot be opened: {self._quoted(error)}") from None
         self._root = self._root.rstrip("/")
         self._is_local = self._fs.type_name == "local"
         self._bad_documents: list[UnreadableFile] = []
 
     def location(self) -> str:
-        """Where the data is, for people: an absolute path for a local store, else the URI."""
-        return self._root if self._is_local else self.uri
+        """Where the data is, for people: an absolute path for a local store, else the URI (credentials masked)."""
+        return self._root if self._is_local else self._shown_uri
+
+    def _quoted(self, error: BaseException) -> str:
+        """A library's error for a message: it may quote the URI or a key from it."""
+        return redact(str(error), self.uri)
 
     def check_usable(self) -> None:
         """Raise StoreError unless the store can be written: a sweep checks this before
@@ -214,9 +229,9 @@ class ResultsStore:
         try:
             info = self._fs.get_file_info(self._root)
         except OSError as error:
-            raise StoreError(f"store: {self.uri!r} cannot be opened: {error}") from error
+            raise StoreError(f"store: {self._shown_uri!r} cannot be opened: {self._quoted(error)}") from error
         if info.type not in (pafs.FileType.Directory, pafs.FileType.NotFound):
-            raise StoreError(f"store: {self.uri!r} is not allowed; expected a directory (this path is a file)")
+            raise StoreError(f"store: {self._shown_uri!r} is not allowed; expected a directory (this path is a file)")
         probe = f"{self._root}/.probe-{uuid.uuid4().hex}"
         try:
             self._fs.create_dir(self._root, recursive=True)
@@ -224,7 +239,7 @@ class ResultsStore:
                 out.write(b"probe")
             self._fs.delete_file(probe)
         except OSError as error:
-            raise StoreError(f"store: {self.uri!r} is not writable: {error}") from error
+            raise StoreError(f"store: {self._shown_uri!r} is not writable: {self._quoted(error)}") from error
 
     # -- writing ------------------------------------------------------------
 
@@ -329,7 +344,7 @@ class ResultsStore:
                     self._fs.delete_file(temporary)
                 raise
         except OSError as error:
-            raise StoreError(f"cannot write {path} in store {self.uri}: {error}") from error
+            raise StoreError(f"cannot write {path} in store {self._shown_uri}: {self._quoted(error)}") from error
 
     # -- reading ------------------------------------------------------------
 
@@ -412,11 +427,15 @@ class ResultsStore:
         An object store has no empty directories, so a prefix with nothing
         under it is simply an empty store.
         """
-        info = self._fs.get_file_info(self._root)
+        try:
+            info = self._fs.get_file_info(self._root)
+        except OSError as error:  # an endpoint that does not answer, keys it refuses
+            raise StoreError(f"cannot read the results store {self._shown_uri!r}: {self._quoted(error)}") from error
         if self._is_local and info.type == pafs.FileType.NotFound:
-            raise StoreError(f"cannot read the results store {self.uri!r}: no such directory: {shown(self._root)}")
+            raise StoreError(f"cannot read the results store {self._shown_uri!r}: no such directory: "
+                             f"{shown(self._root)}")
         if info.type == pafs.FileType.File:
-            raise StoreError(f"cannot read the results store {self.uri!r}: {shown(self._root)} is a file, "
+            raise StoreError(f"cannot read the results store {self._shown_uri!r}: {shown(self._root)} is a file, "
                              f"not a store directory")
         self._list(self._root)
 
@@ -485,7 +504,8 @@ class ResultsStore:
                 return None, (f"too large: {size} bytes, more than the {MAX_DATA_FILE_BYTES} bytes of the largest "
                               f"file the results store writes"), frozenset()
             with self._fs.open_input_file(path) as source:
-                data = source.read(MAX_DATA_FILE_BYTES + 1)  # bounded even where the size was not known
+                # Bounded even where the listing's size was wrong; sized so a small file costs a small buffer.
+                data = source.read((MAX_DATA_FILE_BYTES if size is None else min(size, MAX_DATA_FILE_BYTES)) + 1)
         except OSError as error:
             return None, f"cannot read: {error}", frozenset()
         if len(data) > MAX_DATA_FILE_BYTES:
@@ -603,9 +623,10 @@ class ResultsStore:
             if info.size is not None and info.size > MAX_DOCUMENT_BYTES:
                 raise _BadDocument(f"too large: {info.size} bytes, more than the {MAX_DOCUMENT_BYTES} read")
             with self._fs.open_input_stream(path) as stream:
-                data = stream.read(MAX_DOCUMENT_BYTES + 1)
+                data = stream.read((MAX_DOCUMENT_BYTES if info.size is None else info.size) + 1)
         except OSError as error:
-            raise StoreError(f"cannot read {path} in store {self.uri}: {type(error).__name__}: {error}") from error
+            raise StoreError(f"cannot read {path} in store {self._shown_uri}: {type(error).__name__}: "
+                             f"{self._quoted(error)}") from error
         if len(data) > MAX_DOCUMENT_BYTES:
             raise _BadDocument(f"too large: more than the {MAX_DOCUMENT_BYTES} bytes read")
         try:
@@ -632,7 +653,7 @@ class ResultsStore:
         try:
             return self._fs.get_file_info(pafs.FileSelector(directory, allow_not_found=True))
         except OSError as error:
-            raise StoreError(f"cannot list {directory} in store {self.uri}: {error}") from error
+            raise StoreError(f"cannot list {directory} in store {self._shown_uri}: {self._quoted(error)}") from error
 
     def _exists(self, path: str) -> bool:
         return self._fs.get_file_info(path).type != pafs.FileType.NotFound

@@ -45,6 +45,7 @@ from simcore.clients import REFERENCE, client_names
 from simcore.config import CATALOG_BACKENDS, DEFAULT_CATALOG_LATENCY_MS, DEFAULT_PROTOCOL, PROTOCOLS, TABLE_DISTRIBUTIONS
 from simcore.errors import ConfigError
 from simcore.providers import PROVIDERS
+from simcore.redaction import redact
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -72,7 +73,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 def bad_input(error: Exception) -> int:
     """Print ``error`` as the one line of bad input; the exit status to return."""
-    print(f"error: {error}", file=sys.stderr)
+    print(f"error: {redact(str(error))}", file=sys.stderr)  # a value it quotes may be a URI with credentials
     return EXIT_BAD_INPUT
 
 
@@ -180,7 +181,8 @@ def add_store_flag(parser: argparse.ArgumentParser, *, when_unset: Optional[str]
     is named; the flag's value is then None unless given, and this text
     says what happens.
     """
-    default = (f"default ${STORE_ENV} if set, else {DEFAULT_STORE}; now {default_store_uri()}" if when_unset is None
+    now = redact(default_store_uri()).replace("%", "%%")  # argparse %-formats help: a %2F would break --help
+    default = (f"default ${STORE_ENV} if set, else {DEFAULT_STORE}; now {now}" if when_unset is None
                else f"default: {when_unset}")
     parser.add_argument("--store", default=default_store_uri() if when_unset is None else None, metavar="URI",
                         help=f"results store: a directory or a pyarrow URI such as s3://bucket/prefix ({default})")

@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import sys
+from urllib.parse import quote
 
 import pytest
 
@@ -15,6 +16,8 @@ from dashboards.site import SITE_FILES, STATIC_FILES, build_site
 from dashboards.snapshot import read_store
 from dashboards.studies import group_studies
 from store_fixtures import contract_row, write_store_file
+from test_store import (URI_SECRET, bare_aws_env, credentialed_uri, s3_endpoint,  # noqa: F401 (fixtures)
+                        without_aws_environment)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -148,3 +151,53 @@ def test_an_unwritable_output_is_one_clear_line(tmp_path):
     result = run_cli("build", "--store", str(tmp_path / "store"), "--out", str(tmp_path / "a-file"))
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and result.stderr.startswith("error: --out: cannot write the site")
+
+
+# -- a store URI with credentials: never on the page, never printed ----------------------------------------
+
+def test_a_store_uri_s_credentials_reach_neither_the_page_nor_the_terminal(s3_endpoint, bare_aws_env, tmp_path,
+                                                                          request):
+    import http.client
+    import threading
+
+    from dashboards.server import make_server
+    from simcore.redaction import redact
+
+    uri = credentialed_uri(s3_endpoint, request.node.name)
+    write_store_file(uri, "exp4c", [row(provider="s3")])
+    built = subprocess.run([sys.executable, "-m", "commit_sweeps", "dashboard", "build", "--store", uri, "--out",
+                            str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True,
+                           env=without_aws_environment(), timeout=120)
+    assert built.returncode == 0, built.stderr
+    assert f"Built the dashboard of {redact(uri)}: 1 rows" in built.stdout
+    assert load_data_script(tmp_path / "site")["store"]["uri"] == redact(uri)
+    served = make_server(uri, port=0, refresh_s=0, quiet=True, log=lambda message: None)
+    thread = threading.Thread(target=served.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", served.server_address[1], timeout=10)
+        connection.request("GET", "/data.js")
+        page = connection.getresponse().read().decode()
+        connection.close()
+    finally:
+        served.shutdown()
+        served.server_close()
+    assert json.dumps(redact(uri)) in page
+    site = "".join(path.read_text() for path in (tmp_path / "site").iterdir())
+    for shown in (built.stdout + built.stderr, site, page):
+        for secret in (URI_SECRET, quote(URI_SECRET, safe=""), "testing:"):
+            assert secret not in shown
+
+
+def test_dashboard_serve_prints_the_store_without_its_credentials(s3_endpoint, request):
+    uri = credentialed_uri(s3_endpoint, request.node.name)
+    process = subprocess.Popen([sys.executable, "-m", "commit_sweeps", "dashboard", "serve", "--store", uri, "--port",
+                                "0", "--quiet"], cwd=ROOT, env=without_aws_environment(), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stdout.readline()
+    finally:
+        process.terminate()
+        _, errors = process.communicate(timeout=20)
+    assert line.startswith("Serving the dashboard of s3://***@results-bucket/"), line + errors
+    assert URI_SECRET not in line + errors and quote(URI_SECRET, safe="") not in line + errors

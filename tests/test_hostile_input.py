@@ -47,17 +47,20 @@ import sys
 import tempfile
 import time
 import traceback
+import uuid
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Mapping, Optional, Sequence
 from unittest import mock
+from urllib.parse import quote
 
 import pytest
 from hypothesis import HealthCheck, example, given, seed, settings
 from hypothesis import strategies as st
 
 from commit_sweeps.cli import build_parser, main
+from probe_servers import MotoServer, free_port
 from store_fixtures import contract_row, write_store_file
 
 REPO = Path(__file__).resolve().parents[1]
@@ -548,6 +551,71 @@ def test_every_flag_is_found_and_substituted():
     flag = next(f for f in FLAGS if str(f) == "capacity --workers")
     argv = substituted(flag, "-3")
     assert argv.count("--workers") == 0 and argv[-1] == "--workers=-3"
+
+
+# -- the property for credentials: a URI's secret is never shown ---------------------------------------------
+
+# Every flag that takes a store or an endpoint, read from the parser as the flags above are.
+URI_FLAGS = [flag for flag in FLAGS if flag.name in ("--store", "--store-uri", "--endpoint-url")]
+URI_BUCKET = "hostile-bucket"
+ACCESS_KEY = "AKIAHOSTILEEXAMPLE"
+# Any printable characters a secret may hold, "/", "+", "@", "%", quotes among them; never whitespace.
+URI_SECRETS = st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126), min_size=12, max_size=40) \
+    .map(lambda text: "Qz" + text)
+URI_SHAPES = ("keys", "raw keys", "secret query", "unreachable", "endpoint keys", "sas")
+
+
+@pytest.fixture(scope="module")
+def uri_server():
+    """A real S3-compatible server (moto), so that a credentialed URI can point at a store that answers."""
+    server = MotoServer()
+    server.client().create_bucket(Bucket=URI_BUCKET)
+    yield server
+    server.stop()
+
+
+def credentialed(shape: str, secret: str, host: str) -> str:
+    """A URI of ``shape`` that carries ``secret``: keys in its user information, or a secret in its query."""
+    encoded = quote(secret, safe="")
+    prefix = f"case-{uuid.uuid4().hex[:12]}"
+    endpoint = f"endpoint_override={host}&scheme=http&region=us-east-1"
+    return {"keys": f"s3://{ACCESS_KEY}:{encoded}@{URI_BUCKET}/{prefix}?{endpoint}",
+            "raw keys": f"s3://{ACCESS_KEY}:{secret}@{URI_BUCKET}/{prefix}?{endpoint}",
+            "secret query": f"s3://{URI_BUCKET}/{prefix}?{endpoint}&secret_key={encoded}",
+            "unreachable": f"s3://{ACCESS_KEY}:{encoded}@{URI_BUCKET}/{prefix}?endpoint_override=127.0.0.1:"
+                           f"{free_port()}&scheme=http&region=us-east-1",
+            "endpoint keys": f"http://{ACCESS_KEY}:{encoded}@{host}",
+            "sas": f"https://account.blob.core.windows.net/{URI_BUCKET}?sv=2024-11-04&sp=rw&sig={encoded}"}[shape]
+
+
+def with_every_uri_shape(test):
+    """Each shape as an explicit example, with a secret that holds what URIs quote or escape."""
+    for shape in reversed(URI_SHAPES):
+        test = example(secret="Qzw/Jal+rX@Ut%nFE?MI#K7'MD\"ENG&sig=x", shape=shape)(test)
+    return test
+
+
+@pytest.mark.parametrize("flag", [pytest.param(flag, id=str(flag)) for flag in URI_FLAGS])
+def test_every_uri_flag_never_shows_the_credentials_of_its_uri(warmed, uri_server, flag):
+    host = uri_server.endpoint.split("://", 1)[1]
+
+    @hostile_settings(flag)
+    @given(secret=URI_SECRETS, shape=st.sampled_from(URI_SHAPES))
+    @with_every_uri_shape
+    def never_shown(secret, shape):
+        with case_directory(warmed) as cwd:
+            outcome = run_isolated(substituted(flag, credentialed(shape, secret, host)), cwd,
+                                   {"AWS_EC2_METADATA_DISABLED": "true"})
+            site = "".join(path.read_text(errors="replace") for path in (cwd / "site").glob("*")
+                           if path.is_file()) if (cwd / "site").is_dir() else ""
+        found = problems(outcome)
+        for spelling in {secret, quote(secret, safe=""), ACCESS_KEY}:
+            for where, text in (("stdout", outcome.stdout), ("stderr", outcome.stderr), ("the site", site)):
+                if spelling in text:
+                    found.append(f"{where} shows {spelling!r}")
+        assert not found, f"{'; '.join(found)}\n  {outcome.describe()}"
+
+    never_shown()
 
 
 # -- issue 21's numbered reproductions ---------------------------------------------------------------------------

@@ -4,18 +4,23 @@ changed only by compare-and-swap (flock on local disks, conditional PUT/DELETE o
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
+import boto3
 import pytest
 import ray
 
 from ray_jobs import Grid, sweep_main
 from ray_jobs.lease import LEASE_FOLDER, Lease, LeaseHeld, LeaseLost
-from test_store import s3_endpoint, s3_env  # noqa: F401 (fixtures)
+from ray_jobs.s3_location import s3_location
+from ray_jobs.store import ResultsStore, StoreError
+from probe_servers import free_port
+from test_store import bare_aws_env, credentialed_uri, s3_endpoint, s3_env  # noqa: F401 (fixtures)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -160,3 +165,71 @@ def test_a_second_knee_search_of_the_same_experiment_exits_2(tmp_path, capsys):
         assert knee_main({"knee_lease": grid}, args) == 2
     error = capsys.readouterr().err
     assert "'knee_lease_knee' is being swept by another driver" in error and not ray.is_initialized()
+
+
+# -- an s3:// store that names its own endpoint and keys --------------------------------------------------
+
+@pytest.mark.parametrize("keys", ["in the URI", "in the environment"])
+def test_s3_leases_go_to_the_endpoint_and_keys_the_store_uri_names(s3_endpoint, bare_aws_env, monkeypatch,
+                                                                   keys):  # noqa: F811
+    # No AWS_ENDPOINT_URL: a lease that did not read the URI would go to AWS itself, with the user's keys.
+    prefix = f"lease-keys-{keys.split()[-1].lower()}"
+    uri = credentialed_uri(s3_endpoint, f"{prefix}/results")
+    if keys == "in the environment":
+        uri = uri.replace(uri[len("s3://"):uri.index("@") + 1], "")
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with Lease(uri, ["exp"]):
+        s3 = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="testing", aws_secret_access_key="testing",
+                          region_name="us-east-1")
+        held = s3.get_object(Bucket="results-bucket", Key=f"{prefix}/results/{LEASE_FOLDER}/exp.json")
+        assert json.loads(held["Body"].read())["pid"] == os.getpid()
+        with pytest.raises(LeaseHeld):
+            Lease(uri, ["exp"]).acquire()
+    assert "Contents" not in s3.list_objects_v2(Bucket="results-bucket", Prefix=f"{prefix}/")
+    assert ResultsStore(uri).location().startswith("s3://results-bucket/" if keys != "in the URI" else "s3://***@")
+
+
+def test_a_lease_that_cannot_reach_its_store_is_one_line_without_its_keys(bare_aws_env):  # noqa: F811
+    uri = credentialed_uri(f"http://127.0.0.1:{free_port()}", "p")
+    with pytest.raises(StoreError) as failed:
+        Lease(uri, ["exp"]).acquire()
+    message = str(failed.value)
+    assert "\n" not in message and "s3://***@results-bucket/p?" in message and "p/_lease/exp.json" in message
+    assert "wJal" not in message and "testing" not in message and "Traceback" not in message
+
+
+def test_a_sweep_whose_store_fails_exits_2_in_one_line_without_its_keys(capsys):
+    grid = Grid("tiny", fixed={"provider": "s3x", "runtime_median_ms": 20_000, "duration_s": 1200},
+                swept={"num_tables": [1]})
+    uri = credentialed_uri(f"http://127.0.0.1:{free_port()}", "p")
+    assert sweep_main([grid], ["--store", uri, "--seeds", "1"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: store: 's3://***@results-bucket/p?") and error.endswith("\nNothing was run.\n")
+    assert error.count("\n") == 2 and "wJal" not in error and "testing" not in error
+    assert not ray.is_initialized()
+
+
+@pytest.mark.parametrize("uri", [
+    "s3://lab", "s3://lab/results", "s3://lab/results/", "s3://lab//deep/er/", "s3://lab/a%20b/c",
+    "s3://AK:S%2FE%2BC@lab/p?endpoint_override=127.0.0.1:9000&scheme=http&region=eu-west-1",
+    "s3://lab/p?endpoint_override=http://127.0.0.1:9000&region=us-east-1",
+    "s3://lab/p?scheme=http&region=us-east-1&tls_verify_certificates=false",
+])
+def test_the_lease_reads_a_store_uri_as_pyarrow_does(uri):
+    import pyarrow.fs as pafs
+
+    filesystem, root = pafs.FileSystem.from_uri(uri if "region=" in uri else uri + "?region=us-east-1")
+    options = filesystem.__reduce__()[1][0]  # the options pyarrow parsed (its pickled form)
+    where = s3_location(uri)
+    assert f"{where.bucket}/{where.prefix}".rstrip("/") == root.rstrip("/")
+    assert where.key("_lease/x.json") == f"{root.rstrip('/')}/_lease/x.json".split("/", 1)[1]
+    keys = (options["access_key"] or "", options["secret_key"] or "")
+    assert (where.access_key or "", where.secret_key or "") == keys
+    assert where.use_ssl == (options["scheme"] == "https")
+    if options["endpoint_override"]:
+        expected = options["endpoint_override"]
+        assert where.endpoint_url == (expected if "://" in expected else f"{options['scheme']}://{expected}")
+    else:
+        assert where.endpoint_url is None
+    assert "S%2FE" not in repr(where) and "S/E+C" not in repr(where)  # a repr in a traceback shows no key

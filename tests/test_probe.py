@@ -312,6 +312,28 @@ def test_bad_input_exits_2_with_one_line(moto, tmp_path):
         assert result.stdout == ""
 
 
+def test_credentials_in_the_urls_are_refused_in_one_line_that_does_not_echo_them(moto):
+    secret = "wJalrXUtnFEMI%2FK7MDENGbPxRfiCY"
+    moto_host = moto.endpoint.split("://", 1)[1]
+    cases = [
+        (["--store-uri", f"s3://{BUCKET}/p", "--endpoint-url", f"http://user:{secret}@{moto_host}"], "endpoint_url"),
+        (["--store-uri", f"s3://{BUCKET}/p", "--endpoint-url", f"http://user:{secret}@127.0.0.1:{free_port()}"],
+         "endpoint_url"),
+        (["--store-uri", "az://container/p", "--endpoint-url",
+          f"http://127.0.0.1:{free_port()}/account?sv=2024-11-04&sp=rw&sig={secret}"], "endpoint_url"),
+        (["--store-uri", f"s3://user:{secret}@{BUCKET}/p", "--endpoint-url", moto.endpoint], "store_uri"),
+        (["--store-uri", f"az://container/p?sv=2024-11-04&sig={secret}"], "store_uri"),
+    ]
+    for flags, field in cases:
+        result = probe(*flags, "--clients", "1", "--duration-s", "2")
+        assert result.returncode == 2, (flags, result.stderr)
+        line = one_error_line(result)
+        assert line.startswith(f"error: {field}: ") and "credentials in the UR" in line, line
+        assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+        for spelling in (secret, secret.replace("%2F", "/"), "user:"):
+            assert spelling not in result.stderr, (flags, result.stderr)
+
+
 def test_credentials_the_store_refuses_exit_2():
     server = MotoServer(auth=True)  # checks keys: ours are unknown to it
     try:

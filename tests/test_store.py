@@ -17,6 +17,7 @@ import threading
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from urllib.parse import quote
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -27,7 +28,8 @@ from ray_jobs.schema import (CONFIG_COLUMNS, METRIC_COLUMNS, RESULTS_SCHEMA, Sch
                              rows_to_table)
 from ray_jobs.status import format_seeds, format_status, store_status
 from ray_jobs.store import ResultsStore, StoreError
-from probe_servers import MotoServer
+from probe_servers import MotoServer, free_port
+from simcore.redaction import redact
 from store_fixtures import write_digest_named
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -383,3 +385,63 @@ def test_s3_damaged_object_is_reported_and_status_command_reads_s3(s3_env, s3_en
     assert moved.startswith(f"results-bucket/{request.node.name}/_quarantine/exp4c/") and "-digest-" in moved
     scan = ResultsStore(uri).scan()
     assert scan.unreadable == () and scan.keys() == {("exp4c", SERVICE.config_hash, 1)}
+
+
+# -- credentials in the store URI ---------------------------------------------------------------------------
+
+URI_SECRET = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYzSECRET"  # an AWS-style secret key: "/" and "+" among its letters
+
+
+def credentialed_uri(endpoint: str, prefix: str, secret: str = URI_SECRET) -> str:
+    """An s3:// store URI that names its own keys and endpoint, as pyarrow reads them (moto takes any keys)."""
+    return (f"s3://testing:{quote(secret, safe='')}@results-bucket/{prefix}?endpoint_override="
+            f"{endpoint.split('://', 1)[1]}&scheme=http&region=us-east-1")
+
+
+def without_aws_environment() -> dict:
+    """This process's environment without AWS settings: only the URI can say where the store is."""
+    return {**{key: value for key, value in os.environ.items() if not key.startswith("AWS_")},
+            "AWS_EC2_METADATA_DISABLED": "true", "PYTHONPATH": str(REPO_ROOT)}
+
+
+@pytest.fixture
+def bare_aws_env(monkeypatch):
+    for key in [key for key in os.environ if key.startswith("AWS_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def test_a_store_uri_s_keys_and_endpoint_are_used_and_never_shown(s3_endpoint, bare_aws_env, request):
+    uri = credentialed_uri(s3_endpoint, request.node.name)
+    store = ResultsStore(uri)
+    store.write_rows(table_for(STORAGE, [1], experiment="exp4c"))
+    assert ResultsStore(uri).scan().keys() == {("exp4c", STORAGE.config_hash, 1)}
+    assert store.location() == redact(uri) and URI_SECRET not in store.location() and "testing" not in store.location()
+    assert store.location().startswith("s3://***@results-bucket/") and "endpoint_override=" in store.location()
+    result = subprocess.run([sys.executable, "-m", "commit_sweeps", "status", "--store", uri], capture_output=True,
+                            text=True, env=without_aws_environment(), timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "exp4c" in result.stdout and f"store: {redact(uri)}" in result.stdout
+    for secret in (URI_SECRET, quote(URI_SECRET, safe="")):
+        assert secret not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("spelling", ["encoded", "raw"])
+def test_a_store_that_cannot_be_opened_says_so_without_its_keys(spelling, bare_aws_env):
+    secret = quote(URI_SECRET, safe="") if spelling == "encoded" else URI_SECRET  # raw: pyarrow cannot parse it
+    for uri in (f"s3://testing:{secret}@results-bucket/p?region=us-east-1&no_such_option=1",
+                f"s3://testing:{secret}@results-bucket/p?region=us-east-1&endpoint_override=h:1:2:3"):
+        with pytest.raises(StoreError) as refused:
+            ResultsStore(uri).check_usable()
+        assert "secret" not in str(refused.value).lower() and "wJal" not in str(refused.value), str(refused.value)
+        assert "s3://***@results-bucket/p" in str(refused.value)
+
+
+def test_status_of_an_unreachable_store_is_one_line_without_its_keys():
+    uri = credentialed_uri(f"http://127.0.0.1:{free_port()}", "p")
+    result = subprocess.run([sys.executable, "-m", "commit_sweeps", "status", "--store", uri], capture_output=True,
+                            text=True, env=without_aws_environment(), timeout=120)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: cannot read the results store "
+                                                                       "'s3://***@results-bucket/p?")
+    assert "wJal" not in result.stderr and "testing" not in result.stderr

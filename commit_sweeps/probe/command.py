@@ -37,6 +37,7 @@ from typing import Callable, Optional
 from urllib.parse import urlsplit
 
 from simcore.errors import ConfigError
+from simcore.redaction import redact
 from simcore.flags import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_duration_flag, bad_input, number, \
     output_path, positive_int
 
@@ -91,12 +92,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def parse_endpoint_url(text: Optional[str]) -> Optional[str]:
     """``http(s)://host[:port][/path]`` or None.
 
+    Credentials in the URL (``user:password@``, a SAS's ``?sig=...``) are refused, never echoed: the
+    endpoint is printed in every progress line and table header.
+
     >>> parse_endpoint_url("http://127.0.0.1:9000/")
     'http://127.0.0.1:9000'
     """
     if text is None:
         return None
     allowed = "http://host[:port] or https://host[:port], optionally with a path (Azurite's account)"
+    if "@" in text.partition("?")[0] or redact(text) != text:
+        raise ConfigError("endpoint_url", text, f"{allowed}, without credentials: credentials in the URL are not "
+                                                f"accepted; give them through the SDK's usual chain (its "
+                                                f"environment variables, a profile, a role)")
     try:
         parts = urlsplit(text)
         parts.port  # raises ValueError on a bad port
@@ -227,7 +235,8 @@ def _probe(args, uri, endpoint, counts, progress) -> int:
         progress(f"probe: interrupted ({signal_name}); cleaning up")
         return EXIT_INTERRUPTED
     except StoreError as error:
-        print(f"error: {store.describe() if store else args.store_uri}: {error}", file=sys.stderr)
+        print(redact(f"error: {store.describe() if store else args.store_uri}: {error}", args.store_uri,
+                     args.endpoint_url or ""), file=sys.stderr)
         return EXIT_FAILED
     finally:
         # Neither ^C nor SIGTERM may stop the clean-up half-way: both are ignored until the object is gone.
@@ -281,7 +290,7 @@ def _delete(store, name: str, progress) -> None:
                 progress(f"probe: deleted {name}")
                 return
         except Exception as error:  # noqa: BLE001 - told to the user below, with the name to delete by hand
-            why = f"{type(error).__name__}: {error}"
+            why = redact(f"{type(error).__name__}: {error}")
         time.sleep(1.0)
     print(f"warning: probe: could not delete {store.uri.scheme}://{store.uri.bucket}/{name} ({why}); delete it "
           f"by hand", file=sys.stderr)
@@ -315,7 +324,7 @@ def _one_count(pool, store, args, clients: int):
               f"{overhead.cpu_share:.0%} of {overhead.cores} cores", file=sys.stderr)
     if errors:
         print(f"warning: probe: {len(errors)} request(s) at {clients} clients failed other than by a refused "
-              f"condition, not counted (first: {errors[0]})", file=sys.stderr)
+              f"condition, not counted (first: {redact(str(errors[0]))})", file=sys.stderr)
     return result, ops, verdict
 
 

@@ -30,6 +30,7 @@ import os
 from typing import Optional
 
 from simcore.errors import ConfigError
+from simcore.redaction import redact
 from commit_sweeps.probe.uri import StoreURI
 
 CONNECT_TIMEOUT_S = 5.0
@@ -37,7 +38,12 @@ READ_TIMEOUT_S = 30.0
 
 
 class StoreError(RuntimeError):
-    """A request failed in a way that is neither success nor a refused condition (a 500, a timeout)."""
+    """A request failed in a way that is neither success nor a refused condition (a 500, a timeout).
+
+    Its message is redacted: an SDK's error may quote a signed URL."""
+
+    def __init__(self, message: str = ""):
+        super().__init__(redact(message))
 
 
 class Store:
@@ -52,7 +58,7 @@ class Store:
 
     def describe(self) -> str:
         """How the store is named in every message: the URI and, where given, the endpoint."""
-        return f"{self.label} store {self.uri}" + (f" at {self.endpoint_url}" if self.endpoint_url else "")
+        return redact(f"{self.label} store {self.uri}" + (f" at {self.endpoint_url}" if self.endpoint_url else ""))
 
     def check(self) -> None:
         """Raise ConfigError when the endpoint, the bucket or the credentials are not usable."""

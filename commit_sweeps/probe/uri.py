@@ -17,6 +17,7 @@ from typing import Optional
 from urllib.parse import urlsplit
 
 from simcore.errors import ConfigError
+from simcore.redaction import redact
 
 SCHEMES = {"s3": "S3", "az": "Azure Blob", "gs": "GCS"}
 # S3's and GCS's bucket rules (3-63 of a-z 0-9 . -) and Azure's container rule (3-63 of a-z 0-9 -) share this
@@ -57,6 +58,10 @@ def parse_store_uri(text: str) -> StoreURI:
     except ValueError:
         raise ConfigError("store_uri", text, _ALLOWED) from None
     scheme = parts.scheme.lower()
+    if "@" in parts.netloc or redact(str(text)) != str(text):  # ConfigError shows the value redacted
+        raise ConfigError("store_uri", text, f"{_ALLOWED} without credentials: credentials in the URI are not "
+                                             f"accepted; give them through the SDK's usual chain (its environment "
+                                             f"variables, a profile, a role)")
     if scheme not in SCHEMES:
         raise ConfigError("store_uri", text, f"{_ALLOWED} (unknown scheme {parts.scheme or '(none)'!r})")
     if parts.query or parts.fragment or not _BUCKET.match(parts.netloc or ""):
