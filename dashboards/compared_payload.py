@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND, success_metric
-from dashboards.knee import (SEARCH_RESOLUTION, fine_grid_simulations,
-                             matching_source_study, parse_summary, searched_knee,
+from dashboards.answers import summary_for
+from dashboards.knee import (SEARCH_RESOLUTION, fine_grid_simulations, matching_source_study, searched_knee,
                              within_resolution)
 from dashboards.rounding import rounded, spread_json
 from dashboards.snapshot import StoreSnapshot
@@ -28,23 +28,10 @@ from dashboards.variants import Comparison, compare_variants, comparison_specs, 
 from ray_jobs.knee_curves import source_experiment
 
 
-def _summary_for(snapshot: StoreSnapshot, study: Study) -> tuple:
-    """(path or None, {curve key: ray_jobs.knee_summary.SummaryCurve}, problems) of the knee summary of ``study``'s experiment,
-    limited to the curves of its variant."""
-    for summary in snapshot.knee_summaries:
-        if summary.experiment != study.experiment:
-            continue
-        if summary.problem:
-            return summary.path, {}, [f"could not be read: {summary.problem}"]
-        entries, problems = parse_summary(summary.content, study.fixed)
-        return summary.path, entries, problems
-    return None, {}, []
-
-
 def _knee_search_json(knee_study: Study, studies: list, frontier_of: Callable, bounds_of: Callable,
                       snapshot: StoreSnapshot) -> dict:
     source, differing = matching_source_study(knee_study, studies)
-    path, summary, problems = _summary_for(snapshot, knee_study)
+    path, summary, problems = summary_for(snapshot.knee_summaries, knee_study)
     # The range and target the search used, from its summary; else the
     # source grid's span (the search's default) at 2%.
     ranges = [entry.search_range for entry in summary.values() if entry.search_range]

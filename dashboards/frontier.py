@@ -5,14 +5,18 @@ only in inter-arrival scale, i.e. in offered load. What makes a point
 usable, which success rate counts and how ties break is ``simcore.usable``'s
 rule; this module applies it to the store's seed-aggregated points.
 
-With several seeds, the headline value is taken from seed means (mean
-success above the threshold, highest mean throughput; a seed without a
-value is left out, ``ray_jobs.knee_curves.seed_mean``), which is what a
-chart of averaged curves shows. On a knee search's curve only the points
-with every seed count (``ray_jobs.knee_curves.full_seed_points``). The spread reported with it is the range of
-the knee's throughput over its seeds, and, separately, the usable throughput
-each seed alone would give (the selection itself can move from seed to
-seed). Pure functions; no I/O.
+With several seeds, the value is the one seed statistic every part of
+the product takes, ``ray_jobs.knee_curves.USABLE_STATISTIC``: the knee of
+the seed-mean curve (mean success above the threshold, highest mean
+throughput; a seed without a value is left out,
+``ray_jobs.knee_curves.seed_mean``), what the knee search and
+``commit-sweeps capacity`` report. On a knee search's curve only the points
+with every seed count (``ray_jobs.knee_curves.full_seed_points``). Its
+spread is the knee's throughput over its seeds. Apart from it, each seed's
+own knee (the usable throughput of that seed's runs alone): another
+statistic, which shows how far the knee moves from seed to seed and can lie
+on either side of the value. Which knee a curve shows, the grid's or a
+search's, is ``dashboards.answers``'s. Pure functions; no I/O.
 """
 
 from __future__ import annotations
@@ -40,8 +44,9 @@ class CurveFrontier:
         knee: the point attaining it, or None.
         knee_throughput: seed spread of the knee's throughput (None without knee).
         success_metric: the success column the threshold was applied to.
-        seed_usable_cps: per seed, the usable throughput of that seed's runs
-            alone (None where none of them passes), in ascending seed order.
+        seed_usable_cps: per seed, that seed's own knee: the usable throughput
+            of its runs alone (None where none of them passes), in ascending
+            seed order; not the spread of ``usable_cps``.
         n_points: points on the curve with a usable success value.
     """
 

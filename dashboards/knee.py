@@ -1,6 +1,6 @@
 """The knee search's results beside the grid's: where each curve really saturates, and how sure that is.
 
-``python sweeps/knee.py --experiment exp4c`` searches, per curve, the
+``commit-sweeps knee --experiment exp4c`` searches, per curve, the
 inter-arrival scale at which the success rate stops being above 95%, and
 stores ordinary result rows under the experiment ``exp4c_knee`` at the
 scales it tried (any positive value, several seeds each). From those rows

@@ -2,7 +2,9 @@
 
 ``build_payload(snapshot)`` turns a store snapshot into one JSON-ready dict:
 per study its axes, every point's seed spread of the metrics the views use,
-every curve's usable throughput and knee, the gaps in its grid, the Zipf
+every curve's usable throughput and knee (one answer per curve: the searched
+knee where the store holds an ended knee search of it, else the grid knee,
+``answers.py``), the gaps in its grid, the Zipf
 per-rank breakdowns, and provenance; then the published-vs-simulated table,
 which commit protocol the default answers use, and what the corrected
 protocol changed where the store holds both (``protocols.py``).
@@ -25,19 +27,21 @@ from collections import Counter
 from typing import Optional
 
 from dashboards import __version__
+from dashboards.answers import CurveAnswer, curve_answers, curve_key, grid_bounds
 from dashboards.compared_payload import comparison_json, comparisons_json, knee_searches_json
 from dashboards.frontier import CurveFrontier, curve_frontiers
+from dashboards.knee import within_resolution
 from simcore.usable import USABLE_SUCCESS_THRESHOLD
 from dashboards.points import Spread, elementwise_mean, group_points, is_number
 from dashboards.published import compare, describe, load_published
 from dashboards.protocols import protocol_comparisons
 from dashboards.published_explained import PREFERRED_LABEL, STEADY_STATE_LABEL, explanation_for, load_explained
-from dashboards.registry import FILTERS, page_json
+from dashboards.registry import FILTERS, KNEE_EXPERIMENTS, page_json
 from dashboards.rounding import rounded, spread_json
 from dashboards.snapshot import TABLE_METRIC_COLUMNS, StoreSnapshot
 from dashboards.studies import PUBLISHED_PROTOCOL, Study, group_studies, mix_id, number_key, protocol_of, series_id
 from dashboards.writers import writer_frontiers
-from ray_jobs.knee_curves import source_experiment
+from ray_jobs.knee_curves import USABLE_STATISTIC, source_experiment
 from ray_jobs.schema import LEGACY_VALUES
 from simcore.config import DEFAULT_PROTOCOL
 from simcore.redaction import redact
@@ -45,7 +49,10 @@ from simcore.redaction import redact
 # 3: named keys throughout (spreads, brackets, differences), a written schema;
 # 4: the page's registry (views, filters, example_experiment: dashboards.registry)
 # 5: the commit protocol (``protocol``, each study's and writer setup's ``protocol``, ``protocol_changes``)
-PAYLOAD_SCHEMA_VERSION = 5
+# 6: one answer per curve (``usable_source``, ``lower_bound``, ``grid``, ``search``, each study's ``knee_command``,
+#    ``usable_statistic``); each seed's throughput at the knee (``seed_knee_tp``) and each seed's own knee
+#    (``seed_own_knee``) apart
+PAYLOAD_SCHEMA_VERSION = 6
 
 # What the heatmaps and curves can show. ``hatch_by`` names the success rate
 # that marks a cell when it is at or below the threshold (the cell is not
@@ -100,24 +107,42 @@ def _point_json(point) -> dict:
     }
 
 
-def _curve_bounds(study: Study, curve, frontier: CurveFrontier) -> tuple:
-    """(grid scales the curve lacks, heavier loads than the knee missing, knee at the heaviest load tried)."""
-    present = {point.scale_ms for point in curve.points}
-    # A searched study has no grid: each curve's scales are its own.
-    missing_scales = [] if study.is_searched else [scale for scale in study.scales if scale not in present]
-    knee_scale = frontier.knee.scale_ms if frontier.knee else None
-    # The true frontier may be higher when heavier loads than the knee are
-    # absent, or when the knee is the heaviest load the grid tried.
-    heavier_missing = bool(knee_scale is not None and any(scale < knee_scale for scale in missing_scales))
-    at_grid_edge = bool(knee_scale is not None and knee_scale == min(present))
-    return missing_scales, heavier_missing, at_grid_edge
+def _seed_knee_throughputs(frontier: CurveFrontier) -> list:
+    """Per seed, the throughput at the knee point: the values whose range is the knee's spread."""
+    if frontier.knee is None:
+        return []
+    return [{"seed": seed, "tp": rounded(row.get("throughput_cps") if is_number(row.get("throughput_cps")) else None)}
+            for seed, row in sorted(frontier.knee.seed_metrics.items())]
 
 
-def _curve_json(study: Study, curve, frontier: CurveFrontier) -> dict:
+def _grid_json(answer: CurveAnswer) -> Optional[dict]:
+    grid = answer.grid
+    if grid is None:
+        return None
+    return {"usable": rounded(grid.usable_cps), "knee_x": rounded(grid.knee.scale_ms) if grid.knee else None,
+            "knee_tp": _spread_json(grid.knee_throughput), "lower_bound": answer.grid_lower_bound,
+            "n_points": grid.n_points}
+
+
+def _search_json(answer: CurveAnswer) -> Optional[dict]:
+    search = answer.search
+    if search is None:
+        return None
+    knee = search.knee
+    return {"experiment": search.experiment, "study": search.study_id, "status": knee.status, "ended": search.ended,
+            "summary_status": search.summary_status,
+            "bracket": ({"knee_cps": rounded(knee.bracket_cps[0]), "failing_cps": rounded(knee.bracket_cps[1])}
+                        if knee.bracket_cps else None),
+            "width": rounded(knee.width), "offered_width": rounded(knee.offered_width),
+            "within": within_resolution(knee, search.resolution), "resolution": search.resolution,
+            "sims": knee.n_simulations}
+
+
+def _curve_json(study: Study, curve, answer: CurveAnswer) -> dict:
+    frontier = answer.frontier
     knee = frontier.knee
-    missing_scales, heavier_missing, at_grid_edge = _curve_bounds(study, curve, frontier)
-    knee_scale = knee.scale_ms if knee else None
-    seed_values = [value for _, value in frontier.seed_usable_cps if value is not None]
+    own = frontier if study.is_searched else answer.grid  # the gaps and edges of this study's own grid
+    missing_scales, heavier_missing, at_grid_edge = grid_bounds(study, curve, own)
 
     def knee_seconds(metric: str):
         return spread_json(knee.metrics.get(metric), 1e-3) if knee else None
@@ -125,18 +150,21 @@ def _curve_json(study: Study, curve, frontier: CurveFrontier) -> dict:
     return {
         "s": curve.series, "t": curve.num_tables, "m": curve.mix,
         "usable": rounded(frontier.usable_cps),
-        "knee_x": rounded(knee_scale),
+        "usable_source": answer.source,
+        "lower_bound": answer.lower_bound,
+        "knee_x": rounded(knee.scale_ms) if knee else None,
         "knee_tp": _spread_json(frontier.knee_throughput),
+        "seed_knee_tp": _seed_knee_throughputs(frontier),
         "knee_success": _spread_json(knee.metrics.get(frontier.success_metric)) if knee else None,
         "success_metric": frontier.success_metric,
         "fa_lat_s": knee_seconds("fa_commit_latency_mean_ms"),
         "vo_lat_s": knee_seconds("vo_commit_latency_mean_ms"),
         "vo_p99_s": knee_seconds("vo_commit_latency_p99_ms"),
-        "seed_usable": [{"seed": seed, "usable": rounded(value)} for seed, value in frontier.seed_usable_cps],
-        "seed_usable_range": ({"low": rounded(min(seed_values)), "high": rounded(max(seed_values))}
-                              if seed_values else None),
+        "seed_own_knee": [{"seed": seed, "usable": rounded(value)} for seed, value in frontier.seed_usable_cps],
         "n_seeds": len(frontier.seed_usable_cps),
         "n_points": frontier.n_points,
+        "grid": _grid_json(answer),
+        "search": _search_json(answer),
         "missing_x": [rounded(scale) for scale in missing_scales],
         "heavier_missing": heavier_missing,
         "at_grid_edge": at_grid_edge,
@@ -201,7 +229,30 @@ def _missing_json(study: Study) -> dict:
     }
 
 
-def _study_json(study: Study, frontiers: dict) -> dict:
+def knee_command(study: Study) -> Optional[str]:
+    """The command that searches the knees of ``study``'s curves, with the settings that make them its own.
+
+    None where the knee search does not offer the experiment. The duration
+    is always named (the search's default need not be the sweep's); the
+    client, commit protocol and latency model where the study sets them.
+    """
+    experiment = source_experiment(study.experiment) if study.is_searched else study.experiment
+    if experiment not in KNEE_EXPERIMENTS:
+        return None
+    fixed = study.fixed
+    parts = ["commit-sweeps knee", f"--experiment {experiment}"]
+    if fixed.get("client"):
+        parts.append(f"--client {fixed['client']}")
+    if study.protocol != DEFAULT_PROTOCOL:
+        parts.append(f"--protocol {study.protocol}")
+    if fixed.get("latency_model"):
+        parts.append(f"--latency-model {fixed['latency_model']}")
+    if is_number(fixed.get("duration_s")):
+        parts.append(f"--duration-s {number_key(fixed['duration_s'])}")
+    return " ".join(parts)
+
+
+def _study_json(study: Study, answers: dict) -> dict:
     zipf = [entry for entry in (_zipf_json(point) for point in study.points) if entry] if study.is_zipf else []
     return {
         "id": study.id, "experiment": study.experiment, "label": study.label, "catalog": study.catalog,
@@ -209,6 +260,7 @@ def _study_json(study: Study, frontiers: dict) -> dict:
         "zipf": study.is_zipf, "searched": study.is_searched,
         # The experiment a searched study's curves come from, so the page never parses the naming.
         "searched_from": source_experiment(study.experiment) if study.is_searched else None,
+        "knee_command": knee_command(study),
         "series": [{"id": s.id, "label": s.label, "provider": s.provider,
                     "catalog_latency_ms": rounded(s.catalog_latency_ms)} for s in study.series],
         "mixes": [{"id": mix, "label": label, "fast_append_ratio": rounded(fast), "success_metric": metric,
@@ -217,8 +269,7 @@ def _study_json(study: Study, frontiers: dict) -> dict:
         "tables": list(study.tables),
         "scales": [rounded(scale) for scale in study.scales],
         "points": [_point_json(point) for point in study.points],
-        "curves": [_curve_json(study, curve, frontiers[(study.id, (curve.series, curve.num_tables, curve.mix))])
-                   for curve in study.curves],
+        "curves": [_curve_json(study, curve, answers[(study.id, curve_key(curve))]) for curve in study.curves],
         "missing": _missing_json(study),
         "zipf_points": zipf,
         "provenance": _provenance_json(study),
@@ -291,17 +342,25 @@ def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
     points = group_points(snapshot.rows)
     studies = group_studies(points)
     frontiers = curve_frontiers(studies)
+    answers = curve_answers(studies, frontiers, snapshot.knee_summaries)
     figures = load_published() if published is None else published
 
-    def frontier_of(study_id, key):
+    def grid_of(study_id, key):
         return frontiers.get((study_id, key))
 
-    comparisons = compare(figures, studies, frontier_of)
+    def answer_of(study_id, key):
+        answer = answers.get((study_id, key))
+        return answer.frontier if answer else None
+
+    # Seed 001 read its figures off its grid: they are compared with grid knees. Every other view shows the answer.
+    comparisons = compare(figures, studies, grid_of)
     return {
         "schema": PAYLOAD_SCHEMA_VERSION,
         "dashboards_version": __version__,
         "generated_at": snapshot.read_at,
         "threshold": USABLE_SUCCESS_THRESHOLD,
+        "usable_statistic": {"id": USABLE_STATISTIC.id, "label": USABLE_STATISTIC.label,
+                             "description": USABLE_STATISTIC.description, "spread": USABLE_STATISTIC.spread},
         "store": {
             "uri": redact(snapshot.uri), "rows": len(snapshot.rows), "files_read": snapshot.files_read,
             "skipped_files": [{"path": item.path, "reason": item.reason, "quarantined_to": item.quarantined_to}
@@ -310,13 +369,13 @@ def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
             "missing_columns": list(snapshot.missing_columns),
         },
         "metrics": METRICS,
-        "studies": [_study_json(study, frontiers) for study in studies],
+        "studies": [_study_json(study, answers) for study in studies],
         "published": _published_json(comparisons, load_explained()),
-        "knee_searches": knee_searches_json(studies, frontier_of, _curve_bounds, snapshot),
-        "comparisons": comparisons_json(snapshot, studies, frontier_of),
+        "knee_searches": knee_searches_json(studies, grid_of, grid_bounds, snapshot),
+        "comparisons": comparisons_json(snapshot, studies, answer_of),
         "protocol": _protocol_json(snapshot),
         "protocol_changes": {experiment: comparison_json(comparison) for experiment, comparison
-                             in protocol_comparisons(studies, frontier_of, snapshot.plans).items()},
+                             in protocol_comparisons(studies, answer_of, snapshot.plans).items()},
         "writers": writer_frontiers(points),
         "warnings": _warnings(snapshot, studies),
         **page_json(),

@@ -142,8 +142,8 @@ PAGE_VIEWS = (
              "Seed 001's reported figures beside this store's values for the same configurations."),
     PageView("zipf", "zipf", "Zipf", "Zipf: success and conflicts by table rank"),
     PageView("knee", "knee", "Knee search", "Knee search",
-             "The knee found by an adaptive search over the inter-arrival scale (`sweeps/knee.py`) beside the grid's "
-             "knee, with the bracket it is known to lie in, its seed spread, and the simulations each took."),
+             "The knee found by an adaptive search over the inter-arrival scale (`commit-sweeps knee`) beside the "
+             "grid's knee, with the bracket it is known to lie in, its seed spread, and the simulations each took."),
     PageView("protocol-change", "protocol-change", "Correction", "What the correction changed",
              "The reference's author corrected its commit protocol in 2026 (a table-metadata read and write in every "
              "attempt, docs/reference/model.md); seed 001's figures came from the protocol as published. For an experiment "
@@ -208,8 +208,10 @@ def page_views(grids: Sequence[Grid], knee_experiments: Sequence[str] = ()) -> t
 SCRIPTS = CORE_SCRIPTS + tuple(kind.script for kind in KINDS) + (LAST_SCRIPT,)
 
 
+# The experiments the knee search (``commit-sweeps knee --experiment NAME``) offers.
+KNEE_EXPERIMENTS = tuple(KNEE_GRIDS)
 # The page of this checkout: its own views and those of every study sweeps.catalog finds.
-VIEWS = page_views(list(EXPERIMENTS.values()), list(KNEE_GRIDS))
+VIEWS = page_views(list(EXPERIMENTS.values()), KNEE_EXPERIMENTS)
 if EXAMPLE_EXPERIMENT not in EXPERIMENTS:
     raise RegistryError(f"EXAMPLE_EXPERIMENT: {EXAMPLE_EXPERIMENT!r} is not allowed; expected one of "
                         f"{', '.join(EXPERIMENTS)}")

@@ -4,8 +4,10 @@
 study the store's plans declare, one line per curve: every
 variant's usable throughput and its change from the baseline, and the
 change in VO p99 commit latency at each variant's own knee. The numbers are
-the ones dashboard views 9 to 11 draw (same ``compare_variants``). When the
-knee search has run on the experiment (``python sweeps/knee.py
+the ones dashboard views 9 to 11 draw (same ``compare_variants``, same
+answer per curve: the searched knee where the store holds an ended knee
+search of the curve, else the grid knee, ``dashboards.answers``). When the
+knee search has run on the experiment (``commit-sweeps knee
 --experiment NAME``), a second table gives each variant's searched knee,
 which is not limited to the grid's ten rates. Pure functions; the CLI does
 the reading and printing.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from dashboards.answers import curve_answers
 from dashboards.frontier import curve_frontiers
 from dashboards.points import group_points
 from dashboards.snapshot import StoreSnapshot
@@ -22,16 +25,17 @@ from dashboards.studies import group_studies
 from dashboards.knee import parse_summary
 from simcore.usable import FOUND
 from dashboards.variants import Comparison, Variant, compare_variants, comparison_specs
-from ray_jobs.knee_curves import knee_experiment_name
+from ray_jobs.knee_curves import USABLE_STATISTIC, knee_experiment_name
 
 
 def comparisons_of(snapshot: StoreSnapshot, experiments: Optional[Sequence[str]] = None) -> list:
     """The non-empty comparisons in ``snapshot`` (all of them, or those named)."""
     studies = group_studies(group_points(snapshot.rows))
-    frontiers = curve_frontiers(studies)
+    answers = curve_answers(studies, curve_frontiers(studies), snapshot.knee_summaries)
 
     def frontier_of(study_id, key):
-        return frontiers.get((study_id, key))
+        answer = answers.get((study_id, key))
+        return answer.frontier if answer else None
 
     chosen = [spec for spec in comparison_specs(snapshot.plans) if experiments is None or spec.experiment in experiments]
     return [comparison for comparison in (compare_variants(spec, studies, frontier_of) for spec in chosen)
@@ -81,8 +85,10 @@ def format_comparison(comparison: Comparison) -> str:
                 row.append("-" if difference is None or difference.vo_p99_ratio is None
                            else _signed_percent(difference.vo_p99_ratio))
         rows.append(row)
-    lines = _table(f"{spec.experiment}: {spec.field} ({spec.sweep}); usable throughput = highest mean throughput "
-                   f"with success above the threshold; VO p99 change at each variant's knee", header, rows)
+    lines = _table(f"{spec.experiment}: {spec.field} ({spec.sweep}); usable throughput = {USABLE_STATISTIC.label} "
+                   f"(highest mean throughput with mean success above the threshold; the searched knee where an ended "
+                   f"knee search of the curve is in the store, else the grid's); VO p99 change at each variant's knee",
+                   header, rows)
     if comparison.baseline is None:
         lines.insert(1, "  (the baseline variant is not in the store: no changes shown)")
     if comparison.ignored:

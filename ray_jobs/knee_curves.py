@@ -18,6 +18,15 @@ The one home of three things every part of the product reads the same way:
   all take their means here. The sum is Python's, left to right, then
   divided: the dashboard's numbers stay what they were, and for fewer than
   8 seeds it is exactly ``numpy.mean``, which capacity used.
+- **The seed statistic** of a curve's usable throughput (``USABLE_STATISTIC``):
+  the knee of the seed-mean curve. Each point's success and throughput are
+  seed means (above); the knee is the passing point of highest mean
+  throughput (``simcore.usable``), and the value is the mean throughput
+  there. Its spread is the throughput of each seed at that same point. It
+  is not the mean of each seed's own knee: a search decides pass or fail on
+  seed means, one search per curve, so this is the statistic a search gives
+  (``ray_jobs.search``: the knee search and ``commit-sweeps capacity``), and
+  a grid read the same way gives the same statistic at the grid's resolution.
 - **Which points count** on a searched curve (``full_seed_points``): those
   measured with every seed of the search. A knee search first screens with
   one seed (``ray_jobs.search``); those one-seed points are stored too (the
@@ -82,6 +91,35 @@ def source_experiment(knee_experiment: str) -> str:
         raise ValueError(f"knee_experiment: {knee_experiment!r} is not allowed; expected a name ending in "
                          f"{KNEE_SUFFIX!r}")
     return knee_experiment[:-len(KNEE_SUFFIX)]
+
+
+# -- the seed statistic -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SeedStatistic:
+    """How a curve's usable throughput is taken over seeds: named here once, shown by every view.
+
+    Attributes:
+        id: a stable name for the payload and tests.
+        label: the name people read next to the value.
+        description: what the value is, in one sentence.
+        spread: what its seed spread is.
+    """
+
+    id: str
+    label: str
+    description: str
+    spread: str
+
+
+USABLE_STATISTIC = SeedStatistic(
+    id="knee_of_seed_mean_curve",
+    label="knee of the seed-mean curve",
+    description=("each point's success and throughput are averaged over its seeds; the usable throughput is the mean "
+                 "throughput at the passing point of highest mean throughput (not the mean of each seed's own knee, "
+                 "which can lie on either side of it)"),
+    spread="the throughput of each seed at that same point",
+)
 
 
 # -- a measured point -------------------------------------------------------------------------------

@@ -262,7 +262,7 @@ def test_the_issue6_views_say_what_a_store_without_them_lacks(browser, page_url)
     open_page(browser, page_url)
     assert browser.console_errors == []
     assert "No knee search in this store yet" in text_of(browser, "knee-body")
-    assert "python sweeps/knee.py --experiment exp4c" in text_of(browser, "knee-body")
+    assert "commit-sweeps knee --experiment exp4c" in text_of(browser, "knee-body")
     assert "No gcs_throttle runs in this store yet" in text_of(browser, "throttle-body")
     assert "commit-sweeps sweep retry_policies" in text_of(browser, "retry-body")
     assert "No append_catalog runs" in text_of(browser, "append-body")
@@ -354,10 +354,9 @@ def test_every_issue6_control_redraws_without_errors(browser, issue6_url):
             assert browser.console_errors == [], (control, value)
             assert browser.evaluate(f"document.getElementById({control!r}).value") == value
     assert marks(browser, "svg.append-chart") == [8]  # log axis: the same marks
-    # The frontier can draw the searched knees beside the grid's: one more dot per searched curve.
-    browser.evaluate("(() => { const s = document.getElementById('frontier-searched'); s.value = 'show';"
-                     " s.dispatchEvent(new Event('change')); })()")
-    assert marks(browser, "svg.frontier-chart") == [4 + 2, 4 + 2]
+    # The knee search's rows end no search (no summary, brackets wide): the frontier keeps the grid's knees and says so.
+    assert "4 curve(s) have a knee search that has not ended" in text_of(browser, "frontier-body")
+    assert marks(browser, "svg.frontier-chart") == [4, 4]
     assert browser.console_errors == []
 
 

@@ -124,7 +124,9 @@ const Charts = (() => {
 
   const SERIES_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
                           "#17becf", "#7f7f7f", "#bcbd22"];
-  const PROVIDER_COLOURS = { s3x: "#d62728", s3: "#ff7f0e", azurex: "#1f77b4", azure: "#17becf",
+  // One hue per provider, the extended and plain tiers of one store told apart by hue, not shade (azurex blue,
+  // azure purple; s3x red, s3 orange).
+  const PROVIDER_COLOURS = { s3x: "#d62728", s3: "#ff7f0e", azurex: "#1f77b4", azure: "#9467bd",
                              gcp: "#2ca02c", instant: "#7f7f7f" };
 
   function seriesColour(key, index) {

@@ -15,7 +15,7 @@
   const state = {
     study: null, series: null, mixes: null, tables: null,  // null = all
     frontierAxis: "tables", heatFamily: "success", curveGroup: "tables",
-    curveLatency: "fa_commit_latency_mean_ms", zipf: {}, curvePick: {}, yScales: {}, frontierSearched: "hide", queryProblems: [], publishedDefinition: "store",
+    curveLatency: "fa_commit_latency_mean_ms", zipf: {}, curvePick: {}, yScales: { frontier: "log" }, frontierGrid: "hide", queryProblems: [], publishedDefinition: "store",
   };
   const indexCache = new Map();
 
@@ -204,8 +204,10 @@
     replace("store-line",
       `Store ${store.uri}: ${store.rows} rows from ${store.files_read} file${store.files_read === 1 ? "" : "s"}`,
       store.duplicates_dropped ? `, ${store.duplicates_dropped} duplicate rows dropped (latest kept)` : "",
-      `. Read ${DATA.generated_at}. Usable = highest throughput with success above ${DATA.threshold * 100}%` +
-      " (VO success where the mix has VO).");
+      `. Read ${DATA.generated_at}. Usable throughput = the ${DATA.usable_statistic.label}: ` +
+      `${DATA.usable_statistic.description}; a point passes with success above ${thresholdText()} (VO success where ` +
+      "the mix has VO). It is the searched knee where the store holds an ended knee search of the curve, else the grid " +
+      "knee, at the grid's resolution.");
     replace("protocol-line", protocolText());
   }
 
@@ -319,22 +321,102 @@
 
   // -- helpers two views share --------------------------------------------------------------------------------------
 
+  // -- one answer per curve: its value, spread and source, said the same way in every view -------------------------
+
+  const statistic = () => DATA.usable_statistic;
+  const isLowerBound = (curve) => Boolean(curve && curve.lower_bound);
+  const seedList = (entries, key) => entries.map((e) => `seed ${e.seed}: ${e[key] === null ? "none" : sig(e[key])}`).join(", ");
+
+  // The value's seed spread: the statistic's own words, then each seed's value (low to high is knee_tp's range).
+  function spreadLine(curve) {
+    return `spread (${statistic().spread}): ${curve.seed_knee_tp.length ? seedList(curve.seed_knee_tp, "tp") : "–"}`;
+  }
+
+  // Where a curve's usable throughput comes from, for people.
+  function sourceLine(curve) {
+    if (curve.usable_source === "searched") {
+      const s = curve.search;
+      const bracket = s && s.bracket ? `, bracketed ${sig(s.bracket.knee_cps)} to ${sig(s.bracket.failing_cps)} c/s` : "";
+      const state = s && !s.ended ? "; the search has not ended: rerunning it finishes it" : "";
+      return `source: the searched knee (${s ? `${s.experiment}, ${s.status.replace(/_/g, " ")}` : "knee search"}${bracket}), ` +
+        `what commit-sweeps capacity reports for this config${state}`;
+    }
+    return "source: the grid knee, at the grid's resolution (the true knee lies between it and the next heavier load tried)";
+  }
+
+  // What searches a grid-read value, for a study (null: nothing to add).
+  function searchHint(study, curve) {
+    if (curve.usable_source === "searched" && curve.search && curve.search.ended) return null;
+    if (curve.search && !curve.search.ended) {
+      return `a knee search of this curve (${curve.search.experiment}) has not ended` +
+        (study && study.knee_command ? `: ${study.knee_command} finishes it` : "");
+    }
+    if (!study) return null;
+    return study.knee_command ? `to search it: ${study.knee_command}`
+      : `the knee search does not offer ${study.experiment}; commit-sweeps capacity searches one config`;
+  }
+
+  function lowerBoundLines(curve) {
+    if (curve.usable_source === "searched") {
+      return curve.lower_bound ? ["lower bound: it passes even at the heaviest load the search tried"] : [];
+    }
+    const lines = [];
+    if (curve.at_grid_edge) lines.push("lower bound: the knee is the heaviest load tried");
+    if (curve.heavier_missing) lines.push("lower bound: heavier loads are missing from the store");
+    return lines;
+  }
+
+  const gridKneeText = (grid) => (grid.usable === null ? `no grid point above ${thresholdText()}`
+    : `${grid.lower_bound ? "≥ " : ""}${sig(grid.usable)} c/s at ${sig(grid.knee_x)} ms`);
+
+  /* Every line a curve's tooltip gives about its usable throughput; ``study`` (or null) for the command hint. */
+  function usableLines(curve, study) {
+    const successLabel = curve.success_metric === "vo_success_rate" ? "VO success" : "success";
+    const lines = [];
+    if (curve.usable === null) {
+      lines.push(`no point with ${successLabel} above ${thresholdText()} (${curve.n_points} points tried)`);
+    } else {
+      lines.push(`usable ${isLowerBound(curve) ? "≥ " : ""}${sig(curve.usable)} c/s (${statistic().label}) at ${
+        sig(curve.knee_x)} ms inter-arrival (${successLabel} ${pct(curve.knee_success && curve.knee_success.mean)})`);
+      lines.push(spreadLine(curve));
+    }
+    lines.push(sourceLine(curve));
+    if (curve.usable_source === "searched" && curve.grid) {
+      lines.push(`grid knee, at the grid's resolution: ${gridKneeText(curve.grid)}`);
+    }
+    const hint = searchHint(study, curve);
+    if (hint) lines.push(hint);
+    lines.push(...lowerBoundLines(curve));
+    lines.push(`each seed's own knee (another statistic, not averaged into the value): ${seedList(curve.seed_own_knee, "usable")}`);
+    return lines;
+  }
+
   function frontierTip(study, series, mix, tables, curve) {
     const lines = [`${series.label}, ${tablesText(tables)}, ${mix.label}`];
     if (!curve) return lines.concat(["not in the store"]).join("\n");
-    const successLabel = curve.success_metric === "vo_success_rate" ? "VO success" : "success";
-    if (curve.usable === null) {
-      lines.push(`no point with ${successLabel} above ${DATA.threshold * 100}% (${curve.n_points} points tried)`);
-    } else {
-      lines.push(`usable ${sig(curve.usable)} c/s at ${sig(curve.knee_x)} ms inter-arrival (${successLabel} ${
-        pct(curve.knee_success && curve.knee_success.mean)})`);
-      if (curve.knee_tp) lines.push(`knee throughput over seeds: ${spreadText(curve.knee_tp, "c/s")}`);
-    }
-    lines.push(`per-seed usable: ${curve.seed_usable.map(({ seed, usable }) => `seed ${seed}: ${usable === null ? "none" : sig(usable)}`).join(", ")}`);
-    if (curve.at_grid_edge) lines.push("lower bound: the knee is the heaviest load tried");
-    if (curve.heavier_missing) lines.push("lower bound: heavier loads are missing from the store");
+    lines.push(...usableLines(curve, study));
     if (curve.missing_x.length) lines.push(`missing inter-arrival points: ${curve.missing_x.join(", ")} ms`);
     return lines.join("\n");
+  }
+
+  // Where a study's values come from, for a view's legend: how many curves are searched, and the command for the rest.
+  function sourceNote(study, curves) {
+    const searched = curves.filter((c) => c.usable_source === "searched" && (!c.search || c.search.ended)).length;
+    const pending = curves.filter((c) => c.search && !c.search.ended).length;
+    const command = (what) => (study.knee_command
+      ? [" ", el("code", {}, `${study.knee_command} --store ${DATA.store.uri}`), ` ${what} (the search commit-sweeps ` +
+         "capacity runs on one config); rebuild or reload after."]
+      : [` The knee search does not offer ${study.experiment}; commit-sweeps capacity searches one config.`]);
+    const unfinished = pending ? ` ${pending} curve(s) have a knee search that has not ended.` : "";
+    if (study.searched) {
+      return [`Every value here is a searched knee (${study.experiment}).${unfinished}`,
+              pending ? command("finishes them") : ""];
+    }
+    const grid = "grid knees, at the grid's resolution (the true knee lies between a grid knee and the next heavier load " +
+      "the grid tried)";
+    if (!searched) return [`Every value here is one of the ${grid}.${unfinished}`, command("searches them")];
+    return [`${searched} of ${curves.length} curves show their searched knee (marked searched; the grid's knee is in ` +
+      `the tooltip); the others are ${grid}.${unfinished}`, searched < curves.length ? command("searches them") : ""];
   }
 
   function curveLine(study, series, mix, t, label, colour, metric) {
@@ -366,6 +448,7 @@
     DATA, FILTERS, state, indexCache, el, replace, fmt, sig, pct, currentStudy, index, selected,
     selectedSeries, selectedMixes, selectedTables, seriesColour, metricValue, spreadText, tablesText,
     readQuery, writeQuery, chipGroup, renderFilters, choice, renderHeader, renderNotices, figure, noData, svgBlob,
-    frontierTip, curveLine, requestUpdate, thresholdText, noneAbove
+    frontierTip, curveLine, requestUpdate, thresholdText, noneAbove, statistic, isLowerBound, spreadLine, sourceLine,
+    searchHint, usableLines, gridKneeText, seedList, sourceNote
   };
 })();

@@ -4,8 +4,8 @@
 
 (() => {
   const {
-    DATA, state, el, replace, sig, pct, currentStudy, index, spreadText, tablesText, choice, figure, noData,
-    noneAbove
+    DATA, state, el, replace, sig, currentStudy, index, spreadText, tablesText, choice, figure, noData,
+    noneAbove, isLowerBound, usableLines
   } = window.Dash;
 
   // -- shared by the views that set experiments side by side --------------------------------------------------------
@@ -73,17 +73,10 @@
                   (v) => { state.yScales[key] = v; redraw(); });
   }
 
-  const isLowerBound = (curve) => Boolean(curve && (curve.at_grid_edge || curve.heavier_missing));
-
   function kneeText(curve) {
     if (!curve) return "not in the store";
-    if (curve.usable === null) return `no point above ${DATA.threshold * 100}% success (${curve.n_points} points tried)`;
-    const successLabel = curve.success_metric === "vo_success_rate" ? "VO success" : "success";
-    const lines = [`usable ${sig(curve.usable)} c/s at ${sig(curve.knee_x)} ms inter-arrival (${successLabel} ${
-      pct(curve.knee_success && curve.knee_success.mean)})`];
-    if (curve.knee_tp) lines.push(`knee throughput over seeds: ${spreadText(curve.knee_tp, "c/s")}`);
+    const lines = usableLines(curve, null);
     if (curve.vo_p99_s) lines.push(`VO p99 commit latency at the knee: ${sig(curve.vo_p99_s.mean)} s`);
-    if (isLowerBound(curve)) lines.push("a lower bound: the knee is the heaviest load tried, or heavier loads are missing");
     return lines.join("\n");
   }
 
@@ -97,8 +90,9 @@
   function usableCell(curve) {
     if (!curve) return el("td", { class: "missing" }, "not run");
     if (curve.usable === null) return el("td", { class: "low", title: kneeText(curve) }, noneAbove());
-    return el("td", { class: isLowerBound(curve) ? "bound" : null, title: kneeText(curve) },
-              `${isLowerBound(curve) ? "≥ " : ""}${sig(curve.usable)}`);
+    return el("td", { class: isLowerBound(curve) ? "bound" : null, title: kneeText(curve), "data-source": curve.usable_source },
+              `${isLowerBound(curve) ? "≥ " : ""}${sig(curve.usable)}`,
+              curve.usable_source === "searched" ? el("span", { class: "source" }, " searched") : null);
   }
 
   function changeCell(ratio, moreIsBetter) {
@@ -200,7 +194,7 @@
       lines.push(`bracket ${sig(entry.bracket.knee_cps)} to ${sig(entry.bracket.failing_cps)} c/s (${entry.width === null ? "?"
         : (entry.width * 100).toFixed(1)}% wide), inter-arrival ${sig(entry.bracket_x.failing_ms)} to ${sig(entry.bracket_x.knee_ms)} ms`);
     }
-    if (entry.knee_tp) lines.push(`knee throughput over seeds: ${spreadText(entry.knee_tp, "c/s")}`);
+    if (entry.knee_tp) lines.push(`spread (${DATA.usable_statistic.spread}): ${spreadText(entry.knee_tp, "c/s")}`);
     lines.push(`${entry.sims} simulations (${entry.scales} scales × seeds ${entry.seeds.join(", ")}); ${entry.status.replace(/_/g, " ")}`);
     const bracket = entry.bracket ? [entry.bracket.knee_cps, entry.bracket.failing_cps] : null;
     const [lo, hi] = bracket ? [Math.min(...bracket), Math.max(...bracket)] : [null, null];
@@ -209,7 +203,7 @@
 
   Object.assign(window.Dash, {
     studyEntries, studyById, percentChange, command, selectedProviders, keepEntry, filterText, filteredAway,
-    variantCurve, mixLabel, mixHasVo, shortMix, yScaleControl, isLowerBound, kneeText, usableMark, usableCell,
+    variantCurve, mixLabel, mixHasVo, shortMix, yScaleControl, kneeText, usableMark, usableCell,
     changeCell, secondsCell, variantFrontiers, comparisonPreamble, variantsNote, kneeSearchFor, searchedMark,
     legendNote, shortLabel
   });

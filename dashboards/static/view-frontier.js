@@ -4,11 +4,10 @@
 (() => {
   const {
     state, el, replace, index, selectedSeries, selectedMixes, selectedTables, seriesColour, tablesText,
-    choice, figure, frontierTip, kneeSearchFor, searchedMark
+    choice, figure, frontierTip, statistic, gridKneeText, sourceNote
   } = window.Dash;
 
   // -- 1. frontier -------------------------------------------------------------------------------------
-
 
   function frontierPoint(study, series, mix, tables, x) {
     const curve = index(study).curves.get(`${series.id}|${tables}|${mix.id}`);
@@ -16,7 +15,18 @@
     const tip = frontierTip(study, series, mix, tables, curve);
     if (curve.usable === null) return { x, y: null, cross: true, tip };
     return { x, y: curve.usable, lo: curve.knee_tp ? curve.knee_tp.low : null, hi: curve.knee_tp ? curve.knee_tp.high : null,
-             hollow: curve.at_grid_edge || curve.heavier_missing, tip };
+             hollow: curve.lower_bound, tip };
+  }
+
+  // The grid's own knee of a curve whose value is a searched knee (drawn dashed beside it on request).
+  function gridPoint(study, series, mix, tables, x) {
+    const curve = index(study).curves.get(`${series.id}|${tables}|${mix.id}`);
+    if (!curve || curve.usable_source !== "searched" || !curve.grid) return null;
+    const g = curve.grid;
+    const tip = `${series.label}, ${tablesText(tables)}, ${mix.label}\ngrid knee, at the grid's resolution: ${gridKneeText(g)}`;
+    if (g.usable === null) return { x, y: null, cross: true, tip };
+    return { x, y: g.usable, lo: g.knee_tp ? g.knee_tp.low : null, hi: g.knee_tp ? g.knee_tp.high : null,
+             hollow: g.lower_bound, tip };
   }
 
   function renderFrontier(study) {
@@ -26,16 +36,20 @@
     const latencies = [...new Set(series.map((s) => s.catalog_latency_ms).filter((v) => v !== null))];
     const canUseLatency = latencies.length > 1;
     if (!canUseLatency) state.frontierAxis = "tables";
+    const redraw = () => renderFrontier(study);
     const controls = [canUseLatency ? choice("frontier-axis", "x axis:", [["tables", "table count"], ["latency", "catalog CAS latency"]],
-      state.frontierAxis, (v) => { state.frontierAxis = v; renderFrontier(study); }) : null];
-    // A knee search of this experiment can be drawn on the same axes (dashed).
-    const search = !study.searched && state.frontierAxis === "tables" ? kneeSearchFor(study) : null;
-    if (search) {
-      controls.push(choice("frontier-searched", "searched knees:", [["hide", "hide"], ["show", `show (${search.experiment})`]],
-        state.frontierSearched, (v) => { state.frontierSearched = v; renderFrontier(study); }));
+      state.frontierAxis, (v) => { state.frontierAxis = v; redraw(); }) : null,
+      // Providers differ tenfold in usable throughput: a log axis keeps the slow ones apart.
+      choice("frontier-yscale", "y axis:", [["log", "log"], ["linear", "linear"]], state.yScales.frontier || "log",
+        (v) => { state.yScales.frontier = v; redraw(); })];
+    const shown = study.curves.filter((c) => series.some((s) => s.id === c.s) && mixes.some((m) => m.id === c.m)
+      && tables.includes(c.t));
+    const searched = !study.searched && shown.some((c) => c.usable_source === "searched" && c.grid);
+    if (searched) {
+      controls.push(choice("frontier-grid", "grid knees:", [["hide", "hide"], ["show", "show beside the searched"]],
+        state.frontierGrid, (v) => { state.frontierGrid = v; redraw(); }));
     }
-    const searchedByKey = new Map(search && state.frontierSearched === "show"
-      ? search.curves.map((e) => [`${e.s}|${e.t}|${e.m}`, e]) : []);
+    const showGrid = searched && state.frontierGrid === "show";
     const charts = mixes.map((mix) => {
       let lines;
       let options;
@@ -54,18 +68,17 @@
           label: s.label, colour: seriesColour(study, s),
           points: tables.map((t) => frontierPoint(study, s, mix, t, t * dodge(i))).filter(Boolean),
         }));
-        if (searchedByKey.size) {
+        if (showGrid) {
           series.forEach((s, i) => {
-            const points = tables.map((t) => searchedByKey.get(`${s.id}|${t}|${mix.id}`)).filter(Boolean)
-              .map((e) => searchedMark(e, e.t * dodge(i) * 1.02, `${s.label}, ${tablesText(e.t)}, ${mix.label}`));
-            if (points.length) lines.push({ label: `${s.label} searched`, colour: seriesColour(study, s), dashed: true, points });
+            const points = tables.map((t) => gridPoint(study, s, mix, t, t * dodge(i) * 1.02)).filter(Boolean);
+            if (points.length) lines.push({ label: `${s.label} grid`, colour: seriesColour(study, s), dashed: true, points });
           });
         }
         options = { xLabel: "tables in the catalog", xScale: "log", xTicks: tables };
       }
       const chart = Charts.lineChart(Object.assign(options, {
         title: `${mix.label}: usable throughput`, yLabel: "usable throughput (c/s)", series: lines,
-        width: 470, height: 320, xTickLabel: String,
+        width: 470, height: 320, xTickLabel: String, yScale: state.yScales.frontier || "log",
       }));
       chart.classList.add("frontier-chart");
       chart.setAttribute("data-mix", mix.id);
@@ -73,10 +86,12 @@
     });
     replace("frontier-body", controls, el("div", { class: "grid" }, charts),
       el("p", { class: "legend-note" },
-        "Dots: usable throughput (seed means), nudged sideways so equal values stay visible. Bars: range of the knee's " +
-        "throughput over seeds. Hollow: a lower bound " +
-        "(knee at the heaviest load tried, or heavier loads missing). Cross: no point above the threshold. Hover for details." +
-        (search ? " Dashed (searched knees shown): the knee search's knee, bars spanning its bracket; see 8. Knee search." : "")));
+        `Dots: usable throughput, the ${statistic().label} (as the line under the page's title says), nudged sideways ` +
+        `so equal values stay visible. Bars: its spread, ${statistic().spread}. Hollow: a lower bound (a grid knee at the ` +
+        "heaviest load tried or with heavier loads missing, or a searched knee above its search range). Cross: no point " +
+        "above the threshold. Hover for details. ",
+        sourceNote(study, shown),
+        showGrid ? " Dashed: the grid's knees of the searched curves, at the grid's resolution." : ""));
   }
 
   Object.assign(window.Dash.views, { frontier: (view, study) => renderFrontier(study) });

@@ -93,7 +93,7 @@
               state.study = k.source_study || k.study; state.series = state.mixes = state.tables = null; requestUpdate(); } },
             `${k.experiment} (of ${k.source})`)]), `; none of ${study.experiment}.`)
         : el("p", { class: "no-data" }, "No knee search in this store yet. Run ",
-             command(`python sweeps/knee.py --experiment ${study.searched_from || suggestedSearch(view, study)}`),
+             command(study.knee_command || `commit-sweeps knee --experiment ${suggestedSearch(view, study)}`),
              " (add --quick for a small version), then rebuild or reload."));
       return;
     }

@@ -115,7 +115,7 @@
         secondsCell(before && before.vo_p99_s), secondsCell(after && after.vo_p99_s));
     });
     const summary = el("p", { class: "protocol-change-summary" }, compared
-      ? `${moved} of ${compared} curves moved by 1% or more under the corrected protocol (usable throughput, seed means).`
+      ? `${moved} of ${compared} curves moved by 1% or more under the corrected protocol (usable throughput, the ${DATA.usable_statistic.label}).`
       : "No curve has a usable throughput under both protocols yet.");
     replace(BODY, notes, summary, el("div", { class: "grid" }, charts),
       el("div", { class: "scroll" }, el("table", { class: "data protocol-change-table" }, el("thead", {}, head),

@@ -3,7 +3,8 @@
 
 (() => {
   const {
-    el, replace, sig, index, selectedSeries, selectedMixes, selectedTables, tablesText, frontierTip, noneAbove
+    el, replace, sig, index, selectedSeries, selectedMixes, selectedTables, tablesText, frontierTip, noneAbove,
+    statistic, sourceNote
   } = window.Dash;
 
   // -- 4. provider tables ------------------------------------------------------------------------------------
@@ -20,8 +21,11 @@
       if (curve.usable === null) return [el("td", { class: "low", title: tip }, noneAbove()), el("td", {}, "–")];
       const range = curve.knee_tp && curve.knee_tp.n > 1 ? ` (${sig(curve.knee_tp.low)}–${sig(curve.knee_tp.high)})` : "";
       const latency = (spread) => (spread ? `${sig(spread.mean)} s` : "—");
-      return [el("td", { title: tip, class: curve.at_grid_edge || curve.heavier_missing ? "bound" : null },
-                 `${curve.at_grid_edge || curve.heavier_missing ? "≥ " : ""}${sig(curve.usable)}${range}`),
+      const grid = curve.usable_source === "searched" && curve.grid && curve.grid.usable !== null
+        ? `; grid ${curve.grid.lower_bound ? "≥ " : ""}${sig(curve.grid.usable)}` : "";
+      return [el("td", { title: tip, class: curve.lower_bound ? "bound" : null, "data-source": curve.usable_source },
+                 `${curve.lower_bound ? "≥ " : ""}${sig(curve.usable)}${range}`,
+                 curve.usable_source === "searched" ? el("span", { class: "source" }, ` searched${grid}`) : null),
               el("td", { title: tip }, `${latency(curve.fa_lat_s)} / ${latency(curve.vo_lat_s)}`)];
     })));
     const seeds = study.provenance.seeds_per_point;
@@ -34,9 +38,11 @@
     const tables = selectedTables(study);
     let chosen = tables.filter((t) => t === 1 || t === 10);
     if (!chosen.length) chosen = tables.slice(0, 1);
+    const shown = study.curves.filter((c) => chosen.includes(c.t));
     replace("tables-body", chosen.map((t) => providerTable(study, t)),
-      el("p", { class: "legend-note" }, "Usable throughput (seed means) with the knee's range over seeds in brackets; " +
-        "≥ marks a lower bound. Latencies: mean commit latency of FA and VO transactions at the knee. Hover for seeds."));
+      el("p", { class: "legend-note" }, `Usable throughput, the ${statistic().label}, with its spread in brackets ` +
+        `(${statistic().spread}, lowest to highest); ≥ marks a lower bound. Latencies: mean commit latency of FA and VO ` +
+        "transactions at the knee. Hover for each seed. ", sourceNote(study, shown)));
   }
 
   Object.assign(window.Dash.views, { tables: (view, study) => renderProviderTables(study) });
