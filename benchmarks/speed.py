@@ -57,7 +57,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 from simcore import SimConfig, simulate
 from simcore.flags import add_seeds_flag
 
-DRIVER = os.path.join(ROOT, "benchmarks", "reference_driver.py")
+DRIVER = os.path.join(ROOT, "studies", "fidelity", "reference_driver.py")  # the reference, run on one config
 BASELINE_PATH = os.path.join(ROOT, "benchmarks", "speed_baseline.json")
 
 # The speed guard's configs, as `python -m simcore run` flags (so an older checkout, whose Python API may

@@ -8,19 +8,23 @@ share (runs taken most expensive first, as the sweep runs them) stays
 closest to the measured one, and replays the ETA a sweep would have printed
 under the current and the fitted model.
 
-    python -m benchmarks.cost_model --store ./results
+    python scripts/fit_cost_model.py --store ./results
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import pathlib
+import sys
 
 import numpy as np
 
-from simcore.flags import add_store_flag
-from ray_jobs import batching
-from ray_jobs.store import ResultsStore
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
+
+from simcore.flags import add_store_flag  # noqa: E402
+from ray_jobs import batching  # noqa: E402
+from ray_jobs.store import ResultsStore  # noqa: E402
 
 
 def features(table) -> tuple:
@@ -51,7 +55,7 @@ def replay_eta(estimate, wall, shares=(0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python scripts/fit_cost_model.py", description=__doc__.splitlines()[0])
     add_store_flag(parser)  # a store with finished sweeps
     args = parser.parse_args()
     table = ResultsStore(args.store).scan(columns=["duration_s", "inter_arrival_scale_ms", "fast_append_ratio",

@@ -1,7 +1,7 @@
 """How much the Ray fan-out costs, and where a whole sweep's time goes.
 
-    python benchmarks/fanout.py overhead [--seeds SEEDS] [--repeat R]   # ray_jobs vs a plain loop; 1 and 2 workers
-    python benchmarks/fanout.py full [--seeds SEEDS] [--duration-s S]   # exp4a + exp4b + exp4c, end to end
+    python -m studies.fanout overhead [--seeds SEEDS] [--repeat R] [--out FILE]  # ray_jobs vs a plain loop
+    python -m studies.fanout full [--seeds SEEDS] [--duration-s S] [--out FILE]  # exp4a + exp4b + exp4c
 
 ``overhead`` runs one batch of configs (the exp4c quick grid) four ways and
 prints wall seconds for each:
@@ -21,7 +21,9 @@ start-up, store scan, fan-out, writes, and the simulation time by
 experiment and inter-arrival scale, from the ``wall_s`` of every stored row.
 
 Figures depend on what else the machine runs: the load average is printed
-with them.
+with them. ``overhead`` writes one row per variant to ``--out`` (default
+``studies/fanout/results/overhead-<date>.csv``), ``full`` its breakdown
+(default ``studies/fanout/results/full-<date>.json``).
 """
 
 from __future__ import annotations
@@ -29,11 +31,11 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
-
 
 import ray
 
@@ -44,6 +46,7 @@ from ray_jobs.fanout import SweepPlan, find_work, run_sweep
 from ray_jobs.progress import ProgressPrinter
 from ray_jobs.store import ResultsStore
 from sweeps import exp4a, exp4b, exp4c
+from studies.results import add_out_flags, command_line, out_path, write_csv, write_json
 
 
 def load_average() -> str:
@@ -124,7 +127,7 @@ def plain_loop(configs, seeds: tuple[int, ...]) -> dict:
             "cpu": {"workers": time.process_time() - cpu_started, "daemons": 0.0, "driver": 0.0}}
 
 
-def overhead(seeds: tuple[int, ...], repeat: int) -> None:
+def overhead(seeds: tuple[int, ...], repeat: int) -> list[dict]:
     configs = exp4c.GRID.configs(quick=True)
     plans = [SweepPlan("bench", configs, seeds)]
     runs = len(configs) * len(seeds)
@@ -164,9 +167,17 @@ def overhead(seeds: tuple[int, ...], repeat: int) -> None:
           f"(best unbatched - best batched, over the {extra_tasks} extra tasks)")
     print(f"    speed-up 1 -> 2 workers: {best['ray_jobs, 1 worker, warm'] / best['ray_jobs, 2 workers, warm']:.2f}x (best vs best)")
     print(f"load average after: {load_average()}")
+    rows = []
+    for name, rs in results.items():
+        times = sorted(r["fanout_s"] for r in rs)
+        rows.append({"variant": name, "best_s": times[0], "median_s": times[len(times) // 2], "tasks": rs[0]["tasks"],
+                     **{f"cpu_{part}_s": sorted(r["cpu"][part] for r in rs)[len(rs) // 2]
+                        for part in ("workers", "driver", "daemons")},
+                     "configs": len(configs), "seeds": len(seeds), "repeat": repeat, "cores": os.cpu_count()})
+    return rows
 
 
-def full(seeds: tuple[int, ...], duration_s: float) -> None:
+def full(seeds: tuple[int, ...], duration_s: float) -> dict:
     grids = [exp4a.GRID, exp4b.GRID, exp4c.GRID]
     plans = [SweepPlan(g.experiment, g.configs(duration_s=duration_s), seeds) for g in grids]
     runs = sum(len(p.configs) * len(seeds) for p in plans)
@@ -213,25 +224,40 @@ def full(seeds: tuple[int, ...], duration_s: float) -> None:
             print(f"    {row['wall_s']:6.1f} s  {row['experiment']} {row['provider']} tables={row['num_tables']} "
                   f"FA={row['fast_append_ratio']} catalog_ms={row['catalog_latency_ms']} "
                   f"inter-arrival={row['inter_arrival_scale_ms']:g} seed={row['seed']}")
+        return {"runs": runs, "seeds": len(seeds), "duration_s": duration_s, "cores": os.cpu_count(),
+                "end_to_end_s": total_s, "runs_stored": summary.run, "runs_failed": summary.failed,
+                "ray_start_s": connect_s, "store_scan_s": summary.scan_s, "fanout_s": summary.fanout_s,
+                "tasks": summary.batches, "write_s": summary.write_s, "files_written": summary.files_written,
+                "cpu_s": cpu, "simulate_s": summary.simulate_s,
+                "simulate_s_by_experiment": dict(sorted(by_experiment.items())),
+                "simulate_s_by_inter_arrival_ms": {f"{k:g}": v for k, v in sorted(by_scale.items())}}
     finally:
         shutil.rmtree(store_dir, ignore_errors=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv=None) -> int:
+    prog = "python -m studies.fanout"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     modes = parser.add_subparsers(dest="mode", required=True)
     overhead_mode = modes.add_parser("overhead", help="ray_jobs vs a plain loop; 1 vs 2 workers")
     add_seeds_flag(overhead_mode)
     overhead_mode.add_argument("--repeat", type=int, default=3)
+    add_out_flags(overhead_mode, "one row per variant, as CSV")
     full_mode = modes.add_parser("full", help="exp4a + exp4b + exp4c end to end")
     add_seeds_flag(full_mode)
     full_mode.add_argument("--duration-s", type=float, default=3600.0)
-    args = parser.parse_args()
+    add_out_flags(full_mode, "the breakdown, as JSON")
+    args = parser.parse_args(argv)
+    command = command_line(prog, argv)
     if args.mode == "overhead":
-        overhead(args.seeds, args.repeat)
+        out = out_path(args, "fanout", "overhead", "csv")
+        write_csv(out, overhead(args.seeds, args.repeat), command)
     else:
-        full(args.seeds, args.duration_s)
+        out = out_path(args, "fanout", "full", "json")
+        write_json(out, full(args.seeds, args.duration_s), command)
+    print(f"wrote {out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,7 +1,7 @@
 """Fault injection against a quick sweep: kills, damage and a concurrent sweep, then what the store holds.
 
-    python benchmarks/faults.py                 # every case, a few minutes on 2 cores
-    python benchmarks/faults.py --case corrupt  # one case (repeatable)
+    python -m studies.faults                 # every case, a few minutes on 2 cores
+    python -m studies.faults --case corrupt  # one case (repeatable)
 
 Each case runs the real sweep command (``sweep_main``, a local Ray per
 driver) on a tiny grid in a fresh store, injects its fault, resumes where
@@ -21,12 +21,13 @@ kept).
 The cases: a clean sweep; SIGKILL and SIGTERM of the driver after its first
 file, then resume; truncated, bit-flipped and foreign files, then resume;
 two sweeps at once; SIGKILL a few seconds after the first run finished with
-the command's own flush interval (it was 30 s, and such a kill lost every
-finished run); a damaged copy and a zero-byte file under a good file's name
-stem, and a foreign file with the good file's keys, other values and a later
+the command's own flush interval (the finished runs must be stored by then);
+a damaged copy and a zero-byte file under a good file's name stem, and a
+foreign file with the good file's keys, other values and a later
 ``finished_at`` (``part-mine-<valid content digest>.parquet``), each read by
-``commit-sweeps status`` (which once deleted the good file) and then
-resumed.
+``commit-sweeps status`` (read-only: the good file must stay) and then
+resumed. One row per case goes to ``--out`` (default
+``studies/faults/results/cases-<date>.csv``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from studies.results import add_out_flags, command_line, out_path, write_csv
+
+ROOT = Path(__file__).resolve().parents[2]
+PROG = "python -m studies.faults"
 SEEDS = 3
 FLUSH_S = 0.5
 
@@ -57,7 +61,7 @@ def grid():
 
 
 def run_driver(store: str, default_flush: bool = False, seeds: int = SEEDS) -> int:
-    """The sweep command itself (this script re-invoked with --driver)."""
+    """The sweep command itself (this study re-invoked with --driver)."""
     from ray_jobs import sweep_main
 
     return sweep_main([grid()], ["--store", store, "--seeds", str(seeds), "--duration-s", "1200"],
@@ -66,9 +70,9 @@ def run_driver(store: str, default_flush: bool = False, seeds: int = SEEDS) -> i
 
 def start(store: Path, default_flush: bool = False, seeds: int = SEEDS) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "SWEEPS_STORE")}
-    return subprocess.Popen([sys.executable, __file__, "--driver", str(store), "--driver-seeds", str(seeds),
-                             *(["--default-flush"] if default_flush else [])], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen([sys.executable, "-m", "studies.faults", "--driver", str(store),
+                             "--driver-seeds", str(seeds), *(["--default-flush"] if default_flush else [])],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def sweep(store: Path, seeds: int = SEEDS) -> tuple[int, str]:
@@ -200,7 +204,7 @@ def case_concurrent(store: Path) -> Outcome:
 
 KILL_AFTER_FIRST_FILE_S = 3.0  # "a few seconds after the first run finished"
 KILL_CASE_SEEDS = 30  # 600 runs, a minute or more on 2 cores: the kill lands mid-sweep
-OLD_FLUSH_S = 30.0  # the flush interval a sweep had before issue 21
+LONG_FLUSH_S = 30.0  # a flush interval that a kill a few seconds after the first run would beat: nothing stored
 
 
 def case_kill_before_first_flush(store: Path) -> Outcome:
@@ -220,8 +224,8 @@ def case_kill_before_first_flush(store: Path) -> Outcome:
     deadline = time.monotonic() + 300
     while not fanning_out.is_set() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    # Wait for the first file, but never up to the old first flush: a kill there finds nothing stored.
-    give_up = time.monotonic() + OLD_FLUSH_S - KILL_AFTER_FIRST_FILE_S - 5
+    # Wait for the first file, but never up to a long first flush: the kill must land before one.
+    give_up = time.monotonic() + LONG_FLUSH_S - KILL_AFTER_FIRST_FILE_S - 5
     while not data_files(store) and process.poll() is None and time.monotonic() < give_up:
         time.sleep(0.05)
     time.sleep(KILL_AFTER_FIRST_FILE_S)
@@ -241,13 +245,13 @@ def case_kill_before_first_flush(store: Path) -> Outcome:
     else:
         said = (f"killed {after_first:.0f} s after the first run finished, {at_kill.table.num_rows} rows stored "
                 f"in {files_at_kill} file(s)")
-        check = after_first < OLD_FLUSH_S
-    return measure("SIGKILL before the first (old 30 s) flush, resume", store, 0,
+        check = after_first < LONG_FLUSH_S
+    return measure("SIGKILL before a 30 s flush would run, resume", store, 0,
                    f"{said}; resume exit {status}: {_summary_line(out)}", check, seeds=KILL_CASE_SEEDS)
 
 
 def _status(store: Path) -> str:
-    """``commit-sweeps status`` on the store: the read-only command that once deleted a good file."""
+    """``commit-sweeps status`` on the store: a read-only command, which must leave every good file."""
     done = subprocess.run([sys.executable, "-m", "commit_sweeps", "status", "--store", str(store)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     return f"status exit {done.returncode}"
@@ -310,8 +314,9 @@ NEED_BASELINE = ("baseline", "corrupt", "same-stem-damaged", "same-stem-empty", 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("--case", choices=CASES, action="append", help="run only this case (repeatable)")
+    add_out_flags(parser, "one row per case, as CSV")
     parser.add_argument("--driver", metavar="STORE", help=argparse.SUPPRESS)
     parser.add_argument("--default-flush", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--driver-seeds", type=int, default=SEEDS, help=argparse.SUPPRESS)
@@ -319,6 +324,7 @@ def main() -> int:
     if args.driver:
         return run_driver(args.driver, args.default_flush, args.driver_seeds)
     chosen = args.case or list(CASES)
+    out = out_path(args, "faults", "-".join(["cases", *dict.fromkeys(args.case or ())]), "csv")
     work = Path(tempfile.mkdtemp(prefix="faults-"))
     outcomes = []
     started = time.perf_counter()
@@ -356,6 +362,11 @@ def main() -> int:
     for o in outcomes:
         print(f"{o.case}: {o.note}")
     print(f"({time.perf_counter() - started:.0f} s)")
+    write_csv(out, [{"case": o.case, "rows_expected": o.expected, "rows_stored": o.stored,
+                     "duplicates": o.duplicates, "quarantined_files": o.quarantined,
+                     "quarantined_expected": o.expected_quarantined, "verdict": o.verdict, "note": o.note}
+                    for o in outcomes], command_line(PROG))
+    print(f"wrote {out}")
     return 0 if all(o.verdict == "PASS" for o in outcomes) else 1
 
 

@@ -8,8 +8,11 @@ verdict per target (see simcore/reference.py). Curves (all ten inter-arrival
 points of one provider/tables/mix) also get their usable-throughput knee
 compared at grid resolution.
 
-    python benchmarks/fidelity.py --endive ../endive --endive-python ../endive-venv/bin/python \
-        --set standard --jobs 2 --csv fidelity.csv
+    python -m studies.fidelity --endive ../endive --endive-python ../endive-venv/bin/python \
+        --set standard --jobs 2 [--out FILE]
+
+Every compared metric (and each curve's knee) goes to ``--out``, by default
+``studies/fidelity/results/<set>-<date>.csv``.
 
 Reference runs of heavily loaded configs take minutes to an hour each;
 ``--set quick`` runs a handful of cheap ones. Finished reference runs are
@@ -19,7 +22,6 @@ cached (``--cache-dir``), so an interrupted comparison resumes where it was.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import subprocess
@@ -38,6 +40,7 @@ from simcore.flags import add_seeds_flag
 from simcore.metrics import summarize
 from simcore.reference import TARGETS, agrees
 from simcore.workload import FAST_APPEND, MERGE_APPEND, VALIDATED_OVERWRITE, Workload
+from studies.results import add_out_flags, command_line, out_path, write_csv
 
 SCALES = (20, 50, 100, 200, 300, 400, 500, 1000, 2000, 5000)
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference_driver.py")
@@ -139,17 +142,18 @@ def knee(success_key: str, rows_by_scale: dict) -> tuple:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m studies.fidelity", description=__doc__.splitlines()[0])
     parser.add_argument("--endive", required=True, help="path of a cdouglas/endive checkout")
     parser.add_argument("--endive-python", default=sys.executable, help="a Python with simpy, numpy, pandas, pyarrow")
     parser.add_argument("--set", choices=sorted(SINGLE), default="quick")
     add_seeds_flag(parser, default=2)  # the reference's seeds of each config
     parser.add_argument("--simcore-seeds", type=int, default=6, help="simcore seeds per config (default 6)")
     parser.add_argument("--jobs", type=int, default=2, help="reference processes at once")
-    parser.add_argument("--csv", help="also write every compared metric to this CSV file")
+    add_out_flags(parser, "every compared metric, as CSV", aliases=("--csv",))
     parser.add_argument("--cache-dir", default=os.path.expanduser("~/.cache/commit-sweeps/fidelity"),
                         help="where finished reference runs are kept (default ~/.cache/commit-sweeps/fidelity)")
     args = parser.parse_args()
+    out = out_path(args, "fidelity", args.set, "csv")
 
     singles = list(SINGLE[args.set])
     curves = [base.replace(inter_arrival_scale_ms=float(s)) for base in CURVES[args.set] for s in SCALES]
@@ -194,11 +198,12 @@ def main() -> int:
         failures += not same
         print(f"\nknee of {describe(base)[:-7]}: simcore {mine[0]} c/s at {mine[1]} ms, "
               f"reference {theirs[0]} c/s at {theirs[1]} ms: {'same grid point' if same else 'DIFFERENT'}")
-    if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(records[0]))
-            writer.writeheader()
-            writer.writerows(records)
+        records.append(dict(config=describe(base)[:-7], config_hash=base.config_hash, metric="usable_throughput_knee",
+                            simcore=mine[0], simcore_std=float("nan"), reference=theirs[0],
+                            reference_std=float("nan"), ok=same,
+                            why=f"simcore at {mine[1]} ms, reference at {theirs[1]} ms"))
+    write_csv(out, records, command_line("python -m studies.fidelity"))
+    print(f"wrote {out}")
     print(f"\n{failures} disagreement(s)")
     return 1 if failures else 0
 

@@ -1,8 +1,8 @@
-"""Predict what was not measured: fit seed 000 on a few client counts, score the rest (issue 22).
+"""Predict what was not measured: fit seed 000 on a few client counts, score the rest.
 
-    python -m benchmarks.holdout --fit 1-4 [--only s3:cas,gcp:cas] [--seeds 1,2,3] [--duration-s 300]
-                                 [--max-evaluations N] [--data seed000_conditional_writes.csv] [--out FILE]
-                                 [--known-store SEED [--known-store-time-x X]]
+    python -m studies.holdout --fit 1-4 [--only s3:cas,gcp:cas] [--seeds 1,2,3] [--duration-s 300]
+                              [--max-evaluations N] [--data seed000_conditional_writes.csv]
+                              [--known-store SEED [--known-store-time-x X]] [--out FILE] [--markdown FILE]
 
 For every store of seed 000's per-thread table, ``fit`` (simcore.fit, as
 ``commit-sweeps fit --table`` does, with the throttle model for the CAS of
@@ -10,11 +10,12 @@ gcp, azure and azurex as scripts/fit_measured.py fits them) sees only the
 rows of the client counts given to ``--fit`` (parsed as ``bench --clients``
 parses them). ``bench`` of the fitted profile then runs at every client
 count of the table, and each client count the fit did not see is scored
-with the issue's tolerance: failure rate within 5 points and goodput within
-10% (seed 000's goodput recovered from its counts, as ``read_table`` does).
+with the tolerance: failure rate within 5 points and goodput within 10%
+(seed 000's goodput recovered from its counts, as ``read_table`` does).
 Prints, per (store, operation), the held-out cells within tolerance and
-what drifts, as markdown (docs/measured.md holds the tables), and progress
-on stderr.
+what drifts, as markdown (``--markdown`` also writes it to a file), and
+progress on stderr. Every held-out cell goes to ``--out`` (default
+``studies/holdout/results/fit-<counts>-<date>.csv``).
 
 ``--known-store SEED`` asks the same of a store whose model is known: the
 rows are not seed 000's but each store's shipped measured profile
@@ -23,7 +24,7 @@ simulated at seed 000's client counts, each for seed 000's measuring time
 of that operation (so with about seed 000's noise), with seed ``SEED`` (a
 stream apart from the fit's and the scoring's seeds). The fit cannot be
 wrong about the model there, only about which terms the rows determine, so
-what it misses is what a few client counts do not say (docs/measured.md).
+what it misses is what a few client counts do not say.
 ``--known-store-time-x X`` measures each of those rows X times as long.
 """
 
@@ -37,7 +38,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable, Optional, Sequence
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from simcore.bench import bench, parse_clients  # noqa: E402
@@ -47,10 +48,11 @@ from simcore.fit import (FAILURE_TOLERANCE, SEED000_THROTTLED, TREND_TOLERANCE, 
 from simcore.flags import add_seeds_flag, bad_input  # noqa: E402
 from simcore.profiles import measured_profile  # noqa: E402
 from simcore.providers import PROVIDERS, Provider  # noqa: E402
+from studies.results import add_out_flags, command_line, out_path, write_csv  # noqa: E402
 
 DEFAULT_DATA = ROOT / "simcore" / "measured" / "seed000_conditional_writes.csv"  # seed 000's tables, as shipped
 STORES = ("s3", "s3x", "azure", "azurex", "gcp")
-GOODPUT_TOLERANCE = TREND_TOLERANCE  # the issue's: goodput within 10%, failure rate within 5 points (FAILURE_TOLERANCE)
+GOODPUT_TOLERANCE = TREND_TOLERANCE  # goodput within 10%; failure rate within 5 points (FAILURE_TOLERANCE)
 KNOWN_STORE_STREAM = 1000  # --known-store SEED simulates its rows with seed KNOWN_STORE_STREAM + SEED: never a seed
 # the fit (1-3) or the scoring (--seeds) simulates with, which would hand the fit the rows' own noise
 
@@ -155,7 +157,7 @@ def known_store_table(store: str, measured: dict[str, list[ClientStats]], seed: 
 
 
 def table(rows: Sequence[tuple[str, Sequence[Cell]]]) -> str:
-    """The issue's table: held-out cells within tolerance and what drifts, per (store, operation), then all."""
+    """The summary table: held-out cells within tolerance and what drifts, per (store, operation), then all."""
     lines = ["| store, operation | held-out cells within tolerance | what drifts |", "|---|---|---|"]
     total = within = 0
     for name, cells in rows:
@@ -169,7 +171,8 @@ def table(rows: Sequence[tuple[str, Sequence[Cell]]]) -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.holdout", description=__doc__.splitlines()[0])
+    prog = "python -m studies.holdout"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("--fit", required=True, metavar="CLIENTS",
                         help="the client counts the fit sees: 1-4, or a list like 1,2,4,8 (must include 1)")
     parser.add_argument("--only", default=None, metavar="STORE:OP,...",
@@ -179,7 +182,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--duration-s", type=float, default=300.0, help="simulated seconds per bench run")
     parser.add_argument("--max-evaluations", type=int, default=None,
                         help="simulations per operation fitted (default: fit's)")
-    parser.add_argument("--out", default=None, help="also write the markdown table here")
+    parser.add_argument("--markdown", default=None, metavar="FILE", help="also write the markdown table here")
+    add_out_flags(parser, "every held-out cell, as CSV")
     parser.add_argument("--known-store", type=int, default=None, metavar="SEED",
                         help="the rows from each store's shipped measured profile, simulated at seed 000's client "
                              "counts and measuring times with this seed, instead of seed 000's (a store whose "
@@ -213,6 +217,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                   if wanted is None or any(s == store for s, _ in wanted)}
     except ConfigError as error:
         return bad_input(error)
+    out = out_path(args, "holdout", _stem(fitted, wanted, args.known_store, args.known_store_time_x), "csv")
     if args.known_store is not None:
         tables = {store: known_store_table(store, measured, args.known_store, args.known_store_time_x)
                   for store, measured in tables.items()}
@@ -236,7 +241,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             cells = held_out_cells(profile, op, ops[op], fitted, seeds, args.duration_s)
             rows.append((f"{store} {op}", cells))
             progress(f"{store} {op}: {sum(c.within for c in cells)} of {len(cells)} held-out cells within tolerance")
-    command = f"python -m benchmarks.holdout --fit {args.fit}"
+    command = f"{prog} --fit {args.fit}"
     source = ""
     if args.known_store is not None:
         command += f" --known-store {args.known_store}"
@@ -249,9 +254,36 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     text = (f"Fitted on clients {args.fit}{source}, scored at the others (seeds {','.join(map(str, seeds))} x "
             f"{args.duration_s:g} s): `{command}`\n\n" + table(rows))
     print(text)
-    if args.out:
-        pathlib.Path(args.out).write_text(text + "\n")
+    if args.markdown:
+        pathlib.Path(args.markdown).write_text(text + "\n")
+    settings = {"fit": ",".join(map(str, fitted)), "seeds": ",".join(map(str, seeds)), "duration_s": args.duration_s,
+                "known_store_seed": args.known_store, "known_store_time_x": args.known_store_time_x}
+    write_csv(out, cell_rows(rows, settings), command_line(prog, argv))
+    print(f"wrote {out}", file=sys.stderr)
     return 0
+
+
+def cell_rows(rows: Sequence[tuple[str, Sequence[Cell]]], settings: dict) -> list[dict]:
+    """One row per held-out cell: seed 000's figures beside the prediction, and whether it is within tolerance."""
+    return [{"store": name.split()[0], "operation": name.split()[1], "clients": c.clients,
+             "measured_goodput_ops": c.measured_goodput, "predicted_goodput_ops": c.simulated_goodput,
+             "goodput_error": c.goodput_error, "measured_failure_rate": c.measured_failure,
+             "predicted_failure_rate": c.simulated_failure, "failure_points": c.failure_points,
+             "within": c.within, **settings}
+            for name, cells in rows for c in cells]
+
+
+def _stem(fitted: Sequence[int], wanted, known_store: Optional[int], time_x: float) -> str:
+    """The results file's name: the fitted counts, the pairs scored, the known store.
+
+    >>> _stem([1, 2, 4], {("gcp", "cas"), ("s3", "cas")}, 1, 10.0)
+    'fit-1-2-4-gcp_cas-s3_cas-known-1-x10'
+    """
+    parts = ["fit", *map(str, fitted)]
+    parts += sorted(f"{store}_{op}" for store, op in wanted or ())
+    if known_store is not None:
+        parts += ["known", str(known_store)] + ([f"x{time_x:g}"] if time_x != 1.0 else [])
+    return "-".join(parts)
 
 
 if __name__ == "__main__":

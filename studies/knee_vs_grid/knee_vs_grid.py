@@ -1,7 +1,7 @@
 """How many simulations the knee search needs, against a grid of the same resolution.
 
-    python benchmarks/knee_vs_grid.py [--experiment exp4c] [--curves quick|all] [--seeds N] [--duration-s S]
-                                      [--grid-sample K] [--dense] [--coarse]
+    python -m studies.knee_vs_grid [--experiment exp4c] [--curves quick|all] [--seeds N] [--duration-s S]
+                                   [--grid-sample K] [--dense] [--coarse] [--parallel-probes] [--out FILE]
 
 For each curve it runs the knee search one simulation at a time in this
 process (the executor ``ray_jobs.search`` over ``simcore.simulate``: the same
@@ -26,7 +26,9 @@ rounds and points each needs: what several probes per curve buy on a
 cluster with more CPUs than curves.
 
 Simulation seconds depend on what else the machine runs: the load average
-is printed with them.
+is printed with them. One row per curve (or per probe count) goes to
+``--out`` (default ``studies/knee_vs_grid/results/<experiment>-<curves>-<date>.csv``,
+or ``parallel-probes-<date>.csv``).
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ from ray_jobs.search import CurveSpec, Events, SeedRun, run_seed, search_curves
 from simcore.flags import add_search_range_flags, add_seeds_flag
 from sweeps.catalog import KNEE_GRIDS
 from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
+from studies.results import add_out_flags, command_line, out_path, write_csv
+
+PROG = "python -m studies.knee_vs_grid"
 
 
 class Meter:
@@ -92,7 +97,7 @@ def grid_knee(points: list[MeasuredPoint]):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("--experiment", default="exp4c", choices=list(KNEE_GRIDS))
     parser.add_argument("--curves", default="quick", choices=["quick", "all"])
     add_seeds_flag(parser, default=3)
@@ -104,9 +109,16 @@ def main(argv=None) -> int:
     parser.add_argument("--coarse", action="store_true", help="also read the knee off seed 001's ten scales")
     parser.add_argument("--parallel-probes", action="store_true",
                         help="rounds and points with 1, 3 and 7 probes per curve, on synthetic curves")
+    add_out_flags(parser, "one row per curve (or per probe count), as CSV")
     args = parser.parse_args(argv)
+    command = command_line(PROG, argv)
     if args.parallel_probes:
-        return parallel_probes(SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance))
+        out = out_path(args, "knee_vs_grid", "parallel-probes", "csv")
+        rows = parallel_probes(SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance))
+        write_csv(out, rows, command)
+        print(f"wrote {out}")
+        return 0
+    out = out_path(args, "knee_vs_grid", f"{args.experiment}-{args.curves}", "csv")
 
     search_range = SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
     seeds = args.seeds
@@ -118,6 +130,7 @@ def main(argv=None) -> int:
     simulate(curves[0].config_at(1000.0), seeds=[1])  # load numba's cache before timing anything
 
     totals = {"points": 0, "simulations": 0, "search_s": 0.0, "grid_s": 0.0, "grid_simulations": 0}
+    rows = []
     for curve in curves:
         search = Meter(curve, seeds)
         step, points = search.search(search_range)
@@ -127,6 +140,11 @@ def main(argv=None) -> int:
                 + (f" (bracket {100 * (step.rate_ratio - 1):.2f}% in rate, failing point "
                    f"{step.failing.throughput_cps:.4g} c/s)" if step.rate_ratio else "")
                 + f": {len(points)} points, {search.simulations} simulations, {search.simulate_s:.1f} s")
+        row = {"curve": curve.label, "status": step.status, "knee_cps": knee,
+               "knee_scale_ms": step.knee.scale_ms if step.knee else None,
+               "bracket_pct": 100 * (step.rate_ratio - 1) if step.rate_ratio else None, "points": len(points),
+               "simulations": search.simulations, "search_simulate_s": search.simulate_s,
+               "grid_points": len(grid), "seeds": len(seeds), "duration_s": args.duration_s}
         totals["points"] += len(points)
         totals["simulations"] += search.simulations
         totals["search_s"] += search.simulate_s
@@ -138,18 +156,22 @@ def main(argv=None) -> int:
             grid_s = sample.simulate_s * len(grid) / len(grid[::args.grid_sample])
             totals["grid_s"] += grid_s
             line += f"; grid about {grid_s:.0f} s (1 in {args.grid_sample} points measured)"
+            row["grid_simulate_s_estimate"] = grid_s
         if args.dense:
             dense = Meter(curve, seeds)
             dense_knee = grid_knee([dense.measure(scale) for scale in grid])
             totals["grid_s"] += dense.simulate_s
             line += (f"; dense grid knee {_fmt(dense_knee)} c/s in {dense.simulate_s:.0f} s"
                      + (f" (search {100 * (knee / dense_knee - 1):+.2f}%)" if knee and dense_knee else ""))
+            row.update(dense_grid_knee_cps=dense_knee, dense_grid_simulate_s=dense.simulate_s)
         if args.coarse:
             coarse = Meter(curve, seeds)
             coarse_knee = grid_knee([coarse.measure(float(scale)) for scale in INTER_ARRIVAL_SCALES_MS])
             line += (f"; seed 001 grid knee {_fmt(coarse_knee)} c/s"
                      + (f" (search {100 * (knee / coarse_knee - 1):+.1f}%)" if knee and coarse_knee else ""))
+            row["seed001_grid_knee_cps"] = coarse_knee
         print(line, flush=True)
+        rows.append(row)
 
     ratio = totals["grid_simulations"] / totals["simulations"] if totals["simulations"] else math.nan
     print(f"search: {totals['points']} points, {totals['simulations']} simulations "
@@ -158,10 +180,12 @@ def main(argv=None) -> int:
           + (f", about {totals['grid_s']:.0f} s of simulation ({totals['grid_s'] / totals['search_s']:.0f}x)"
              if totals["grid_s"] else ""))
     print(f"load average {load_average()}")
+    write_csv(out, rows, command)
+    print(f"wrote {out}")
     return 0
 
 
-def parallel_probes(search_range: SearchRange, curves: int = 200) -> int:
+def parallel_probes(search_range: SearchRange, curves: int = 200) -> list[dict]:
     """Each curve alone, one seed, on step curves: rounds (every probe of a round runs before the next is chosen)."""
     from ray_jobs import Grid
 
@@ -169,6 +193,7 @@ def parallel_probes(search_range: SearchRange, curves: int = 200) -> int:
                                      fixed={"provider": "s3x"}))
     ratio = search_range.max_scale_ms / search_range.min_scale_ms
     knees_ms = [search_range.min_scale_ms * ratio ** ((i + 0.5) / curves) for i in range(curves)]
+    rows = []
     for probes in (1, 3, 7):
         counts = {"rounds": 0, "points": 0, "last": "probe"}
         for knee_ms in knees_ms:
@@ -191,7 +216,9 @@ def parallel_probes(search_range: SearchRange, curves: int = 200) -> int:
         print(f"{probes} probe(s) per curve: {counts['rounds'] / curves:.1f} rounds, "
               f"{counts['points'] / curves:.1f} points per curve "
               f"(mean over {curves} knees spread over {search_range.min_scale_ms:g}-{search_range.max_scale_ms:g} ms)")
-    return 0
+        rows.append({"probes_per_curve": probes, "rounds_per_curve": counts["rounds"] / curves,
+                     "points_per_curve": counts["points"] / curves, "curves": curves})
+    return rows
 
 
 def _fmt(value) -> str:

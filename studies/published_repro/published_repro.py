@@ -1,30 +1,34 @@
 """Seed 001's published figures against each of the reference's metric definitions.
 
-    python benchmarks/published_repro.py [--seeds 5] [--duration-s 3600] [--cache PATH]
-                                         [--only exp4a,exp4c] [--write-data] [--markdown PATH]
-    python benchmarks/published_repro.py --figures corrected [--markdown PATH]
+    python -m studies.published_repro [--seeds 5] [--duration-s 3600] [--cache PATH]
+                                      [--only exp4a,exp4c] [--write-data] [--markdown PATH] [--out FILE]
+    python -m studies.corrected_reference [--markdown PATH] [--out FILE]     # = --figures corrected
 
 ``--figures published`` (the default) is seed 001 against the published
 commit protocol (``SimConfig.protocol = "published"``, pinned here whatever
 the product's default). ``--figures corrected`` is the reference's own
-post-fix figures (``dashboards/data/endive_corrected.csv``, its reports of
-2026-04, docs/corrected.md) against the corrected protocol, judged by the
-``seed001`` metric set (the reference's definitions).
+post-fix figures (``dashboards/data/endive_corrected.csv``) against the
+corrected protocol, judged by the ``seed001`` metric set (the reference's
+definitions).
 
-For every figure in ``dashboards/data/seed001_published.csv`` it simulates
-the configuration(s) behind it with simcore (a grid point, or for the
-knee figures the ten inter-arrival scales of its curve), computes every
-metric set of ``simcore.metric_sets`` from the *same* runs, and prints one
-line per figure: the published value, each set's value (mean over seeds),
-and whether it lands within the printed rounding (``=``: within half a unit
-of the last printed digit; ``~``: within that plus two standard errors
-over the seeds; ``x``: further).
+For every figure it simulates the configuration(s) behind it with simcore
+(a grid point, or for the knee figures the ten inter-arrival scales of its
+curve), computes every metric set of ``simcore.metric_sets`` from the
+*same* runs, and prints one line per figure: the published value, each
+set's value (mean over seeds), and whether it lands within the printed
+rounding (``=``: within half a unit of the last printed digit; ``~``:
+within that plus two standard errors over the seeds; ``a``: within the
+agreement targets with the reference; ``x``: further).
 
 Runs are cached per (config, seed) in ``--cache`` (JSON lines, appended as
 they finish), so an interrupted run resumes and a second run is instant.
-``--write-data`` writes ``dashboards/data/published_explained.json``, the
-per-figure numbers the dashboard's published view shows; ``--markdown``
-writes the per-figure table of docs/published.md.
+Every figure's values go to ``--out`` (default
+``studies/published_repro/results/figures-<date>.csv``, or
+``studies/corrected_reference/results/`` with ``--figures corrected``), one
+row per figure and metric set. ``--write-data`` writes
+``dashboards/data/published_explained.json``, the per-figure numbers the
+dashboard's published view shows; ``--markdown`` writes the per-figure
+table as markdown.
 """
 
 from __future__ import annotations
@@ -48,8 +52,9 @@ from simcore.simulate import run_seed
 from simcore.usable import MeasuredPoint, find_knee, success_metric
 from ray_jobs.knee_curves import seed_mean, seed_values
 from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
+from studies.results import add_out_flags, command_line, out_path, write_csv
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PUBLISHED_CSV = ROOT / "dashboards" / "data" / PUBLISHED_RESOURCE
 CORRECTED_CSV = ROOT / "dashboards" / "data" / "endive_corrected.csv"
 DATA_PATH = ROOT / "dashboards" / "data" / DATA_RESOURCE
@@ -181,8 +186,8 @@ def _format(value, half_unit: float) -> str:
     return f"{value:.{decimals + 1}f}"
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None, prog: str = "python -m studies.published_repro") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     add_seeds_flag(parser, default=5)
     parser.add_argument("--duration-s", type=float, default=3600.0)
     parser.add_argument("--cache", type=Path, default=ROOT / "results" / "published_repro.jsonl")
@@ -192,8 +197,12 @@ def main(argv=None) -> int:
                              "reference's post-fix figures under the corrected protocol")
     parser.add_argument("--write-data", action="store_true", help=f"write {DATA_PATH.relative_to(ROOT)}")
     parser.add_argument("--markdown", type=Path, help="write the per-figure table (markdown) here")
+    add_out_flags(parser, "every figure's value under each metric set, as CSV")
     args = parser.parse_args(argv)
     seeds = args.seeds
+    only = {e for e in args.only.split(",") if e}
+    study = "corrected_reference" if args.figures == "corrected" else "published_repro"
+    out = out_path(args, study, "-".join(["figures", *sorted(only)]), "csv")
     args.cache.parent.mkdir(parents=True, exist_ok=True)
     cache = RunCache(args.cache)
     corrected = args.figures == "corrected"
@@ -203,7 +212,6 @@ def main(argv=None) -> int:
     raw = (CORRECTED_CSV if corrected else PUBLISHED_CSV).read_text()
     figures = parse_published(raw)
     printed = [line.split(",")[8] for line in raw.splitlines()[1:] if line.strip()]
-    only = {e for e in args.only.split(",") if e}
     names = [candidate.label for candidate in candidates]
     print(f"{'figure':58s} {'metric':24s} {'pub':>7s} " + " ".join(f"{n:>20s}" for n in names), flush=True)
     entries, started = [], time.perf_counter()
@@ -232,7 +240,8 @@ def main(argv=None) -> int:
     for name in names:
         print(f"  {name:14s} " + ", ".join(f"{k}: {v}" for k, v in sorted(tally[name].items())))
     if args.write_data:
-        payload = {"source": "benchmarks/published_repro.py", "seeds": list(seeds), "duration_s": args.duration_s,
+        payload = {"source": "studies/published_repro/published_repro.py", "seeds": list(seeds),
+                   "duration_s": args.duration_s,
                    "candidates": [{"label": c.label, "metric_set": c.metric_set, "vo_convoy": c.vo_convoy}
                                   for c in CANDIDATES],
                    "figures": entries}
@@ -243,7 +252,24 @@ def main(argv=None) -> int:
     if args.markdown:
         args.markdown.write_text(markdown_table(entries, names, "reference (corrected)" if corrected else "published"))
         print(f"wrote {args.markdown}")
+    given = argv if argv is not None else sys.argv[1:]
+    command = command_line(prog, given[2:] if prog.endswith("corrected_reference") else given)
+    write_csv(out, figure_rows(entries, names, seeds, args.duration_s), command)
+    print(f"wrote {out}")
     return 0
+
+
+def figure_rows(entries: list[dict], names, seeds, duration_s: float) -> list[dict]:
+    """One row per figure and metric set: the printed value, the set's value, where its knee sits, the verdict."""
+    rows = []
+    for entry in entries:
+        for name in names:
+            cell = entry["sets"][name]
+            rows.append({"figure": entry["where"], "metric": entry["metric"], "printed": entry["published"],
+                         "metric_set": name, "value": cell["value"], "sem": cell.get("sem"),
+                         "scale_ms": cell.get("scale_ms"), "verdict": cell["verdict"],
+                         "seeds": ",".join(map(str, seeds)), "duration_s": duration_s})
+    return rows
 
 
 def markdown_table(entries: list[dict], names, reference: str = "published") -> str:

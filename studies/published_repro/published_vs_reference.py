@@ -1,9 +1,9 @@
 """seed 001's metric definition applied to the reference simulator's own runs, beside simcore's.
 
-    python benchmarks/published_vs_reference.py --endive ../endive --endive-python ../endive-venv/bin/python
-                                                [--seeds 2] [--cache-dir DIR]
+    python -m studies.published_repro.published_vs_reference --endive ../endive \
+        --endive-python ../endive-venv/bin/python [--seeds 2] [--cache-dir DIR] [--out FILE]
 
-``benchmarks/published_repro.py`` finds the definition that reproduces seed
+``published_repro.py`` (beside this script) finds the definition that reproduces seed
 001 on simcore's runs. This script checks it on a few grid points with the
 reference (cdouglas/endive, revision 3bded463) run beside simcore: each
 point's per-transaction rows from both simulators go through the same
@@ -12,6 +12,8 @@ figure. The points are chosen where the published number needs the seed001
 definition (success over every recorded transaction, latency and throughput
 over the middle-80% window) or sits on the 95% threshold. Reference runs are
 cached in ``--cache-dir`` (its per-transaction Parquet), so a rerun is quick.
+Each point's per-seed values of both simulators go to ``--out`` (default
+``studies/published_repro/results/vs-reference-<date>.csv``).
 """
 
 from __future__ import annotations
@@ -29,14 +31,15 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from fidelity import summarize_reference  # benchmarks/fidelity.py, beside this script
 from simcore import SimConfig, metric_sets
 from simcore.flags import add_seeds_flag
 from simcore.metric_sets import Recorded, summarize_recorded
 from simcore.simulate import run_seed
 from simcore.workload import FAST_APPEND, MERGE_APPEND, VALIDATED_OVERWRITE
+from studies.fidelity.fidelity import DRIVER, summarize_reference
+from studies.results import add_out_flags, command_line, out_path, write_csv
 
-DRIVER = str(Path(__file__).resolve().parent / "reference_driver.py")
+
 _OPS = {"fast_append": FAST_APPEND, "validated_overwrite": VALIDATED_OVERWRITE, "merge_append": MERGE_APPEND}
 
 # (what seed 001 printed, config, metric-set key, factor to the published unit)
@@ -90,7 +93,7 @@ def recorded_of_reference(table) -> Recorded:
 
 def reference_seed001(config: SimConfig, table) -> dict:
     """The seed001 set over the reference's rows; usability success from its steady-state window
-    (simcore's own window code over the reference's rows, as benchmarks/fidelity.py reads them)."""
+    (simcore's own window code over the reference's rows, as studies/fidelity reads them)."""
     steady = summarize_reference(config, table)
     return summarize_recorded(metric_sets.SEED001, recorded_of_reference(table),
                               (steady["success_rate"], steady["vo_success_rate"]))
@@ -104,13 +107,17 @@ def _mean_range(values) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    prog = "python -m studies.published_repro.published_vs_reference"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("--endive", required=True, help="path of a cdouglas/endive checkout (revision 3bded463)")
     parser.add_argument("--endive-python", default=sys.executable, help="a Python with simpy, numpy, pandas, pyarrow")
     add_seeds_flag(parser, default=2)  # for both simulators
     parser.add_argument("--cache-dir", type=Path, default=Path("results") / "published_reference")
+    add_out_flags(parser, "each point's per-seed values of both simulators, as CSV")
     args = parser.parse_args(argv)
+    out = out_path(args, "published_repro", "vs-reference", "csv")
     seeds = args.seeds
+    rows = []
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     print(f"seed001 metric set, seeds {','.join(map(str, seeds))}: mean [min, max] over seeds")
     for label, config, key, factor in POINTS:
@@ -119,6 +126,10 @@ def main(argv=None) -> int:
         theirs = [reference_seed001(config, reference_rows(config, s, args.endive, args.endive_python,
                                                            args.cache_dir))[key] * factor for s in seeds]
         print(f"{label}\n    simcore   {_mean_range(ours)}\n    reference {_mean_range(theirs)}", flush=True)
+        rows += [{"point": label, "config_hash": config.config_hash, "metric": key, "factor": factor, "seed": seed,
+                  "simcore": mine, "reference": reference} for seed, mine, reference in zip(seeds, ours, theirs)]
+    write_csv(out, rows, command_line(prog, argv))
+    print(f"wrote {out}")
     return 0
 
 

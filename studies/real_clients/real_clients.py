@@ -5,74 +5,18 @@
     commit-sweeps probe --store-uri "$STORE_LAB_S3_URI" --endpoint-url "$STORE_LAB_S3_ENDPOINT" \\
         --clients 1-4 --duration-s 45 --max-client-lag 1 --out samples.csv
     commit-sweeps fit --samples samples.csv --base s3 --name lab-s3 --out lab-s3.toml
-    python -m benchmarks.real_clients --lab-profile lab-s3.toml [--real-client delta-rs|pyiceberg] \\
-        [--writers 2,4,8,16] [--intervals-s 1] [--duration-s 60] [--seeds 3] [--work-dir real-clients]
+    python -m studies.real_clients --lab-profile lab-s3.toml [--real-client delta-rs|pyiceberg] \\
+        [--writers 2,4,8,16] [--intervals-s 1] [--duration-s 60] [--seeds 3] [--work-dir real-clients] [--out FILE]
 
-(20 ms each way: S3 Standard's requests take tens of ms, and the writers'
-load on a 2-core machine is then a small share of each request: a store
-read took x1.00-1.03 its time alone up to 16 writers every 2 s, against
-x1.16 at 12 writers at 10 ms; docs/measured.md.)
-
-(``pip install 'commit-sweeps[realclients]'`` installs deltalake and
-pyiceberg with its SQL catalog.) For each interval S and each writer count N
-it starts N writer processes (the spawn method: forked children of a process
-that used deltalake hang), each appending a one-row batch to one new table
-(checkpointed at once, so that every load reads a checkpoint, as on a
-long-lived table) on the lab's MinIO every S seconds for ``--duration-s``, from random phases,
-the table loaded anew on each call, as a stateless writer does.
-
-- ``delta-rs``: ``write_deltalake(uri, batch, mode="append")``, each commit
-  tagged with its writer and sequence number in its ``commitInfo``;
-  afterwards the table's history gives each committed call's retries
-  (``operationMetrics.num_retries``: delta-rs counts its lost conditional
-  PUTs there). Beside it, the model: ``capacity``/``simulate --client
-  delta-rs`` on the fitted profile, one table, FastAppend only, storage
-  catalog (docs/clients.md, "delta-rs on the model").
-- ``pyiceberg``: ``catalog.load_table(...).append(batch)`` through a SQL
-  catalog on a SQLite file in ``--work-dir`` (the CAS is the database's
-  conditional UPDATE), data and metadata on the lab's S3; a call's retries
-  are the "Commit failed due to a concurrent update, retrying" warnings it
-  logged, and the table's snapshots must number the returned calls. Beside
-  it, the model: ``--catalog service --catalog-latency-ms X --client
-  pyiceberg``, X the median of the database's conditional UPDATE, timed on
-  the same SQLite file before the writers start. PyIceberg's call is mostly
-  plain writes (12 of the 21 requests before its UPDATE): the lab profile's
-  plain write must be the lab's, which ``probe`` times and ``fit --samples``
-  takes (a profile fitted before the probe timed plain writes keeps its
-  base's, S3 Standard's 60 ms: probe and fit it again).
-
-The writers share this machine's cores with MinIO and the proxy: each
-point reports the writers' own CPU (share of all cores) and how late they
-started their commits (lag p99); where the writers use more than half the
-cores, the point is marked ``cpu-bound``: its latencies measure this
-machine, not the store. Each point also times a 1 KiB read of the lab's S3
-every 50 ms while the writers run, against the same reads with nothing else
-running (the column ``store read x alone``): the profile's latencies are
-the probe's, on a lightly loaded store, and the writers' own load can
-lengthen every request (docs/measured.md); a point whose reads took more
-than ``STORE_SLOWED`` x as long is marked ``store-slowed``. Each point
-also splits its calls' duration into a part outside the race and a cost per
-retry (``call_parts``: the least-squares line on the retries), printed
-beside the same line over the model's calls (``model_call_parts``, from
-the windowed run's ``--transactions-dir``, a scratch directory in the
-work directory removed once read; ``model_call_fixed_ms`` and
-``model_call_ms_per_retry`` in ``points.jsonl``): a model whose call is
-shorter than the real one under load is short of retries at the onset; a
-point whose call's fixed part took more than ``CALL_SLOWED`` x the model's
-is marked ``call-slowed``.
-
-The model's columns are like for like: ``simulate --window-s 0,D`` over
-``--window-seeds`` seeds, the calls due in the run's own ``--duration-s``
-seconds from a cold start, as the run measures them (near the onset a
-minute is far from the steady state: the writers' lag builds up for many
-minutes). ``retries/commit steady`` is the steady state beside it, and
-``capacity`` (the largest N) answers for the steady state, as it does for a
-user; the largest-N line also gives the model's over the runs' own seconds.
-The real writers' phases are drawn from ``--phase-seed`` (default 0) and
-the model's columns over the run's seconds are simulated at the same phases
-(``simulate --writer-phase-seed``): a run is one pattern of phases, which
-holds for all of it, and near the onset of contention that pattern moves
-the retries by a third either way (docs/measured.md).
+(``pip install 'commit-sweeps[realclients]'`` installs deltalake and pyiceberg with its SQL catalog.) For each
+commit interval S and writer count N, N writer processes append a one-row batch every S seconds to one new,
+checkpointed table on the lab's S3, loading the table anew on each call. A call's retries come from the table's
+history (delta-rs) or from the retry warnings the call logged (PyIceberg). Beside each point, the model on the
+lab profile with the client's preset: over the run's own seconds from a cold start at the run's writer phases,
+in the steady state, and ``capacity``'s largest N. A point where this machine rather than the store limited the
+writers is marked ``cpu-bound``, ``store-slowed`` or ``call-slowed``. Each point goes to ``points.jsonl`` in
+``--work-dir`` and as a row to ``--out`` (default ``studies/real_clients/results/points-<client>-<date>.csv``).
+PROTOCOL.md beside this script has the protocol in full.
 """
 
 from __future__ import annotations
@@ -96,8 +40,9 @@ import numpy as np
 from simcore.errors import ConfigError
 from simcore.flags import add_seeds_flag
 from simcore.workload import writer_phases_s
+from studies.results import add_out_flags, command_line, out_path, write_csv
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WRITER_KEY, SEQ_KEY = "commit_sweeps_writer", "commit_sweeps_seq"  # the tags each commit carries
 SUCCESS_TARGET = 0.95  # simcore.usable's rule: usable above 95% success
 CPU_BOUND_SHARE = 0.5  # above this share of the cores the writers' own CPU distorts what they measure
@@ -112,7 +57,7 @@ STORE_SLOWED = 1.10
 CALL_SLOWED = 1.05
 WINDOW_SEEDS = 20  # the model over a run's own minute: 20 x a few hundred calls
 MODEL_KEYS = ("writer_success_rate", "retries_mean", "writer_commit_latency_p50_ms", "writer_commit_latency_p99_ms")
-TARGET_SHARE = 0.20  # the issue's targets: largest N and retries per commit within 20%
+TARGET_SHARE = 0.20  # the targets: largest N and retries per commit within 20%
 CLIENTS = ("delta-rs", "pyiceberg")
 PYICEBERG_RETRY_LOG = "Commit failed due to a concurrent update, retrying"  # pyiceberg 0.12's warning per retry
 
@@ -417,7 +362,7 @@ def run_writers(client: str, target: dict | list[dict], writers: int, interval_s
     """Run N writers on a new table (made by the caller); (attempts, the writers' CPU seconds, the load average
     after, the common start in epoch seconds, from which the attempts' times count).
 
-    ``target`` is every writer's, or a list of one per writer (benchmarks.request_trace sends writer 0's
+    ``target`` is every writer's, or a list of one per writer (request_trace.py sends writer 0's
     requests through its logging proxy).
     """
     targets = target if isinstance(target, list) else [target] * writers
@@ -627,7 +572,8 @@ def _profile_name(provider_file: str) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    prog = "python -m studies.real_clients"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("--lab-profile", required=True, help="the lab S3's profile (probe, then fit --samples)")
     parser.add_argument("--real-client", default="delta-rs",
                         help="the table-format client the writers run: delta-rs (default) or pyiceberg "
@@ -648,6 +594,7 @@ def main(argv=None) -> int:
     parser.add_argument("--max-writers", type=int, default=200,
                         help="capacity's upper bound on writers (default 200; a store near this lab's takes tens)")
     parser.add_argument("--work-dir", default="real-clients", help="where the log and the JSON lines go")
+    add_out_flags(parser, "one row per point, as CSV")
     args = parser.parse_args(argv)
     try:
         writer_counts = sorted({int(n) for n in args.writers.split(",")})
@@ -686,9 +633,9 @@ def main(argv=None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     try:
+        out = out_path(args, "real_clients", f"points-{args.real_client}", "csv")  # after the store: its error first
         with open(work / "log.txt", "a") as log, open(work / "points.jsonl", "a") as points:
-            print(f"# {time.strftime('%Y-%m-%d %H:%M:%S %Z')} python -m benchmarks.real_clients "
-                  f"{' '.join(argv if argv is not None else sys.argv[1:])}", file=log, flush=True)
+            print(f"# {time.strftime('%Y-%m-%d %H:%M:%S %Z')} {command_line(prog, argv)}", file=log, flush=True)
             if args.real_client == "pyiceberg":
                 catalog_latency_ms = time_sql_cas(f"sqlite:///{db_path}")
                 print(f"real_clients: the SQL catalog's conditional UPDATE (SQLite at {db_path}): "
@@ -729,7 +676,7 @@ def main(argv=None) -> int:
                     # idle, the table's log as the run found it), as the run measured them; near the onset
                     # a minute is far from the steady state, where the writers' lag has built up.
                     # And at the run's own phases: they hold for the whole run, and near the onset a pattern of
-                    # phases moves the retries as much as the store does (docs/measured.md, 2026-11-29, later).
+                    # phases moves the retries as much as the store does (docs/measured.md).
                     # The model's calls, to hold the run's call line against: its per-transaction files (about
                     # 10 MB a point) are read once, then removed; the config and seeds give them again.
                     with tempfile.TemporaryDirectory(prefix="model-calls-", dir=work) as model_calls:
@@ -764,7 +711,29 @@ def main(argv=None) -> int:
     finally:
         timer.close()
     print(_table(rows))
+    write_csv(out, [result_row(row, args.real_client) for row in rows], command_line(prog, argv))
+    print(f"wrote {out}", file=sys.stderr)
     return 0
+
+
+def result_row(row: tuple, client: str) -> dict:
+    """A row of the printed table as a results row: a point (kind ``point``) or an interval's largest N
+    (``largest``)."""
+    if row[0] == "largest":
+        _, interval, best, failing, capacity, modelled_best = row
+        return {"kind": "largest", "client": client, "interval_s": interval, "largest_writers_measured": best,
+                "first_failing_writers_measured": failing, "largest_writers_capacity": capacity.get("max_writers"),
+                "capacity_bracket": capacity.get("bracket"), "largest_writers_model_run_seconds": modelled_best}
+    m, p, steady, cpu, slowdown, call_slowdown = row
+    return {"kind": "point", "client": client, "interval_s": m.interval_s, "writers": m.writers,
+            "success_measured": m.success_rate, "success_predicted": p["writer_success_rate"],
+            "retries_per_commit_measured": m.retries_per_commit, "retries_per_commit_predicted": p["retries_mean"],
+            "retries_per_commit_steady": steady["retries_mean"], "commits_per_s_measured": m.commits_per_s,
+            "call_p50_ms": m.latency_p50_ms, "call_p99_ms": m.latency_p99_ms,
+            "model_commit_p50_ms": p["writer_commit_latency_p50_ms"],
+            "model_commit_p99_ms": p["writer_commit_latency_p99_ms"], "lag_p99_s": m.lag_p99_s,
+            "writers_cpu_share": cpu, "store_read_x_alone": slowdown, "call_fixed_x_model": call_slowdown,
+            "note": point_note(cpu, slowdown, m.retries_per_commit, p["retries_mean"], call_slowdown)}
 
 
 def point_note(cpu_share: float, slowdown: float, measured_retries: float, predicted_retries: float,

@@ -1,18 +1,17 @@
 """Which requests one delta-rs call sends, in which rounds, and how long each round takes, while others race it.
 
     eval "$(scripts/store-lab.sh env)"
-    python -m benchmarks.request_trace --writers 8 --interval-s 2 --duration-s 40 [--out trace.json]
+    python -m studies.real_clients.request_trace --writers 8 --interval-s 2 --duration-s 40 [--out FILE]
 
 Writer 0 of ``--writers`` (each appending a one-row batch every ``--interval-s`` to one new, checkpointed table
-on the lab's S3, as ``benchmarks.real_clients`` runs them) sends its requests through a logging TCP proxy on
+on the lab's S3, as ``real_clients.py`` runs them) sends its requests through a logging TCP proxy on
 127.0.0.1 in this process; the others go to the lab directly. For each of writer 0's calls it prints its
 retries (the table's history), the entries its load read at once (K: the entries since the last checkpoint),
 the load's rounds and the time of its rounds of entries, and the rounds from the data file to the end. A round
 is the requests sent while an earlier one of it is still in flight (``rounds``). The proxy sees HTTP/1.1
 request and status lines only (no TLS: the lab's S3 is plain HTTP), so it adds a copy of each byte and no delay
-worth counting. docs/measured.md ("At 20 ms each way") has what it showed: the load's two rounds of entries
-take longer as the entries since the checkpoint grow (now the profile's ``round_ms_per_read``, which ``probe``
-times), and ``_last_checkpoint`` is a round the model left out (now counted in the preset's ``table_load_reads``).
+worth counting. The per-call summaries go to ``--out`` as JSON (default
+``studies/real_clients/results/trace-<date>.json``).
 """
 
 from __future__ import annotations
@@ -29,9 +28,10 @@ from dataclasses import dataclass
 from typing import Optional
 from urllib.parse import urlparse
 
-from benchmarks.real_clients import (_delta_table, lab_bucket_uri, open_lab_store, run_writers, storage_options,
-                                     tagged_retries)
 from simcore.errors import ConfigError
+from studies.real_clients.real_clients import (_delta_table, lab_bucket_uri, open_lab_store, run_writers,
+                                               storage_options, tagged_retries)
+from studies.results import add_out_flags, command_line, out_path, write_json
 
 REQUEST_LINE = re.compile(rb"(GET|PUT|HEAD|POST|DELETE) (\S+) HTTP/1\.1\r\n")
 STATUS_LINE = re.compile(rb"HTTP/1\.1 (\d{3}) ")
@@ -181,11 +181,12 @@ def trace(writers: int, interval_s: float, duration_s: float, seed: int = 0) -> 
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    prog = "python -m studies.real_clients.request_trace"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("--writers", type=int, default=8, help="writers, one of them traced (default 8)")
     parser.add_argument("--interval-s", type=float, default=2.0, help="each writer's commit interval (default 2)")
     parser.add_argument("--duration-s", type=float, default=40.0, help="seconds the writers run (default 40)")
-    parser.add_argument("--out", help="also write the per-call summaries here, as JSON")
+    add_out_flags(parser, "the per-call summaries, as JSON")
     args = parser.parse_args(argv)
     for name, value, ok, allowed in (("writers", args.writers, args.writers >= 1, "a whole number of writers >= 1"),
                                      ("interval_s", args.interval_s, args.interval_s > 0, "seconds > 0"),
@@ -198,6 +199,7 @@ def main(argv=None) -> int:
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    out = out_path(args, "real_clients", "trace", "json")
     calls = trace(args.writers, args.interval_s, args.duration_s)
     print("seq  retries  call ms  requests  rounds  load rounds  load ms  K  entry rounds ms  rounds from data file")
     for c in calls:
@@ -205,9 +207,9 @@ def main(argv=None) -> int:
               f"{c['requests']:8}  {c['rounds']:6}  {c['load_rounds']:11}  {c['load_ms']:7.0f}  "
               f"{c['entries_read_at_once']:2}  {' '.join(f'{x:.0f}' for x in c['entry_round_ms']):>15}  "
               f"{c['rounds_from_data_file']:21}")
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(calls, f, indent=1)
+    write_json(out, {"writers": args.writers, "interval_s": args.interval_s, "duration_s": args.duration_s,
+                     "calls": calls}, command_line(prog, argv))
+    print(f"wrote {out}", file=sys.stderr)
     return 0
 
 

@@ -1,7 +1,7 @@
 """Predicted vs measured on real stores: fit from 1-4 probed clients, predict 8, 12 and 16, probe them.
 
     scripts/store-lab.sh up                   # once; this script sets each store's delay itself
-    python -m benchmarks.real_stores [--stores s3,az,gs] [--duration-s 60] [--seeds 3]
+    python -m studies.real_stores [--stores s3,az,gs] [--duration-s 60] [--seeds 3] [--out FILE]
 
 For each lab store (scripts/store-lab.sh), at a delay that puts one client
 near a seed-000 store's op rate (a read then a conditional write, two round
@@ -16,8 +16,10 @@ commands:
    ``commit-sweeps probe --clients 8,12,16`` (measured),
 
 then prints predicted beside measured: goodput, failure rate and p50, with
-the issue's targets (failure rate within 5 points, goodput within 10%).
-Everything a run wrote (samples, profiles, JSON lines) stays in ``--work-dir``.
+the targets (failure rate within 5 points, goodput within 10%), and writes
+the same rows to ``--out`` (default
+``studies/real_stores/results/comparison-<date>.csv``). Everything else a
+run wrote (samples, profiles, JSON lines) stays in ``--work-dir``.
 The lab's machine runs the servers and the clients together: each probe
 line reports the clients' CPU share and lag, and a probe that its own
 clients distort is refused rather than compared.
@@ -35,8 +37,9 @@ import time
 from pathlib import Path
 
 from simcore.flags import add_seeds_flag
+from studies.results import add_out_flags, command_line, out_path, write_csv
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LAB = ROOT / "scripts" / "store-lab.sh"
 # store: (URI variable, endpoint variable, base profile, delay ms each way, what that delay aims at)
 STORES = {
@@ -44,7 +47,7 @@ STORES = {
     "az": ("STORE_LAB_AZ_URI", "STORE_LAB_AZ_ENDPOINT", "azure", 23, "seed 000's Azure CAS, 104 ms mean"),
     "gs": ("STORE_LAB_GS_URI", "STORE_LAB_GS_ENDPOINT", "gcp", 42, "seed 000's GCS CAS, 173 ms median"),
 }
-FAILURE_POINTS, GOODPUT_SHARE = 0.05, 0.10  # the issue's targets
+FAILURE_POINTS, GOODPUT_SHARE = 0.05, 0.10  # the targets: failure rate within 5 points, goodput within 10%
 # Without jitter every request through the lab takes the same time, so clients that read the same version once
 # stay in step: at 2-4 clients on Azurite and fake-gcs-server one of each 2, 3, 4 ops won (49-50%, 65%, 70-72%
 # failed) and goodput stayed near the one-client rate, until the load of 8-16 clients on the shared cores broke
@@ -77,7 +80,8 @@ def _lab_env(delay_ms: int, jitter_ms: int, log) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    prog = "python -m studies.real_stores"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("--stores", default="s3,az,gs", help="lab stores to compare (default s3,az,gs)")
     parser.add_argument("--duration-s", type=float, default=60.0, help="seconds probed per client count (default 60)")
     parser.add_argument("--fit-clients", default="1-4", help="client counts probed to fit (default 1-4)")
@@ -93,6 +97,7 @@ def main(argv=None) -> int:
                         help="passed to probe: a share of the median op (default probe's); on a machine that runs "
                              "the lab's servers too, a looser value lets the comparison run, its lag in the table")
     parser.add_argument("--work-dir", default="real-stores", help="where samples, profiles and logs go")
+    add_out_flags(parser, "the predicted and measured rows, as CSV")
     args = parser.parse_args(argv)
     stores = [s.strip() for s in args.stores.split(",")]
     unknown = [s for s in stores if s not in STORES]
@@ -103,13 +108,13 @@ def main(argv=None) -> int:
         print(f"error: jitter_share: {args.jitter_share:g} is not allowed; expected a share in [0, 1] of the delay",
               file=sys.stderr)
         return 2
+    out = out_path(args, "real_stores", "comparison", "csv")
     work = Path(args.work_dir)
     work.mkdir(parents=True, exist_ok=True)
     python = sys.executable
     rows = []
     with open(work / "log.txt", "a") as log:
-        print(f"# {time.strftime('%Y-%m-%d %H:%M:%S %Z')} python -m benchmarks.real_stores "
-              f"{' '.join(argv if argv is not None else sys.argv[1:])}", file=log, flush=True)
+        print(f"# {time.strftime('%Y-%m-%d %H:%M:%S %Z')} {command_line(prog, argv)}", file=log, flush=True)
         for store in stores:
             uri_var, endpoint_var, base, delay, aim = STORES[store]
             jitter = args.jitter_ms if args.jitter_ms is not None else round(args.jitter_share * delay)
@@ -141,7 +146,22 @@ def main(argv=None) -> int:
             for p, m in zip(predicted, measured):
                 rows.append((store, f"{delay}+-{jitter}", one["goodput_ops"], p, m))
     print(_table(rows))
+    write_csv(out, [comparison_row(*row) for row in rows], command_line(prog, argv))
+    print(f"wrote {out}", file=sys.stderr)
     return 0
+
+
+def comparison_row(store: str, delay: str, one_client_ops: float, predicted: dict, measured: dict) -> dict:
+    """One client count of one store: predicted beside measured, and whether the targets were met."""
+    goodput_diff = predicted["goodput_ops"] / measured["goodput_ops"] - 1.0
+    failure_diff = predicted["failure_rate"] - measured["failure_rate"]
+    return {"store": store, "delay_ms": delay, "one_client_ops": one_client_ops, "clients": measured["clients"],
+            "goodput_predicted": predicted["goodput_ops"], "goodput_measured": measured["goodput_ops"],
+            "goodput_diff": goodput_diff, "failure_predicted": predicted["failure_rate"],
+            "failure_measured": measured["failure_rate"], "failure_diff_points": 100 * failure_diff,
+            "p50_predicted_ms": predicted["latency_p50_ms"], "p50_measured_ms": measured["latency_p50_ms"],
+            "client_lag_p99_ms": measured["client_lag_p99_ms"], "client_cpu_share": measured["client_cpu_share"],
+            "targets_met": abs(goodput_diff) <= GOODPUT_SHARE and abs(failure_diff) <= FAILURE_POINTS}
 
 
 def _table(rows) -> str:
