@@ -1,21 +1,23 @@
-"""How long the dashboard takes to build for a full store, and to load in a browser.
+"""How long the dashboard takes to build for a full store, and to load in a browser, against a baseline.
 
-Targets: building the site for the full exp4 store (~4,000 rows) plus issue
-6's experiments (gcs_throttle 360 configs, retry_policies 900, append_catalog
-1,080, x 3 seeds, and a knee search over exp4c) in at most 10 s, and the page
-loading on loopback in at most 2 s. This script prints the figures; it does
-not assert them.
+Targets: building the site for the full exp4 store (~4,000 rows) plus the
+comparison experiments (gcs_throttle 360 configs, retry_policies 900,
+append_catalog 1,080, x 3 seeds, and a knee search over exp4c) in at most
+10 s, and the page loading on loopback in at most 2 s. This script prints
+the figures beside every baseline in ``benchmarks/dashboard_build_baseline.json``
+taken with the same settings (``benchmarks/baseline.py``); it does not
+assert them.
 
-    python benchmarks/dashboard_build.py                    # synthetic full-size store in a temp dir
-    python benchmarks/dashboard_build.py --store ./results  # an existing store (e.g. a real sweep)
-    python benchmarks/dashboard_build.py --source simulate --store /tmp/exp4-store   # real rows (minutes)
+    python -m benchmarks.dashboard_build                    # synthetic full-size store in a temp dir
+    python -m benchmarks.dashboard_build --store ./results  # an existing store (e.g. a real sweep)
+    python -m benchmarks.dashboard_build --source simulate --store /tmp/exp4-store   # real rows (minutes)
 
 A synthetic store has the exp4 grids of seed 001 (exp4a, exp4b, exp4c and the
 Zipf variants of 4a/4b: 1,860 configs) times ``--seeds`` rows, with the full
 column set and per-table lists, and metrics from a simple saturation curve:
 the same shape and size as a sweep's output, so the build does the same work.
 ``--source simulate`` runs ``simcore.simulate`` at a short duration instead.
-Issue 6's experiments (``--issue6-seeds``, default 3; 0 leaves them out) take
+The comparison experiments (``--comparison-seeds``, default 3; 0 leaves them out) take
 their grids from sweeps/gcs_throttle.py, retry_policies.py and
 append_catalog.py, and ``exp4c_knee`` is a bisection of each exp4c curve's
 synthetic success curve down to 2% (with its summary, ``_knee/exp4c.json``,
@@ -35,13 +37,19 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # run from a checkout, as a script too
 
-from dashboards.site import DATA_FILE, render_site, write_site
-from dashboards.snapshot import read_store
-from ray_jobs.knee_curves import knee_experiment_name
-from ray_jobs.store import ResultsStore
-from simcore.flags import add_seeds_flag, add_store_flag
-from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND, passes, success_metric
+from benchmarks.baseline import add_baseline_flags, compare_and_save  # noqa: E402
+from dashboards.site import DATA_FILE, render_site, write_site  # noqa: E402
+from dashboards.snapshot import read_store  # noqa: E402
+from ray_jobs.knee_curves import knee_experiment_name  # noqa: E402
+from ray_jobs.store import ResultsStore  # noqa: E402
+from simcore.flags import add_seeds_flag, add_store_flag  # noqa: E402
+from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND, passes, success_metric  # noqa: E402
+
+BASELINE_PATH = os.path.join(ROOT, "benchmarks", "dashboard_build_baseline.json")
+WHAT = ("benchmarks/dashboard_build.py figures: the store's rows, then median seconds of the in-process build "
+        "(read + compute + write), of `python -m dashboards build`, and of the page's load in Chromium")
 
 SCALES_MS = (20, 50, 100, 200, 300, 400, 500, 1000, 2000, 5000)
 TABLES = (1, 2, 5, 10, 20, 50)
@@ -79,7 +87,7 @@ def synthetic_metrics(config, seed: int) -> dict:
     else:
         capacity = CAPACITY_CPS[config.provider] * (1 + 0.6 * math.log(config.num_tables))
     capacity *= rng.uniform(0.97, 1.03)
-    # Issue 6's settings, as rough factors: enough to give each view a visible difference.
+    # The comparison experiments' settings, as rough factors: enough to give each view a visible difference.
     if config.catalog == "append":
         capacity *= 1.4
     if config.cas_throttle_per_s is not None:
@@ -162,8 +170,8 @@ def knee_search_rows(seeds: int) -> tuple:
     return rows, {"experiment": "exp4c", "knee_experiment": knee_experiment_name("exp4c"), "curves": summary}
 
 
-def issue6_configs() -> dict:
-    """experiment -> SimConfigs of issue 6's comparison sweeps, from the sweep scripts' own grids."""
+def comparison_configs() -> dict:
+    """experiment -> SimConfigs of the comparison sweeps, from the sweep scripts' own grids."""
     from sweeps.append_catalog import GRID as APPEND_GRID
     from sweeps.gcs_throttle import GRID as THROTTLE_GRID
     from sweeps.retry_policies import GRID as RETRY_GRID
@@ -172,7 +180,7 @@ def issue6_configs() -> dict:
 
 
 def make_store(path: str, source: str, seeds: int, rows_per_file: int, duration_s: float,
-               issue6_seeds: int = 0) -> int:
+               comparison_seeds: int = 0) -> int:
     """Write a full-size store at ``path``; returns the number of rows."""
     from simcore import SimConfig
 
@@ -182,9 +190,9 @@ def make_store(path: str, source: str, seeds: int, rows_per_file: int, duration_
     total = 0
     experiments = [(experiment, [SimConfig.from_dict(dict(f, **short)) for f in fields], seeds)
                    for experiment, fields in exp4_grid().items()]
-    if issue6_seeds:
-        experiments += [(experiment, [config.replace(**short) for config in configs], issue6_seeds)
-                        for experiment, configs in issue6_configs().items()]
+    if comparison_seeds:
+        experiments += [(experiment, [config.replace(**short) for config in configs], comparison_seeds)
+                        for experiment, configs in comparison_configs().items()]
     for experiment, configs, seeds in experiments:
         started = time.perf_counter()
         if source == "simulate":
@@ -197,8 +205,8 @@ def make_store(path: str, source: str, seeds: int, rows_per_file: int, duration_
         total += len(rows)
         print(f"  wrote {experiment}: {len(rows)} rows ({source}, {time.perf_counter() - started:.1f} s)",
               flush=True)
-    if issue6_seeds and source == "synthetic":
-        rows, summary = knee_search_rows(issue6_seeds)
+    if comparison_seeds and source == "synthetic":
+        rows, summary = knee_search_rows(comparison_seeds)
         for start in range(0, len(rows), rows_per_file * 3):
             write_store_file(path, knee_experiment_name("exp4c"), rows[start:start + rows_per_file * 3])
         ResultsStore(path).write_knee_summary("exp4c", summary)
@@ -207,7 +215,7 @@ def make_store(path: str, source: str, seeds: int, rows_per_file: int, duration_
     return total
 
 
-def measure_build(store: str, out_dir: str, repeat: int) -> None:
+def measure_build(store: str, out_dir: str, repeat: int) -> dict:
     read_s, render_s, write_s, total_s = [], [], [], []
     for _ in range(repeat):
         started = time.perf_counter()
@@ -232,15 +240,18 @@ def measure_build(store: str, out_dir: str, repeat: int) -> None:
     cli_s = time.perf_counter() - started
     status = "ok" if result.returncode == 0 else f"FAILED: {result.stderr.strip()}"
     print(f"build via `python -m dashboards build` (new process, imports included): {cli_s:.2f} s ({status})")
+    return {"rows": len(snapshot.rows), "build_s": statistics.median(total_s), "read_s": statistics.median(read_s),
+            "compute_s": statistics.median(render_s), "write_s": statistics.median(write_s),
+            "build_command_s": cli_s if result.returncode == 0 else None}
 
 
-def measure_page_load(store: str, repeat: int) -> None:
+def measure_page_load(store: str, repeat: int) -> dict:
     from tests.headless import Browser, find_chromium
     from dashboards.server import make_server
 
     if find_chromium() is None:
         print("page load: skipped (no Chromium; apt-get install -y chromium)")
-        return
+        return {}
     server = make_server(store, port=0, refresh_s=-1, quiet=True, log=lambda message: None)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -264,15 +275,16 @@ def measure_page_load(store: str, repeat: int) -> None:
           f"{statistics.median(loads):.2f} s (max {max(loads):.2f} s); navigation start to all views drawn "
           f"{statistics.median(ready):.2f} s (max {max(ready):.2f} s), of which drawing "
           f"{statistics.median(renders):.2f} s; console errors: {len(errors)}")
+    return {"page_load_s": statistics.median(loads), "views_drawn_s": statistics.median(ready)}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.dashboard_build", description=__doc__.split("\n\n")[0])
     add_store_flag(parser, when_unset="a scratch folder; a store that is absent or empty is made (full exp4 grid)")
     parser.add_argument("--source", choices=("synthetic", "simulate"), default="synthetic",
                         help="how to make a missing store (default synthetic; simulate takes minutes)")
     add_seeds_flag(parser, default=2)  # of each exp4 config, when making a store
-    parser.add_argument("--issue6-seeds", type=int, default=3,
+    parser.add_argument("--comparison-seeds", "--issue6-seeds", dest="comparison_seeds", type=int, default=3,
                         help="seeds per config of gcs_throttle, retry_policies, append_catalog and the exp4c knee "
                              "search when making a store (default 3; 0 leaves them out)")
     parser.add_argument("--rows-per-file", type=int, default=10,
@@ -280,18 +292,37 @@ def main() -> int:
     parser.add_argument("--duration-s", type=float, default=1200.0, help="simulated duration for --source simulate")
     parser.add_argument("--repeat", type=int, default=3, help="timed repetitions (default 3)")
     parser.add_argument("--no-browser", action="store_true", help="skip the page-load measurement")
+    add_baseline_flags(parser, BASELINE_PATH)
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
 
     with tempfile.TemporaryDirectory(prefix="dashboard-bench-") as scratch:
         store = args.store or os.path.join(scratch, "store")
-        if not os.path.isdir(store) or not os.listdir(store):
+        made = not os.path.isdir(store) or not os.listdir(store)
+        if made:
             print(f"making a full-size exp4 store at {store} ...", flush=True)
             rows = make_store(store, args.source, len(args.seeds), args.rows_per_file, args.duration_s,
-                              args.issue6_seeds)
+                              args.comparison_seeds)
             print(f"  {rows} rows")
-        measure_build(store, os.path.join(scratch, "site"), args.repeat)
+        figures = measure_build(store, os.path.join(scratch, "site"), args.repeat)
         if not args.no_browser:
-            measure_page_load(store, args.repeat)
+            figures.update(measure_page_load(store, args.repeat))
+    # A store given is compared with baselines of that store only; a made one, with those made alike.
+    if made:
+        settings = {"source": args.source, "seeds": len(args.seeds), "comparison_seeds": args.comparison_seeds,
+                    "rows_per_file": args.rows_per_file}
+        if args.source == "simulate":
+            settings["duration_s"] = args.duration_s
+    else:
+        settings = {"store": args.store}
+    settings["repeat"] = args.repeat
+    settings["browser"] = not args.no_browser
+    command = " ".join(["python -m benchmarks.dashboard_build", *(a for a in sys.argv[1:] if a != "--save-baseline")])
+    units = {"rows": "", "build_s": "s", "read_s": "s", "compute_s": "s", "write_s": "s", "build_command_s": "s",
+             "page_load_s": "s", "views_drawn_s": "s"}
+    print(f"(1-minute load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after; {os.cpu_count()} CPUs)")
+    compare_and_save(args, ROOT, WHAT, settings, command,
+                     f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after", figures, units)
     return 0
 
 

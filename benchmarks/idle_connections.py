@@ -1,6 +1,6 @@
-"""Idle sockets against the dashboard server: does a normal GET stay fast? Prints figures.
+"""Idle sockets against the dashboard server: does a normal GET stay fast? Figures against a baseline.
 
-    python benchmarks/idle_connections.py [--idle 200] [--gets 40] [--hold-s 20] [--port N]
+    python -m benchmarks.idle_connections [--idle 200] [--gets 40] [--hold-s 20] [--port N] [--save-baseline]
 
 Starts `python -m dashboards serve` on a free loopback port over a two-row store (written by the
 store's own writer), then opens ``--idle`` connections that never finish a request: a third send
@@ -11,7 +11,9 @@ a client trying to starve the server would. Meanwhile ``--gets`` normal requests
 before the server's idle timeout has closed anything and some after. Prints how many answered
 200 and their p50 and worst latency; the target is a worst case under one second at 200 idle
 connections. ``--port N`` attacks a server already listening on loopback port N instead (how
-other servers were compared: docs/design.md).
+other servers were compared: docs/guide/dashboard.md). The figures are printed beside every baseline
+in ``benchmarks/idle_connections_baseline.json`` taken with the same settings
+(``benchmarks/baseline.py``).
 """
 
 from __future__ import annotations
@@ -30,7 +32,12 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
+from benchmarks.baseline import add_baseline_flags, compare_and_save  # noqa: E402
 from store_fixtures import contract_row, write_store_file  # noqa: E402
+
+BASELINE_PATH = os.path.join(ROOT, "benchmarks", "idle_connections_baseline.json")
+WHAT = ("benchmarks/idle_connections.py figures: GET / in ms with no idle connection, then its p50 and worst "
+        "with the idle ones held, and the GETs that failed")
 
 # What each kind of idle client sends, once, before going quiet.
 IDLE_OPENINGS = (b"", b"GET / HT", b"GET / HTTP/1.1\r\nHost: localhost\r\n")
@@ -116,14 +123,17 @@ def timed_get(port: int) -> tuple:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.idle_connections",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--idle", type=int, default=200, help="idle connections held open (default 200)")
     parser.add_argument("--gets", type=int, default=40, help="normal requests sent meanwhile (default 40)")
     parser.add_argument("--hold-s", type=float, default=20.0,
                         help="seconds over which the requests are spread (default 20, past the idle timeout)")
     parser.add_argument("--port", type=int, default=None,
                         help="attack a server already listening on this loopback port (default: start one)")
+    add_baseline_flags(parser, BASELINE_PATH)
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     server = None
     if args.port is None:
         server = subprocess.Popen([sys.executable, "-m", "dashboards", "serve", "--store", two_row_store(),
@@ -166,6 +176,15 @@ def main() -> None:
     print(f"GET / with {args.idle} idle, {len(results)} sent over {args.hold_s:.0f} s: {len(ok)} ok, "
           f"{len(failed)} failed {sorted(set(map(str, failed)))}, p50 {p50:.1f} ms, worst {worst:.1f} ms "
           f"({'under' if worst < 1000 else 'NOT under'} 1 s)")
+    load = f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
+    print(f"(1-minute load average: {load}; {os.cpu_count()} CPUs)")
+    settings = {"idle": args.idle, "gets": args.gets, "hold_s": args.hold_s,
+                "server": "dashboards serve" if args.port is None else "another, on a port given"}
+    command = (f"python -m benchmarks.idle_connections --idle {args.idle} --gets {args.gets} --hold-s {args.hold_s:g}"
+               + (f" --port {args.port}" if args.port is not None else ""))
+    compare_and_save(args, ROOT, WHAT, settings, command, load,
+                     {"quiet_get_ms": quiet_latency * 1000, "p50_ms": p50, "worst_ms": worst, "failed": len(failed)},
+                     {"quiet_get_ms": "ms", "p50_ms": "ms", "worst_ms": "ms", "failed": ""})
 
 
 if __name__ == "__main__":

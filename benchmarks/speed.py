@@ -1,8 +1,9 @@
 """simcore speed and memory, optionally against the reference simulator.
 
 With no mode flag (``python -m benchmarks.speed``): the speed guard. Per-seed
-time of a fixed set of configs (``GUARD_CONFIGS``: the two reference-protocol
-configs of issue 20, a throttled GCS one, a writers one, a client-preset one)
+time of a fixed set of configs (``GUARD_CONFIGS``: two reference-protocol
+configs, a throttled GCS one, a writers one, a client-preset one, and the two
+reference ones again under the corrected protocol)
 and the whole-process time of a short one-seed run, against every baseline
 stored in ``benchmarks/speed_baseline.json`` (an earlier release's figures,
 with the machine, date and commit they were measured at), as a ratio: above
@@ -29,11 +30,11 @@ Three more measurements, each printed as a small table:
 
     python -m benchmarks.speed                      # the guard, against the stored baselines
     python -m benchmarks.speed --tree ../old-checkout --save-baseline
-    python benchmarks/speed.py --grid --memory
-    python benchmarks/speed.py --reference --endive ../endive --endive-python ../endive-venv/bin/python \
+    python -m benchmarks.speed --grid --memory
+    python -m benchmarks.speed --reference --endive ../endive --endive-python ../endive-venv/bin/python \
         --duration-s 1900
-    python benchmarks/speed.py --reference --whole-process --seeds 4 --endive ../endive \
-        --endive-python ../endive-venv/bin/python     # issue 20's measure: whole processes, four seeds
+    python -m benchmarks.speed --reference --whole-process --seeds 4 --endive ../endive \
+        --endive-python ../endive-venv/bin/python     # whole processes, four seeds
         [--cpu-time]                                  # ... in CPU time, for a machine that is not idle
 """
 
@@ -43,7 +44,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -53,18 +53,20 @@ import time
 from multiprocessing import get_context
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # run from a checkout, as a script too
 
-from simcore import SimConfig, simulate
-from simcore.flags import add_seeds_flag
+from benchmarks.baseline import git_commit, machine  # noqa: E402
+from simcore import SimConfig, simulate  # noqa: E402
+from simcore.flags import add_seeds_flag  # noqa: E402
 
-DRIVER = os.path.join(ROOT, "benchmarks", "reference_driver.py")
+DRIVER = os.path.join(ROOT, "studies", "fidelity", "reference_driver.py")  # the reference, run on one config
 BASELINE_PATH = os.path.join(ROOT, "benchmarks", "speed_baseline.json")
 
 # The speed guard's configs, as `python -m simcore run` flags (so an older checkout, whose Python API may
-# differ, runs them too; a flag it does not know gives no figure). The first two are issue 20's
-# reference-protocol configs; then one per model feature added since eed2ade that has a cost of its own,
-# all under the published protocol (the only one an older checkout has: it runs them without the flag);
-# then the two reference configs under the corrected protocol, the default since issue 18.
+# differ, runs them too; a flag it does not know gives no figure). The first two are reference-protocol
+# configs; then one per model feature that has a cost of its own, all under the published protocol (the
+# only one an older checkout may have: it runs them without the flag); then the two reference configs under
+# the corrected protocol, the default.
 GUARD_CONFIGS = (
     ("s3 storage 50t FA1.0 50ms", "--provider s3 --catalog storage --num-tables 50 --fast-append-ratio 1.0 "
                                   "--inter-arrival-scale-ms 50 --protocol published"),
@@ -214,7 +216,7 @@ def reference_comparison(args) -> None:
     """Each simulator's wall time per config of the spread, and the median speed-up.
 
     By default one in-process simcore run of seed 1 against one reference process. With
-    ``--whole-process`` (issue 20's measure) each simulator as a user runs it: one simcore process for
+    ``--whole-process`` each simulator as a user runs it: one simcore process for
     all of ``--seeds`` (imports and Numba's start included), one reference process per seed (its driver
     runs one), summed.
     """
@@ -279,28 +281,6 @@ def memory(args) -> None:
           f"(whole process, Python and Numba included), {float(out[0]):.2f} s")
 
 
-def _git_commit(tree: str) -> str:
-    """The checkout's short commit, with ``-dirty`` when tracked files differ from it."""
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tree, capture_output=True, text=True,
-                                check=True).stdout.strip()
-        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=tree,
-                                 capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return commit + ("-dirty" if changed else "")
-
-
-def _machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as handle:
-            model = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), model)
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python {platform.python_version()}"
-
-
 def _tree_env(tree: str) -> dict:
     return {**os.environ, "PYTHONPATH": tree}
 
@@ -358,7 +338,7 @@ def _cell(seconds) -> str:
 
 def guard(args) -> None:
     tree = os.path.abspath(args.tree or ROOT)
-    commit = _git_commit(tree)
+    commit = git_commit(tree)
     print(f"== speed guard: {tree} (commit {commit}), {args.duration_s:g} simulated s, seeds "
           f"{','.join(map(str, GUARD_SEEDS))}, CPU time, median of {args.repeats}; ratio > 1: slower than then ==")
     load_before = os.getloadavg()[0]
@@ -382,7 +362,7 @@ def guard(args) -> None:
         print(f"(no stored baseline at {args.duration_s:g} s in {args.baseline})")
     if args.save_baseline:
         save_baseline(args.baseline, {"commit": commit, "date": datetime.date.today().isoformat(),
-                                      "machine": _machine(), "load_average": load, "duration_s": args.duration_s,
+                                      "machine": machine(), "load_average": load, "duration_s": args.duration_s,
                                       "repeats": args.repeats,
                                       "seconds": figures})
         print(f"stored as the baseline of {commit} in {args.baseline}")
@@ -394,8 +374,8 @@ def main() -> None:
     parser.add_argument("--endive", help="path of a cdouglas/endive checkout (for --reference)")
     parser.add_argument("--endive-python", default=sys.executable, help="a Python that runs the reference")
     parser.add_argument("--whole-process", action="store_true",
-                        help="with --reference: time each simulator as a whole process over --seeds (issue 20's "
-                             "measure) instead of one in-process run of seed 1")
+                        help="with --reference: time each simulator as a whole process over --seeds instead of "
+                             "one in-process run of seed 1")
     parser.add_argument("--cpu-time", action="store_true",
                         help="with --reference --whole-process: compare CPU time (user + system) of the "
                              "processes, and stop a reference run after --reference-timeout-s of CPU; other "

@@ -1,6 +1,6 @@
 """Why each of seed 001's published figures differs from simcore's steady-state number.
 
-``benchmarks/published_repro.py`` simulates the configuration behind every
+``studies/published_repro/published_repro.py`` simulates the configuration behind every
 published figure and computes it under each metric set of
 ``simcore.metric_sets`` from the same runs; it writes the outcome to
 ``data/published_explained.json`` with ``explain`` below. The dashboard's

@@ -23,7 +23,7 @@ from simcore import SimConfig
 
 # A rough model of simcore's cost per seed: a fixed part plus a part per
 # arrival that shrinks slowly with load. Its shape was fitted to the 5,904
-# runs of a full exp4 sweep (``python -m benchmarks.cost_model``): taken most
+# runs of a full exp4 sweep (``python scripts/fit_cost_model.py``): taken most
 # expensive first, as the sweep runs them, its cumulative cost share stays
 # within 8 points of the measured one (the earlier model's, 32 points, made
 # the progress ETA promise a quarter of the real time left). Its scale keeps

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A store lab on loopback: MinIO (S3), Azurite (Azure Blob) and fake-gcs-server (GCS), each behind a
-# toxiproxy latency proxy, for `commit-sweeps probe` and `python -m benchmarks.real_stores`.
+# toxiproxy latency proxy, for `commit-sweeps probe` and `python -m studies.real_stores`.
 #
 #   scripts/store-lab.sh up [--delay-ms 10] [--jitter-ms 0]   build what is missing, start, create bucket "lab"
 #   eval "$(scripts/store-lab.sh env)"                        export the endpoints and the credentials the SDKs read

@@ -12,7 +12,7 @@ The limit is half of this machine's physical memory unless
 ``4G``; half, because a sweep runs one simulation per core beside the
 driver and the rest of the machine.
 
-Memory figures were measured with ``benchmarks/bounds.py`` (peak resident
+Memory figures were measured with ``studies/memory_bounds/bounds.py`` (peak resident
 size of one run, minus the process's size before it): about 125 bytes per
 transaction and 62 bytes per table. The estimate doubles both, so it errs
 on the side of refusing.
@@ -34,7 +34,7 @@ MEMORY_LIMIT_ENV = "SIMCORE_MAX_MEMORY"
 BYTES_PER_TRANSACTION = 250
 BYTES_PER_TABLE = 128
 # A writer or maintenance job of a writer workload: its phase, its arrays' headers and its
-# bookkeeping while the workload is drawn (measured 0.82 KB per writer with benchmarks/bounds.py,
+# bookkeeping while the workload is drawn (measured 0.82 KB per writer with studies/memory_bounds/bounds.py,
 # 200,000 and 400,000 writers committing at most once; doubled, as the other figures).
 BYTES_PER_JOB = 1640
 # Python, NumPy, Numba and pyarrow loaded: measured 170-230 MB before a run.

@@ -61,7 +61,7 @@ def configure(run: argparse.ArgumentParser) -> None:
     run.add_argument("--commit-interval-s", type=number, default=None, help="each writer commits every S seconds")
     run.add_argument("--writer-phase-seed", type=integer, default=None,
                      help="the writers' phases drawn from this seed, the same in every run seed (as "
-                          "benchmarks.real_clients draws its real writers'); default: each run seed draws its own")
+                          "studies.real_clients draws its real writers'); default: each run seed draws its own")
     add_maintenance_flags(run)
     run.add_argument("--retry-policy", default=None,
                      help="immediate (as the reference), backoff, or split (catalog-only conflicts at once, "

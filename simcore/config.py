@@ -152,7 +152,7 @@ class SimConfig:
         writer_phase_seed: the writers' phases (when in the interval each
             one's first commit is due) drawn from this seed
             (``simcore.workload.writer_phases_s``, as the real writers of
-            ``benchmarks.real_clients`` draw theirs), the same in every run
+            ``studies.real_clients`` draw theirs), the same in every run
             seed; None (the default): each run seed draws its own. A fixed
             pattern of phases holds for a whole run, and near the onset of
             contention it moves the retries as much as the store does

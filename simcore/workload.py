@@ -127,7 +127,7 @@ def draw_writer_workload(config: SimConfig, rng: np.random.Generator) -> Workloa
 
 def writer_phases_s(seed: int, writers: int, interval_s: float) -> np.ndarray:
     """The writers' phases in [0, ``interval_s``) drawn from ``seed``: ``writer_phase_seed``'s, and the real
-    writers' of ``benchmarks.real_clients`` (one draw, so that the model can run a real run's own phases).
+    writers' of ``studies.real_clients`` (one draw, so that the model can run a real run's own phases).
 
     >>> writer_phases_s(0, 3, 4.0).round(3).tolist()
     [2.548, 1.079, 0.164]

@@ -5,8 +5,8 @@ more than 95% success (the reference's "workload knee", judged as the
 ``seed001`` metric set judges it). For each knee the reference reports, the
 grid point whose throughput matches it must pass and the next heavier grid
 point must fail: the knee sits where the reference's does. The whole curve
-and every other figure are in ``benchmarks/published_repro.py --figures
-corrected`` (studies/corrected_reference/README.md).
+and every other figure are in ``python -m
+studies.corrected_reference`` (studies/corrected_reference/README.md).
 """
 
 import csv

@@ -13,7 +13,8 @@ from simcore.flags import (DEFAULT_SEEDS, EXIT_BAD_INPUT, OneLineParser, SeedsAc
                            add_seeds_flag, default_store_uri, parse_seeds)
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE_FOLDERS = ("simcore", "ray_jobs", "dashboards", "sweeps", "commit_sweeps", "benchmarks", "scripts")
+SOURCE_FOLDERS = ("simcore", "ray_jobs", "dashboards", "sweeps", "commit_sweeps", "benchmarks", "scripts",
+                  "studies")
 SIMULATE = ["--provider", "s3", "--catalog", "storage", "--num-tables", "1", "--fast-append-ratio", "1",
             "--inter-arrival-scale-ms", "100"]
 BENCH = ["--provider", "s3", "--operation", "cas", "--clients", "1"]
@@ -73,7 +74,7 @@ def test_each_shared_flag_is_defined_once_in_the_whole_code_base():
                   for number, line in enumerate(path.read_text().splitlines(), 1)
                   if f'add_argument("{flag}"' in line or f"add(\"{flag}\"" in line]
         if flag in ("--duration-s",):  # benchmarks keep their own; every command takes the shared one
-            places = [place for place in places if not place.startswith(("benchmarks/", "scripts/"))]
+            places = [place for place in places if not place.startswith(("benchmarks/", "scripts/", "studies/"))]
         assert places == [places[0]] and places[0].startswith("simcore/flags.py:"), (flag, places)
 
 

@@ -1,4 +1,4 @@
-"""Issue 22: the held-out check (benchmarks/holdout.py), the fitted client counts a profile records, the
+"""Issue 22: the held-out check (studies/holdout/holdout.py), the fitted client counts a profile records, the
 extrapolation notice of bench and capacity, and the fit's report of how well the data determine its terms."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from simcore.profiles import canonical_json, dump_profile, load_profile, profile
 from simcore.providers import PROVIDERS
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))  # benchmarks/, as a checkout runs them
+sys.path.insert(0, str(REPO_ROOT))  # studies/, as a checkout runs them
 
-from benchmarks import holdout  # noqa: E402
+from studies.holdout import holdout  # noqa: E402
 from ray_jobs.capacity import extrapolation  # noqa: E402
 
 SEED000 = str(REPO_ROOT / "simcore" / "measured" / "seed000_conditional_writes.csv")
@@ -86,9 +86,9 @@ def test_capacity_says_when_its_answer_lies_beyond_the_fitted_counts():
     assert extrapolation(SimConfig(provider="s3"), busy) is False  # no record: no key, no line
 
 
-def test_the_holdout_scorer_fits_on_few_counts_and_scores_the_rest(capsys):
+def test_the_holdout_scorer_fits_on_few_counts_and_scores_the_rest(capsys, tmp_path):
     assert holdout.main(["--fit", "1-3", "--only", "s3:cas", "--seeds", "1", "--duration-s", "20",
-                         "--max-evaluations", "3"]) == 0
+                         "--max-evaluations", "3", "--out", str(tmp_path / "cells.csv")]) == 0
     captured = capsys.readouterr()
     out = captured.out
     assert re.search(r"^s3 cas: fitted in \d+ s$", captured.err, re.M)  # the issue's time budget is per operation
@@ -100,7 +100,7 @@ def test_the_holdout_scorer_fits_on_few_counts_and_scores_the_rest(capsys):
     assert "fit" in capsys.readouterr().err
 
 
-def test_scoring_an_append_alone_still_fits_its_stores_cas_first(monkeypatch, capsys):
+def test_scoring_an_append_alone_still_fits_its_stores_cas_first(monkeypatch, capsys, tmp_path):
     # A whole run fits the CAS first, which fixes when reads observe the object for the append too
     # (fit_profile); --only STORE:append must fit what the whole run fits, and score only the append.
     fitted_ops = []
@@ -110,7 +110,8 @@ def test_scoring_an_append_alone_still_fits_its_stores_cas_first(monkeypatch, ca
         return PROVIDERS[store]
 
     monkeypatch.setattr(holdout, "fit_store", fake_fit_store)
-    assert holdout.main(["--fit", "1-3", "--only", "s3x:append", "--seeds", "1", "--duration-s", "5"]) == 0
+    assert holdout.main(["--fit", "1-3", "--only", "s3x:append", "--seeds", "1", "--duration-s", "5",
+                         "--out", str(tmp_path / "cells.csv")]) == 0
     assert fitted_ops == [("s3x", ["append", "cas"])]
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| s3x")]
     assert [row.split("|")[1].strip() for row in rows] == ["s3x append"]

@@ -185,8 +185,8 @@ def test_bench_rejects_bad_input_in_one_line(capsys, argv, field):
 
 
 def test_the_measured_model_reproduces_seed_000_on_a_few_points():
-    # The whole table (every store, operation and client count) is in studies/seed000_table/README.md
-    # (benchmarks/bench_table.py); here a few cells, with the tolerances.
+    # The whole table (every store, operation and client count) is in docs/reference/profiles.md
+    # (studies/seed000_table); here a few cells, with the tolerances.
     table = {p: read_table(SEED000, p) for p in ("s3", "s3x", "gcp", "azurex")}
     for provider, operation, clients in (("s3", "cas", 8), ("s3x", "cas", 4), ("s3x", "append", 16), ("gcp", "cas", 4),
                                          ("gcp", "cas", 16), ("azurex", "cas", 16)):

@@ -1,15 +1,15 @@
-"""The parts of benchmarks/real_clients.py that run without the lab: reading delta-rs history entries and the
-figures of a run, the SQL catalog's and the store's timings (on SQLite and moto's S3 server).
+"""The parts of studies/real_clients/real_clients.py that run without the lab: reading delta-rs history entries and
+the figures of a run, the SQL catalog's and the store's timings (on SQLite and moto's S3 server).
 
-The comparison itself needs the store lab and deltalake (opt-in: python -m benchmarks.real_clients)."""
+The comparison itself needs the store lab and deltalake (opt-in: python -m studies.real_clients)."""
 
 import time
 from pathlib import Path
 
 import pytest
 
-from benchmarks.real_clients import (Attempt, _model_flags, is_retry_warning, largest_passing, logged_retries, measure,
-                                     point_note, tagged_retries, time_sql_cas)
+from studies.real_clients.real_clients import (Attempt, _model_flags, is_retry_warning, largest_passing,
+                                               logged_retries, measure, point_note, tagged_retries, time_sql_cas)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,7 +100,7 @@ def test_the_model_of_each_client():
 def test_store_read_timer_times_reads_while_work_runs_and_deletes_its_object(monkeypatch):
     from probe_servers import KEYS, MotoServer, Proxy
 
-    from benchmarks.real_clients import StoreReadTimer, read_slowdown
+    from studies.real_clients.real_clients import StoreReadTimer, read_slowdown
 
     server = MotoServer()
     proxy = Proxy(server.endpoint, delay_ms=5.0)  # each read at least two 5 ms hops
@@ -142,7 +142,7 @@ def test_measure_splits_a_call_into_its_part_outside_the_race_and_a_retry():
 def test_an_unreachable_lab_store_stops_the_run_with_one_line_before_any_writer(monkeypatch, capsys, tmp_path):
     from probe_servers import KEYS, free_port
 
-    from benchmarks.real_clients import main
+    from studies.real_clients.real_clients import main
 
     for key, value in KEYS.items():
         monkeypatch.setenv(key, value)
@@ -158,7 +158,7 @@ def test_an_unreachable_lab_store_stops_the_run_with_one_line_before_any_writer(
 def test_the_call_cpu_benchmark_stops_with_one_line_where_the_lab_store_is_not_there(monkeypatch, capsys):
     from probe_servers import KEYS, free_port
 
-    from benchmarks.delta_call_cpu import main
+    from studies.real_clients.delta_call_cpu import main
 
     for key, value in KEYS.items():
         monkeypatch.setenv(key, value)
@@ -191,7 +191,7 @@ def test_model_call_parts_line_up_the_models_committed_calls_as_the_run_times_it
     import numpy as np
     import pyarrow.parquet as pq
 
-    from benchmarks.real_clients import call_parts, model_call_parts
+    from studies.real_clients.real_clients import call_parts, model_call_parts
 
     out = tmp_path / "calls"
     subprocess.run([sys.executable, "-m", "commit_sweeps", "simulate", "--provider", "s3", "--num-tables", "1",

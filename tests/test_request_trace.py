@@ -1,11 +1,12 @@
-"""benchmarks/request_trace.py without the lab: its proxy against a real HTTP server, and how it reads a call."""
+"""studies/real_clients/request_trace.py without the lab: its proxy against a real HTTP server, and how it reads a
+call."""
 
 import http.client
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from benchmarks.request_trace import LoggingProxy, Request, call_summary, pair_answers, rounds
+from studies.real_clients.request_trace import LoggingProxy, Request, call_summary, pair_answers, rounds
 
 
 class _Store(BaseHTTPRequestHandler):
@@ -77,7 +78,7 @@ def test_a_call_is_read_as_its_load_its_rounds_of_entries_and_the_rest():
 def test_bad_flags_and_an_unreachable_lab_stop_with_one_line_before_any_writer(monkeypatch, capsys):
     from probe_servers import KEYS, free_port
 
-    from benchmarks.request_trace import main
+    from studies.real_clients.request_trace import main
 
     assert main(["--writers", "0"]) == 2
     assert capsys.readouterr().err.strip() == "error: writers: '0' is not allowed; expected a whole number of writers >= 1"

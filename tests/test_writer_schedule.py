@@ -66,7 +66,7 @@ def test_a_phase_seed_gives_every_run_seed_the_same_phases(writers, interval_s, 
 
 
 def test_the_real_writers_and_the_model_draw_phases_alike():
-    # benchmarks.real_clients draws its writers' phases with writer_phases_s; so does writer_phase_seed.
+    # studies.real_clients draws its writers' phases with writer_phases_s; so does writer_phase_seed.
     phases = writer_phases_s(0, 12, 8.0)
     assert np.array_equal(phases, np.random.default_rng(0).uniform(0.0, 8.0, 12))
     assert ((0 <= phases) & (phases < 8.0)).all()

@@ -84,7 +84,8 @@
         "protocol's. Seed 001 read its tables with the reference's own analysis (success over every " +
         "recorded transaction, latency and throughput over the middle 80% of the run, usability on the steady-state " +
         "success) and, for its multi-table VO figures, a convoy that counts commits to the transaction's own table. " +
-        "The 'seed 001's definition' column is simcore under those definitions (benchmarks/published_repro.py); each row's " +
+        "The 'seed 001's definition' column is simcore under those definitions " +
+        "(studies/published_repro/published_repro.py); each row's " +
         "note says why the figures differ and how far every candidate definition landed (studies/published_repro/README.md). " +
         "Ranges: the knee's (or the point's) values over seeds."));
   }

@@ -1,0 +1,795 @@
+"""Predicted vs measured with a real table-format client: delta-rs or PyIceberg writers on the lab's S3.
+
+    scripts/store-lab.sh up --delay-ms 20 --jitter-ms 5
+    eval "$(scripts/store-lab.sh env)"
+    commit-sweeps probe --store-uri "$STORE_LAB_S3_URI" --endpoint-url "$STORE_LAB_S3_ENDPOINT" \\
+        --clients 1-4 --duration-s 45 --max-client-lag 1 --out samples.csv
+    commit-sweeps fit --samples samples.csv --base s3 --name lab-s3 --out lab-s3.toml
+    python -m studies.real_clients --lab-profile lab-s3.toml [--real-client delta-rs|pyiceberg] \\
+        [--writers 2,4,8,16] [--intervals-s 1] [--duration-s 60] [--seeds 3] [--work-dir real-clients] [--out FILE]
+
+(``pip install 'commit-sweeps[realclients]'`` installs deltalake and pyiceberg with its SQL catalog.) For each
+commit interval S and writer count N, N writer processes append a one-row batch every S seconds to one new,
+checkpointed table on the lab's S3, loading the table anew on each call. A call's retries come from the table's
+history (delta-rs) or from the retry warnings the call logged (PyIceberg). Beside each point, the model on the
+lab profile with the client's preset: over the run's own seconds from a cold start at the run's writer phases,
+in the steady state, and ``capacity``'s largest N. A point where this machine rather than the store limited the
+writers is marked ``cpu-bound``, ``store-slowed`` or ``call-slowed``. Each point goes to ``points.jsonl`` in
+``--work-dir`` and as a row to ``--out`` (default ``studies/real_clients/results/points-<client>-<date>.csv``).
+PROTOCOL.md beside this script has the protocol in full.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from simcore.errors import ConfigError
+from simcore.flags import add_seeds_flag
+from simcore.workload import writer_phases_s
+from studies.results import add_out_flags, command_line, out_path, write_csv
+
+ROOT = Path(__file__).resolve().parents[2]
+WRITER_KEY, SEQ_KEY = "commit_sweeps_writer", "commit_sweeps_seq"  # the tags each commit carries
+SUCCESS_TARGET = 0.95  # simcore.usable's rule: usable above 95% success
+CPU_BOUND_SHARE = 0.5  # above this share of the cores the writers' own CPU distorts what they measure
+# A store read this much slower beside the writers than alone: the lab's store is no longer the profile's
+# (studies/real_clients/log.md: at 20 ms each way the reads stayed within x1.03 up to 16 writers, and took x1.15-1.32
+# beside 20-28 writer processes, where the model's retries were 38-45% high).
+STORE_SLOWED = 1.10
+# The writers' own call (its part outside the race, ``call_parts``) this much longer than the model's: the writers'
+# requests ran slower than the probe's clients' did (on two cores, with the writers' own CPU; studies/real_clients/log.md, "The
+# writers' own CPU"). Near the onset 3% on every latency moves the model's retries by a fifth, so there the point
+# compares this machine's load as much as the store.
+CALL_SLOWED = 1.05
+WINDOW_SEEDS = 20  # the model over a run's own minute: 20 x a few hundred calls
+MODEL_KEYS = ("writer_success_rate", "retries_mean", "writer_commit_latency_p50_ms", "writer_commit_latency_p99_ms")
+TARGET_SHARE = 0.20  # the targets: largest N and retries per commit within 20%
+CLIENTS = ("delta-rs", "pyiceberg")
+PYICEBERG_RETRY_LOG = "Commit failed due to a concurrent update, retrying"  # pyiceberg 0.12's warning per retry
+
+
+def tagged_retries(history: list[dict]) -> dict[tuple[int, int], int]:
+    """(writer, seq) -> num_retries for every commit of the history that a benchmark writer tagged.
+
+    ``history`` is ``DeltaTable.history()``: one dict per commit; delta-rs puts
+    the commit's custom metadata at the entry's top level and its retry count
+    in ``operationMetrics.num_retries``. Untagged commits (the table's
+    creation) are skipped; a tagged commit without the count is an error, as
+    the comparison would be silently wrong without it.
+
+    >>> tagged_retries([{"operation": "CREATE TABLE"},
+    ...                 {"commit_sweeps_writer": "3", "commit_sweeps_seq": "7",
+    ...                  "operationMetrics": {"num_retries": 2}}])
+    {(3, 7): 2}
+    """
+    out = {}
+    for entry in history:
+        if WRITER_KEY not in entry:
+            continue
+        key = (int(entry[WRITER_KEY]), int(entry[SEQ_KEY]))
+        metrics = entry.get("operationMetrics") or {}
+        if "num_retries" not in metrics:
+            raise ValueError(f"history entry of writer {key[0]} commit {key[1]} has no operationMetrics.num_retries")
+        if key in out:
+            raise ValueError(f"writer {key[0]} commit {key[1]} appears twice in the history")
+        out[key] = int(metrics["num_retries"])
+    return out
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One write_deltalake call of one writer, as the writer saw it."""
+    writer: int
+    seq: int
+    due_s: float  # when it was due, seconds from the common start
+    start_s: float  # when the call began
+    end_s: float  # when it returned or raised
+    raised: str  # the exception's type name; "" when the call returned
+    retries: int = -1  # the retries the call itself logged (pyiceberg); -1: read from the table's history
+
+
+@dataclass(frozen=True)
+class Measured:
+    writers: int
+    interval_s: float
+    attempts: int
+    committed: int
+    success_rate: float
+    retries_per_commit: float  # mean num_retries over committed commits
+    commits_per_s: float
+    latency_p50_ms: float  # of the calls that committed: table load, data file, commit
+    latency_p99_ms: float
+    lag_p99_s: float  # start minus due
+    raised: dict  # exception type -> count
+    raised_but_committed: int  # calls that raised yet whose commit is in the history
+    # A committed call's duration as fixed + per_retry x its retries (``call_parts``: least squares; where no
+    # call retried, the mean and nan): the part of the call outside the race, and what a lost race costs.
+    call_fixed_ms: float = float("nan")
+    call_ms_per_retry: float = float("nan")
+
+
+def measure(attempts: list[Attempt], retries: dict[tuple[int, int], int], writers: int, interval_s: float,
+            duration_s: float) -> Measured:
+    """The figures of one run, from the writers' records and the history's retry counts.
+
+    A commit succeeded when its call returned; its retries are the history's.
+    A call that returned but whose commit is missing from the history is an
+    error (the table lost a commit). Calls that raised count as failed even if
+    their commit landed (counted apart), as a writer would retry them.
+    """
+    ok = [a for a in attempts if not a.raised]
+    missing = [(a.writer, a.seq) for a in ok if (a.writer, a.seq) not in retries]
+    if missing:
+        raise ValueError(f"{len(missing)} returned commits are missing from the history, e.g. {missing[0]}")
+    raised: dict[str, int] = {}
+    for a in attempts:
+        if a.raised:
+            raised[a.raised] = raised.get(a.raised, 0) + 1
+    latency = np.array([(a.end_s - a.start_s) * 1000.0 for a in ok])
+    ok_retries = [retries[(a.writer, a.seq)] for a in ok]
+    call_fixed_ms, call_ms_per_retry = call_parts(ok_retries, latency.tolist())
+    lag = np.array([a.start_s - a.due_s for a in attempts])
+    return Measured(
+        writers=writers, interval_s=interval_s, attempts=len(attempts), committed=len(ok),
+        success_rate=len(ok) / len(attempts) if attempts else float("nan"),
+        retries_per_commit=float(np.mean(ok_retries)) if ok else float("nan"),
+        commits_per_s=len(ok) / duration_s,
+        latency_p50_ms=float(np.percentile(latency, 50)) if ok else float("nan"),
+        latency_p99_ms=float(np.percentile(latency, 99)) if ok else float("nan"),
+        lag_p99_s=float(np.percentile(lag, 99)) if attempts else float("nan"),
+        raised=raised,
+        raised_but_committed=sum(1 for a in attempts if a.raised and (a.writer, a.seq) in retries),
+        call_fixed_ms=call_fixed_ms, call_ms_per_retry=call_ms_per_retry)
+
+
+def call_parts(retries: list[int], latency_ms: list[float]) -> tuple[float, float]:
+    """(ms at no retry, ms a retry): the least-squares line of the calls' durations on their retries. Calls that
+    all retried alike give no line: their mean where none retried (below the onset), else nothing.
+
+    >>> call_parts([0, 1, 2, 2], [500.0, 640.0, 780.0, 780.0])
+    (500.0, 140.0)
+    >>> call_parts([0, 0], [500.0, 510.0])
+    (505.0, nan)
+    >>> call_parts([1, 1], [500.0, 510.0])
+    (nan, nan)
+    """
+    if len(set(retries)) < 2:
+        none_retried = bool(retries) and retries[0] == 0
+        return (round(float(np.mean(latency_ms)), 6) if none_retried else float("nan")), float("nan")
+    slope, intercept = np.polyfit(np.asarray(retries, float), np.asarray(latency_ms, float), 1)
+    return round(float(intercept), 6), round(float(slope), 6)
+
+
+def _call_line(fixed_ms: float, per_retry_ms: float, short: bool = False) -> str:
+    """``call_parts`` for the progress line: ``a call 1201 ms + 239 ms a retry`` (short: ``1201 + 239``), or the
+    call alone where none retried.
+
+    >>> _call_line(1201.4, 238.6), _call_line(1201.4, float("nan")), _call_line(1201.4, 238.6, short=True)
+    ('a call 1201 ms + 239 ms a retry', 'a call 1201 ms, no retries', '1201 + 239')
+    """
+    if math.isnan(per_retry_ms):
+        return f"{fixed_ms:.0f} ms, no retries" if short else f"a call {fixed_ms:.0f} ms, no retries"
+    return f"{fixed_ms:.0f} + {per_retry_ms:.0f}" if short else f"a call {fixed_ms:.0f} ms + {per_retry_ms:.0f} ms a retry"
+
+
+def model_call_parts(transactions_dir: Path, window_s: float) -> tuple[float, float]:
+    """``call_parts`` of the model's committed calls due in the first ``window_s`` seconds, each timed from its
+    start (due + lag) to its end, as the run times its own: every seed ``simulate --transactions-dir`` wrote to
+    ``transactions_dir``. Beside the run's it says whether the model's call is as long as the real one, outside
+    the race and per retry (studies/real_clients/log.md: where the onset's retries go wrong, look here first)."""
+    import pyarrow.parquet as pq
+
+    retries: list[int] = []
+    durations: list[float] = []
+    for path in sorted(Path(transactions_dir).glob("*.parquet")):
+        table = pq.read_table(path, columns=["submit_ms", "status", "retries", "end_ms", "lag_ms"]).to_pydict()
+        for submit, status, tries, end, lag in zip(table["submit_ms"], table["status"], table["retries"],
+                                                   table["end_ms"], table["lag_ms"]):
+            if status == "committed" and submit < window_s * 1000.0:
+                retries.append(int(tries))
+                durations.append(float(end) - float(submit) - float(lag or 0.0))
+    return call_parts(retries, durations)
+
+
+def logged_retries(attempts: list[Attempt]) -> dict[tuple[int, int], int]:
+    """(writer, seq) -> retries of every call that returned, as the calls logged them (pyiceberg).
+
+    >>> logged_retries([Attempt(0, 0, 0.0, 0.0, 0.1, "", 2), Attempt(0, 1, 1.0, 1.0, 1.1, "CommitFailedException", 4)])
+    {(0, 0): 2}
+    """
+    out = {}
+    for a in attempts:
+        if a.raised:
+            continue
+        if a.retries < 0:
+            raise ValueError(f"writer {a.writer} commit {a.seq} logged no retry count")
+        out[(a.writer, a.seq)] = a.retries
+    return out
+
+
+def is_retry_warning(message: str) -> bool:
+    """Whether a pyiceberg log message is its warning before a commit retry (0.12: one per retry).
+
+    >>> is_retry_warning("Commit failed due to a concurrent update, retrying (1/4) in 104 ms")
+    True
+    >>> is_retry_warning("Table has been updated by another process")
+    False
+    """
+    return message.startswith(PYICEBERG_RETRY_LOG)
+
+
+def model_figures(json_lines: str) -> dict[str, float]:
+    """The model's figures a point's row shows, each the mean over the seeds of ``simulate --json``'s lines.
+
+    >>> model_figures('{"writer_success_rate": 1.0, "retries_mean": 2.0, "writer_commit_latency_p50_ms": 900, '
+    ...               '"writer_commit_latency_p99_ms": 2000}\\n{"writer_success_rate": 0.9, "retries_mean": 3.0, '
+    ...               '"writer_commit_latency_p50_ms": 1100, "writer_commit_latency_p99_ms": 2400}\\n')
+    {'writer_success_rate': 0.95, 'retries_mean': 2.5, 'writer_commit_latency_p50_ms': 1000.0, 'writer_commit_latency_p99_ms': 2200.0}
+    """
+    rows = [json.loads(line) for line in json_lines.splitlines() if line.strip()]
+    return {key: float(np.mean([row[key] for row in rows])) for key in MODEL_KEYS}
+
+
+def largest_passing(points: dict[int, float]) -> tuple[int | None, int | None]:
+    """(largest N above the target with every smaller N above it too, the first N below it), from N -> success.
+
+    >>> largest_passing({2: 1.0, 4: 0.99, 8: 0.9, 16: 0.97})
+    (4, 8)
+    >>> largest_passing({2: 0.5})
+    (None, 2)
+    """
+    best = None
+    for n in sorted(points):
+        if points[n] <= SUCCESS_TARGET:
+            return best, n
+        best = n
+    return best, None
+
+
+def storage_options() -> dict:
+    """delta-rs's object_store options for the lab's S3, from the lab's environment (never printed)."""
+    endpoint = os.environ.get("STORE_LAB_S3_ENDPOINT")
+    if not endpoint:
+        raise SystemExit('real_clients: error: STORE_LAB_S3_ENDPOINT is not set; run eval "$(scripts/store-lab.sh env)"')
+    return {"AWS_ENDPOINT_URL": endpoint, "AWS_ALLOW_HTTP": "true", "AWS_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": os.environ["AWS_ACCESS_KEY_ID"],
+            "AWS_SECRET_ACCESS_KEY": os.environ["AWS_SECRET_ACCESS_KEY"]}
+
+
+def lab_s3_uri() -> str:
+    """The lab's S3 prefix, as ``scripts/store-lab.sh env`` exports it."""
+    return os.environ.get("STORE_LAB_S3_URI", "s3://lab/probes")
+
+
+def lab_bucket_uri() -> str:
+    """The lab's S3 bucket (``STORE_LAB_S3_URI`` less its prefix), where each run makes its tables."""
+    return lab_s3_uri().rsplit("/", 1)[0]
+
+
+def open_lab_store():
+    """(the lab's S3 URI, the probe's store adapter for it), checked: ConfigError, one line, when it is not there."""
+    from commit_sweeps.probe.stores import open_store
+    from commit_sweeps.probe.uri import parse_store_uri
+
+    uri = parse_store_uri(lab_s3_uri())
+    store = open_store(uri, os.environ.get("STORE_LAB_S3_ENDPOINT"))
+    store.check()
+    return uri, store
+
+
+class _RetryCounter:
+    """A logging handler that counts pyiceberg's retry warnings (installed in each writer process)."""
+
+    def __init__(self):
+        import logging
+
+        class Handler(logging.Handler):
+            def emit(handler, record):
+                if is_retry_warning(record.getMessage()):
+                    self.count += 1
+        self.count = 0
+        self.handler = Handler(level=logging.WARNING)
+
+
+def _writer(writer: int, client: str, target: dict, interval_s: float, duration_s: float, phase_s: float,
+            ready, go, start_at, out) -> None:
+    """One writer process: append a one-row batch every interval from its phase; report attempts and CPU."""
+    import pyarrow  # noqa: F401  (one_row_batch's, loaded before the start, not in the first timed call)
+
+    if client == "delta-rs":
+        from deltalake import CommitProperties, write_deltalake
+
+        def append(batch, seq):
+            write_deltalake(target["uri"], batch, mode="append", storage_options=target["options"],
+                            commit_properties=CommitProperties(custom_metadata={WRITER_KEY: str(writer),
+                                                                                SEQ_KEY: str(seq)}))
+    else:
+        import logging
+        from pyiceberg.catalog.sql import SqlCatalog
+
+        counter = _RetryCounter()
+        log = logging.getLogger("pyiceberg.table")  # Transaction.commit_transaction's logger
+        log.addHandler(counter.handler)
+        log.setLevel(logging.WARNING)
+        log.propagate = False
+        catalog = SqlCatalog("lab", **target["properties"])
+
+        def append(batch, seq):
+            catalog.load_table(target["identifier"]).append(batch)  # a stateless writer: load, then append
+
+    ready.put(writer)
+    go.wait()
+    t0 = start_at.value
+    attempts, seq = [], 0
+    cpu0 = os.times()
+    while True:
+        due = phase_s + seq * interval_s
+        if due >= duration_s:
+            break
+        now = time.time() - t0
+        if now < due:
+            time.sleep(due - now)
+        start = time.time() - t0
+        raised = ""
+        before = counter.count if client == "pyiceberg" else 0
+        try:
+            append(one_row_batch(writer, seq), seq)
+        except Exception as error:  # a commit that raises counts as failed, whatever the reason
+            raised = type(error).__name__
+        retries = counter.count - before if client == "pyiceberg" else -1
+        attempts.append(Attempt(writer, seq, due, start, time.time() - t0, raised, retries))
+        seq += 1
+    cpu1 = os.times()
+    out.put((writer, attempts, (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)))
+
+
+def run_writers(client: str, target: dict | list[dict], writers: int, interval_s: float, duration_s: float,
+                seed: int = 0) -> tuple[list[Attempt], float, float, float]:
+    """Run N writers on a new table (made by the caller); (attempts, the writers' CPU seconds, the load average
+    after, the common start in epoch seconds, from which the attempts' times count).
+
+    ``target`` is every writer's, or a list of one per writer (request_trace.py sends writer 0's
+    requests through its logging proxy).
+    """
+    targets = target if isinstance(target, list) else [target] * writers
+    ctx = multiprocessing.get_context("spawn")  # forked children of a process that used deltalake hang
+    ready, out, go, start_at = ctx.Queue(), ctx.Queue(), ctx.Event(), ctx.Value("d", 0.0)
+    phases = writer_phases_s(seed, writers, interval_s)  # the model's --writer-phase-seed draws the same
+    procs = [ctx.Process(target=_writer, args=(w, client, targets[w], interval_s, duration_s, float(phases[w]),
+                                               ready, go, start_at, out), daemon=True) for w in range(writers)]
+    for p in procs:
+        p.start()
+    try:
+        for _ in procs:
+            ready.get(timeout=120)
+        start_at.value = time.time() + 0.5
+        go.set()
+        attempts, cpu_s = [], 0.0
+        for _ in procs:
+            _, mine, cpu = out.get(timeout=duration_s + 300)
+            attempts += mine
+            cpu_s += cpu
+        for p in procs:
+            p.join(timeout=30)
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+    return attempts, cpu_s, os.getloadavg()[0], start_at.value
+
+
+class StoreReadTimer:
+    """Times one small read of the lab's S3 every 50 ms, from a thread of this (otherwise waiting) process.
+
+    The model is fed the probe's latencies, taken by one to four probe clients on an otherwise idle machine;
+    N writers load the store, the proxy and this machine's cores more. What a read takes while they run says
+    by how much, point by point, beside the same reads with nothing else running (studies/real_clients/log.md: at the
+    onset every 2 s the reads took 10% longer, and the model with latencies 10% longer met the retries).
+    Its object is its own (named as the probe names its, under the lab's prefix, with ``token``), and is
+    deleted by ``close``. One read every 50 ms adds 20 requests a second to the writers' hundreds.
+    """
+
+    EVERY_S = 0.05
+
+    def __init__(self, token: str):
+        uri, self.store = open_lab_store()  # ConfigError, one line, when the lab's S3 is not there
+        self.name = uri.object_name(token)
+        self.store.put(self.name, b"x" * 1024)
+
+    def during(self, work):
+        """(work()'s answer, the reads' latencies in ms while it ran)."""
+        stop, times = threading.Event(), []
+
+        def loop():
+            while not stop.is_set():
+                start = time.perf_counter()
+                self.store.read(self.name)
+                times.append((time.perf_counter() - start) * 1000.0)
+                stop.wait(self.EVERY_S)
+
+        thread = threading.Thread(target=loop, daemon=True)
+        thread.start()
+        try:
+            answer = work()
+        finally:
+            stop.set()
+            thread.join(timeout=30)
+        return answer, times
+
+    def alone(self, seconds: float) -> list[float]:
+        """The reads' latencies in ms with nothing else of this harness running."""
+        return self.during(lambda: time.sleep(seconds))[1]
+
+    def close(self) -> None:
+        self.store.delete(self.name)
+
+
+def read_slowdown(during: list[float], alone: list[float]) -> float:
+    """How much longer the median read took while the writers ran than alone (1.0: as long).
+
+    >>> read_slowdown([26.0, 27.0, 25.0], [23.0, 24.0, 25.0])
+    1.0833333333333333
+    >>> read_slowdown([], [23.0])
+    nan
+    """
+    if not during or not alone:
+        return float("nan")
+    return float(np.median(during) / np.median(alone))
+
+
+SCHEMA_FIELDS = (("writer", "int64"), ("seq", "int64"))
+
+
+def one_row_batch(writer: int, seq: int):
+    """The batch each call appends: one row naming its writer and sequence number (a pyarrow Table)."""
+    import pyarrow as pa
+
+    return pa.table({"writer": pa.array([writer], pa.int64()), "seq": pa.array([seq], pa.int64())})
+
+
+def _delta_table(uri: str, options: dict) -> dict:
+    """A new Delta table at ``uri`` (version 0, one untagged row) with a checkpoint; the writers' target.
+
+    The checkpoint makes every load read one, as a table past its 100th version (delta-rs's checkpoint
+    interval) always does, and as the ``delta-rs`` preset's ``table_load_reads`` assumes: a fresh table's loads
+    read its few log entries only, about 11 round trips fewer (docs/reference/clients.md, "delta-rs on the model").
+    """
+    from deltalake import DeltaTable, write_deltalake
+
+    write_deltalake(uri, one_row_batch(-1, -1), storage_options=options)
+    DeltaTable(uri, storage_options=options).create_checkpoint()
+    return {"uri": uri, "options": options}
+
+
+def _delta_measured(target: dict, attempts: list[Attempt], writers: int, interval_s: float,
+                    duration_s: float) -> "Measured":
+    from deltalake import DeltaTable
+    history = DeltaTable(target["uri"], storage_options=target["options"]).history()
+    return measure(attempts, tagged_retries(history), writers, interval_s, duration_s)
+
+
+def iceberg_properties(db_path: Path, warehouse: str, options: dict) -> dict:
+    """The SQL catalog's properties: SQLite at ``db_path``, data and metadata under ``warehouse`` on the lab's S3."""
+    return {"uri": f"sqlite:///{db_path}", "warehouse": warehouse, "s3.endpoint": options["AWS_ENDPOINT_URL"],
+            "s3.access-key-id": options["AWS_ACCESS_KEY_ID"], "s3.secret-access-key": options["AWS_SECRET_ACCESS_KEY"],
+            "s3.region": options["AWS_REGION"]}
+
+
+def _iceberg_table(properties: dict, name: str) -> dict:
+    """A new Iceberg table ``commit_sweeps.<name>`` in the SQL catalog; the writers' target."""
+    import pyarrow as pa
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    catalog = SqlCatalog("lab", **properties)
+    catalog.create_namespace_if_not_exists("commit_sweeps")
+    identifier = f"commit_sweeps.{name}"
+    catalog.create_table(identifier, schema=pa.schema([pa.field(n, t) for n, t in SCHEMA_FIELDS]))
+    return {"properties": properties, "identifier": identifier}
+
+
+def _iceberg_measured(target: dict, attempts: list[Attempt], writers: int, interval_s: float,
+                      duration_s: float) -> "Measured":
+    from pyiceberg.catalog.sql import SqlCatalog
+    m = measure(attempts, logged_retries(attempts), writers, interval_s, duration_s)
+    snapshots = len(SqlCatalog("lab", **target["properties"]).load_table(target["identifier"]).snapshots())
+    if snapshots != m.committed + m.raised_but_committed:
+        raise ValueError(f"the table has {snapshots} snapshots; {m.committed} calls returned")
+    return m
+
+
+def time_sql_cas(url: str, rounds: int = 200) -> float:
+    """Median ms of the catalog database's conditional UPDATE (a row's value, where it holds the one last written).
+
+    This is the CAS of pyiceberg's SQL catalog (``UPDATE iceberg_tables ...
+    WHERE metadata_location = <the one read>``), timed on a scratch table of
+    the same database, one transaction each, as the catalog commits.
+    """
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    times = []
+    with engine.begin() as db:
+        db.execute(text("CREATE TABLE IF NOT EXISTS commit_sweeps_cas_probe (k TEXT PRIMARY KEY, v TEXT)"))
+        db.execute(text("DELETE FROM commit_sweeps_cas_probe"))
+        db.execute(text("INSERT INTO commit_sweeps_cas_probe VALUES ('row', '0')"))
+    for i in range(rounds):
+        start = time.perf_counter()
+        with engine.begin() as db:
+            done = db.execute(text("UPDATE commit_sweeps_cas_probe SET v = :new WHERE k = 'row' AND v = :old"),
+                              {"new": str(i + 1), "old": str(i)}).rowcount
+        times.append((time.perf_counter() - start) * 1000.0)
+        if done != 1:
+            raise RuntimeError("the database's conditional UPDATE missed its own row")
+    with engine.begin() as db:
+        db.execute(text("DROP TABLE commit_sweeps_cas_probe"))
+    engine.dispose()
+    return float(np.median(times))
+
+
+def _commit_sweeps(args: list[str], log) -> str:
+    command = [sys.executable, "-m", "commit_sweeps", *args]
+    print("$ commit-sweeps " + " ".join(args), file=log, flush=True)
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + (os.pathsep + os.environ["PYTHONPATH"]
+                                                   if os.environ.get("PYTHONPATH") else ""))
+    answer = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+    log.write(answer.stderr)
+    if answer.returncode != 0:
+        tail = answer.stderr.strip().splitlines()[-1] if answer.stderr.strip() else ""
+        raise SystemExit(f"real_clients: commit-sweeps {args[0]} exited {answer.returncode}: {tail}")
+    return answer.stdout
+
+
+def _model_flags(provider_file: str, name: str, client: str, catalog_latency_ms: float | None) -> list[str]:
+    # One table, FastAppend only (blind appends never conflict on data). delta-rs: the log's next version
+    # as the catalog object (docs/reference/clients.md, "delta-rs on the model"); pyiceberg: its SQL catalog as a
+    # catalog service whose latency is the database's conditional UPDATE.
+    flags = ["--provider-file", provider_file, "--provider", name, "--num-tables", "1", "--fast-append-ratio", "1",
+             "--client", client]
+    if client == "pyiceberg":
+        return [*flags, "--catalog", "service", "--catalog-latency-ms", f"{catalog_latency_ms:.3f}"]
+    return [*flags, "--catalog", "storage"]
+
+
+def _profile_name(provider_file: str) -> str:
+    import tomllib
+    with open(provider_file, "rb") as f:
+        data = tomllib.load(f)
+    return data.get("name") or next(iter(data))
+
+
+def main(argv=None) -> int:
+    prog = "python -m studies.real_clients"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    parser.add_argument("--lab-profile", required=True, help="the lab S3's profile (probe, then fit --samples)")
+    parser.add_argument("--real-client", default="delta-rs",
+                        help="the table-format client the writers run: delta-rs (default) or pyiceberg "
+                             "(named apart from the shared --client, the model's preset, which follows from it)")
+    parser.add_argument("--writers", default="2,4,8,16", help="writer counts (default 2,4,8,16)")
+    parser.add_argument("--intervals-s", default="1", help="commit intervals in seconds (default 1)")
+    # A run starts with every writer on time; at the onset of contention the writers fall behind over tens of
+    # seconds, and a 20 s run under-reads the retries the model's steady state has (studies/real_clients/log.md).
+    parser.add_argument("--duration-s", type=float, default=60.0, help="seconds each point runs (default 60)")
+    add_seeds_flag(parser, default=3)  # the model's seeds (capacity, and the steady state)
+    parser.add_argument("--window-seeds", type=int, default=WINDOW_SEEDS,
+                        help=f"seeds 1..K of the model over each run's own seconds (default {WINDOW_SEEDS}: a "
+                             "minute holds a few hundred calls)")
+    parser.add_argument("--phase-seed", type=int, default=0,
+                        help="the seed of the real writers' phases, which the model's columns over the run's own "
+                             "seconds share (default 0)")
+    parser.add_argument("--sim-duration-s", type=float, default=3600.0, help="simulated seconds (default 3600)")
+    parser.add_argument("--max-writers", type=int, default=200,
+                        help="capacity's upper bound on writers (default 200; a store near this lab's takes tens)")
+    parser.add_argument("--work-dir", default="real-clients", help="where the log and the JSON lines go")
+    add_out_flags(parser, "one row per point, as CSV")
+    args = parser.parse_args(argv)
+    try:
+        writer_counts = sorted({int(n) for n in args.writers.split(",")})
+        intervals = [float(s) for s in args.intervals_s.split(",")]
+        if min(writer_counts) < 1 or min(intervals) <= 0:
+            raise ValueError
+    except ValueError:
+        print(f"error: writers/intervals_s: '{args.writers}'/'{args.intervals_s}' is not allowed; expected "
+              "comma-separated positive numbers", file=sys.stderr)
+        return 2
+    if not 0 <= args.phase_seed < 2**63:
+        print(f"error: phase_seed: '{args.phase_seed}' is not allowed; expected an integer from 0 to 2^63 - 1",
+              file=sys.stderr)
+        return 2
+    if args.real_client not in CLIENTS:
+        print(f"error: real_client: '{args.real_client}' is not allowed; expected one of {', '.join(CLIENTS)}", file=sys.stderr)
+        return 2
+    if not Path(args.lab_profile).is_file():
+        print(f"error: lab_profile: '{args.lab_profile}' is not allowed; expected a profile file", file=sys.stderr)
+        return 2
+    options = storage_options()
+    bucket_uri = lab_bucket_uri()
+    run_id = uuid.uuid4().hex[:8]
+    work = Path(args.work_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    name = _profile_name(args.lab_profile)
+    seeds = ",".join(str(s) for s in args.seeds)
+    window_seeds = f"1-{args.window_seeds}"
+    cores = os.cpu_count() or 1
+    rows = []
+    catalog_latency_ms = None
+    db_path = (work / f"catalog-{run_id}.db").resolve()
+    try:
+        timer = StoreReadTimer(f"reads-{run_id}")  # before the log and the writers: a store it cannot reach stops here
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    try:
+        out = out_path(args, "real_clients", f"points-{args.real_client}", "csv")  # after the store: its error first
+        with open(work / "log.txt", "a") as log, open(work / "points.jsonl", "a") as points:
+            print(f"# {time.strftime('%Y-%m-%d %H:%M:%S %Z')} {command_line(prog, argv)}", file=log, flush=True)
+            if args.real_client == "pyiceberg":
+                catalog_latency_ms = time_sql_cas(f"sqlite:///{db_path}")
+                print(f"real_clients: the SQL catalog's conditional UPDATE (SQLite at {db_path}): "
+                      f"median {catalog_latency_ms:.2f} ms", file=sys.stderr, flush=True)
+                print(f"# catalog conditional UPDATE median {catalog_latency_ms:.3f} ms", file=log, flush=True)
+            flags = _model_flags(args.lab_profile, name, args.real_client, catalog_latency_ms)
+            alone = timer.alone(5.0)
+            alone_p50 = float(np.median(alone))
+            print(f"real_clients: a 1 KiB read of the lab's S3 alone: median {alone_p50:.1f} ms "
+                  f"({len(alone)} reads)", file=sys.stderr, flush=True)
+            print(f"# store read alone median {alone_p50:.3f} ms", file=log, flush=True)
+            for interval in intervals:
+                capacity = json.loads(_commit_sweeps(
+                    ["capacity", *flags, "--writers-at-interval-s", f"{interval:g}",
+                     "--max-writers", str(args.max_writers), "--seeds", seeds, "--json"], log))
+                measured, modelled = {}, {}
+                for n in writer_counts:
+                    point_name = f"n{n}-s{interval:g}"
+                    if args.real_client == "delta-rs":
+                        where = f"{bucket_uri}/real-clients-{run_id}/{point_name}"
+                        target = _delta_table(where, options)
+                    else:
+                        table_name = point_name.replace("-", "_").replace(".", "_")
+                        where = f"commit_sweeps.{table_name} in {db_path}"
+                        target = _iceberg_table(iceberg_properties(db_path, f"{bucket_uri}/real-clients-{run_id}",
+                                                                   options), table_name)
+                    print(f"real_clients: {n} {args.real_client} writers every {interval:g} s for {args.duration_s:g} s "
+                          f"on {where}", file=sys.stderr, flush=True)
+                    (attempts, cpu_s, load, _), reads = timer.during(
+                        lambda: run_writers(args.real_client, target, n, interval, args.duration_s, args.phase_seed))
+                    measured_of = _delta_measured if args.real_client == "delta-rs" else _iceberg_measured
+                    m = measured_of(target, attempts, n, interval, args.duration_s)
+                    cpu_share = cpu_s / (args.duration_s * cores)
+                    slowdown = read_slowdown(reads, alone)
+                    model = ["simulate", *flags, "--writers", str(n), "--commit-interval-s", f"{interval:g}",
+                             "--duration-s", f"{args.sim_duration_s:g}", "--json"]
+                    # Like for like: the calls due in the run's own seconds from a cold start (all writers
+                    # idle, the table's log as the run found it), as the run measured them; near the onset
+                    # a minute is far from the steady state, where the writers' lag has built up.
+                    # And at the run's own phases: they hold for the whole run, and near the onset a pattern of
+                    # phases moves the retries as much as the store does (docs/reference/profiles.md).
+                    # The model's calls, to hold the run's call line against: its per-transaction files (about
+                    # 10 MB a point) are read once, then removed; the config and seeds give them again.
+                    with tempfile.TemporaryDirectory(prefix="model-calls-", dir=work) as model_calls:
+                        predicted = model_figures(_commit_sweeps(
+                            [*model, "--seeds", window_seeds, "--window-s", f"0,{args.duration_s:g}",
+                             "--writer-phase-seed", str(args.phase_seed), "--transactions-dir", model_calls], log))
+                        model_fixed_ms, model_per_retry_ms = model_call_parts(Path(model_calls), args.duration_s)
+                    steady = model_figures(_commit_sweeps([*model, "--seeds", seeds], log))
+                    measured[n] = m.success_rate
+                    modelled[n] = predicted["writer_success_rate"]
+                    point = {"client": args.real_client, "measured": m.__dict__, "client_cpu_share": cpu_share,
+                             "load_average": load, "predicted": predicted,
+                             "predicted_window_s": [0.0, args.duration_s], "phase_seed": args.phase_seed,
+                             "steady": steady, "where": where,
+                             "store_read_p50_ms": float(np.median(reads)) if reads else None,
+                             "store_read_alone_p50_ms": alone_p50,
+                             "catalog_latency_ms": catalog_latency_ms,
+                             "model_call_fixed_ms": model_fixed_ms, "model_call_ms_per_retry": model_per_retry_ms}
+                    points.write(json.dumps(point) + "\n")
+                    points.flush()
+                    print(f"real_clients:   success {m.success_rate:.1%} (model {predicted['writer_success_rate']:.1%}), "
+                          f"retries/commit {m.retries_per_commit:.2f} (model {predicted['retries_mean']:.2f}; "
+                          f"steady state {steady['retries_mean']:.2f}), "
+                          f"writers' CPU {cpu_share:.0%} of {cores} cores, a store read x{slowdown:.2f} "
+                          f"its time alone; {_call_line(m.call_fixed_ms, m.call_ms_per_retry)} "
+                          f"(model {_call_line(model_fixed_ms, model_per_retry_ms, short=True)})",
+                          file=sys.stderr, flush=True)
+                    call_slowdown = m.call_fixed_ms / model_fixed_ms if model_fixed_ms else float("nan")
+                    rows.append((m, predicted, steady, cpu_share, slowdown, call_slowdown))
+                best, first_failing = largest_passing(measured)
+                rows.append(("largest", interval, best, first_failing, capacity, largest_passing(modelled)[0]))
+    finally:
+        timer.close()
+    print(_table(rows))
+    write_csv(out, [result_row(row, args.real_client) for row in rows], command_line(prog, argv))
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+def result_row(row: tuple, client: str) -> dict:
+    """A row of the printed table as a results row: a point (kind ``point``) or an interval's largest N
+    (``largest``)."""
+    if row[0] == "largest":
+        _, interval, best, failing, capacity, modelled_best = row
+        return {"kind": "largest", "client": client, "interval_s": interval, "largest_writers_measured": best,
+                "first_failing_writers_measured": failing, "largest_writers_capacity": capacity.get("max_writers"),
+                "capacity_bracket": capacity.get("bracket"), "largest_writers_model_run_seconds": modelled_best}
+    m, p, steady, cpu, slowdown, call_slowdown = row
+    return {"kind": "point", "client": client, "interval_s": m.interval_s, "writers": m.writers,
+            "success_measured": m.success_rate, "success_predicted": p["writer_success_rate"],
+            "retries_per_commit_measured": m.retries_per_commit, "retries_per_commit_predicted": p["retries_mean"],
+            "retries_per_commit_steady": steady["retries_mean"], "commits_per_s_measured": m.commits_per_s,
+            "call_p50_ms": m.latency_p50_ms, "call_p99_ms": m.latency_p99_ms,
+            "model_commit_p50_ms": p["writer_commit_latency_p50_ms"],
+            "model_commit_p99_ms": p["writer_commit_latency_p99_ms"], "lag_p99_s": m.lag_p99_s,
+            "writers_cpu_share": cpu, "store_read_x_alone": slowdown, "call_fixed_x_model": call_slowdown,
+            "note": point_note(cpu, slowdown, m.retries_per_commit, p["retries_mean"], call_slowdown)}
+
+
+def point_note(cpu_share: float, slowdown: float, measured_retries: float, predicted_retries: float,
+               call_slowdown: float = float("nan")) -> str:
+    """What a point's row says beside its figures: where the lab stopped being the profile's store (or the writers
+    the model's clients: ``call_slowdown``, the writers' call's fixed part / the model's), and the model's retries
+    against the measured ones where the target applies (above 0.5 a commit).
+
+    >>> point_note(0.3, 1.02, 2.0, 2.4)
+    'retries +20%'
+    >>> point_note(0.6, 1.21, 7.0, 9.9)
+    'cpu-bound store-slowed retries +41%'
+    >>> point_note(0.25, 1.06, 3.39, 1.88, call_slowdown=1.12)
+    'call-slowed retries -45%'
+    >>> point_note(0.1, float("nan"), 0.2, 0.6)
+    ''
+    """
+    marks = ["cpu-bound"] if cpu_share > CPU_BOUND_SHARE else []
+    if slowdown > STORE_SLOWED:  # False for nan (no reads timed)
+        marks.append("store-slowed")
+    if call_slowdown > CALL_SLOWED:  # False for nan (no call line: no calls, or every call retried alike)
+        marks.append("call-slowed")
+    if measured_retries > 0.5:
+        marks.append(f"retries {predicted_retries / measured_retries - 1:+.0%}")
+    return " ".join(marks)
+
+
+def _table(rows) -> str:
+    head = ("S s", "N", "success meas", "success pred", "retries/commit meas", "retries/commit pred",
+            "retries/commit steady",
+            "commits/s meas", "call p50 ms", "call p99 ms", "model commit p50 ms", "model commit p99 ms",
+            "lag p99 s", "writers' CPU", "store read x alone", "note")
+    cells = [list(head)]
+    for row in rows:
+        if row[0] == "largest":
+            _, interval, best, failing, capacity, modelled_best = row
+            pred = capacity.get("max_writers")
+            line = (f"S = {interval:g} s: largest N above 95% measured {best} (first below: {failing}); "
+                    f"predicted {pred} (capacity, bracket {capacity.get('bracket')}); the model over the runs' "
+                    f"own seconds, of the N tried: {modelled_best}")
+            if best and pred:
+                line += f"; diff {pred / best - 1:+.0%}"
+            cells.append([line])
+            continue
+        m, p, steady, cpu, slowdown, call_slowdown = row
+        note = point_note(cpu, slowdown, m.retries_per_commit, p["retries_mean"], call_slowdown)
+        cells.append([f"{m.interval_s:g}", str(m.writers), f"{m.success_rate:.1%}",
+                      f"{p['writer_success_rate']:.1%}", f"{m.retries_per_commit:.2f}", f"{p['retries_mean']:.2f}",
+                      f"{steady['retries_mean']:.2f}",
+                      f"{m.commits_per_s:.2f}", f"{m.latency_p50_ms:.0f}", f"{m.latency_p99_ms:.0f}",
+                      f"{p['writer_commit_latency_p50_ms']:.0f}", f"{p['writer_commit_latency_p99_ms']:.0f}",
+                      f"{m.lag_p99_s:.2f}", f"{cpu:.0%}", f"{slowdown:.2f}", note])
+    widths = [max(len(line[i]) for line in cells if len(line) == len(head)) for i in range(len(head))]
+    return "\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths)) if len(line) == len(head) else line[0]
+                     for line in cells)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
