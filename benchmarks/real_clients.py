@@ -337,8 +337,8 @@ def lab_bucket_uri() -> str:
 
 def open_lab_store():
     """(the lab's S3 URI, the probe's store adapter for it), checked: ConfigError, one line, when it is not there."""
-    from commit_sweeps.probe.stores import open_store
-    from commit_sweeps.probe.uri import parse_store_uri
+    from store_probe.stores import open_store
+    from store_probe.uri import parse_store_uri
 
     uri = parse_store_uri(lab_s3_uri())
     store = open_store(uri, os.environ.get("STORE_LAB_S3_ENDPOINT"))

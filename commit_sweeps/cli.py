@@ -48,7 +48,7 @@ COMMANDS = (
     Command("knee", "commit_sweeps.experiments", "KNEE_HELP", "configure_knee", "run_knee"),
     Command("capacity", "ray_jobs.capacity", "CAPACITY_HELP"),
     Command("bench", "simcore.cli", "BENCH_HELP", "configure_bench", "run_bench"),
-    Command("probe", "commit_sweeps.probe.command", "PROBE_HELP"),
+    Command("probe", "commit_sweeps.probe_command", "PROBE_HELP"),
     Command("fit", "simcore.fit_command", "FIT_HELP"),
     Command("status", "ray_jobs.cli", "STATUS_HELP", "configure_status", "run_status"),
     Command("dashboard", "dashboards.cli", "DASHBOARD_HELP"),
