@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from simcore.bench import bench  # noqa: E402
 from simcore.fit import read_table  # noqa: E402
-from simcore.flags import add_seeds_flag  # noqa: E402
+from commit_sweeps.flags import add_seeds_flag  # noqa: E402
 from simcore.profiles import measured_profile  # noqa: E402
 from simcore.providers import PROVIDERS  # noqa: E402
 

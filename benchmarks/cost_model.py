@@ -18,7 +18,7 @@ import itertools
 
 import numpy as np
 
-from simcore.flags import add_store_flag
+from commit_sweeps.flags import add_store_flag
 from ray_jobs import batching
 from ray_jobs.store import ResultsStore
 

@@ -40,7 +40,7 @@ from dashboards.site import DATA_FILE, render_site, write_site
 from dashboards.snapshot import read_store
 from ray_jobs.knee_curves import knee_experiment_name
 from ray_jobs.store import ResultsStore
-from simcore.flags import add_seeds_flag, add_store_flag
+from commit_sweeps.flags import add_seeds_flag, add_store_flag
 from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND, passes, success_metric
 
 SCALES_MS = (20, 50, 100, 200, 300, 400, 500, 1000, 2000, 5000)

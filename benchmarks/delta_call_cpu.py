@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass
 
 from simcore.errors import ConfigError
-from simcore.flags import bad_input, positive_int
+from commit_sweeps.flags import bad_input, positive_int
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,7 @@ from pathlib import Path
 import numpy as np
 
 from simcore.errors import ConfigError
-from simcore.flags import add_seeds_flag
+from commit_sweeps.flags import add_seeds_flag
 from simcore.workload import writer_phases_s
 
 ROOT = Path(__file__).resolve().parents[1]

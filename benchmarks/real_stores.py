@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from simcore.flags import add_seeds_flag
+from commit_sweeps.flags import add_seeds_flag
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB = ROOT / "scripts" / "store-lab.sh"

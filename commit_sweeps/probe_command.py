@@ -37,7 +37,7 @@ from typing import Callable, Optional
 from urllib.parse import urlsplit
 
 from simcore.errors import ConfigError
-from simcore.flags import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_duration_flag, bad_input, number, \
+from commit_sweeps.flags import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_duration_flag, bad_input, number, \
     output_path, positive_int
 
 PROBE_HELP = ("measure seed 000's conditional-write benchmark on a real store (s3://, az://, gs://): N clients "
@@ -118,7 +118,7 @@ def _on_signal(signum, frame):
 def run(args: argparse.Namespace) -> int:
     from store_probe.uri import parse_store_uri
     from simcore.bench import parse_clients
-    from simcore.fit_command import _check_out
+    from commit_sweeps.fit_command import _check_out
 
     progress: Callable[[str], None] = (lambda line: None) if args.quiet else (
         lambda line: print(line, file=sys.stderr, flush=True))
@@ -327,7 +327,7 @@ def _progress_line(result, elapsed_s: float) -> str:
 
 
 def _table(store: str, args, results) -> str:
-    from simcore.cli import BENCH_COLUMNS
+    from commit_sweeps.bench_command import BENCH_COLUMNS
 
     columns = BENCH_COLUMNS + (("failed_mean_ms", "failed mean ms", "{:.1f}"),)
     cells = [[title for _, title, _ in columns]]

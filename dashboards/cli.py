@@ -18,7 +18,7 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from simcore.flags import EXIT_BAD_INPUT, add_store_flag, default_store_uri, output_path
+from commit_sweeps.flags import EXIT_BAD_INPUT, add_store_flag, default_store_uri, output_path
 from dashboards.site import build_site
 from dashboards.snapshot import StoreError, read_store
 from ray_jobs.knee_curves import knee_experiment_name

@@ -44,7 +44,7 @@ from simcore import ConfigError, SimConfig, bounds
 from simcore.bisection import SearchRange, SearchRangeError, SearchStep
 from simcore.builder import config_from_flags
 from simcore.clients import REFERENCE
-from simcore.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag,
+from commit_sweeps.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag,
                            add_duration_flag, add_latency_flags, add_maintenance_flags, add_protocol_flag, add_provider_flag,
                            add_retry_flags, add_search_range_flags, add_seeds_flag, bad_input, integer, number,
                            search_range_of)

@@ -23,7 +23,7 @@ from typing import Optional, Sequence
 
 from simcore import bounds
 from simcore.errors import ConfigError
-from simcore.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, STORE_ENV, add_client_flag,
+from commit_sweeps.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, STORE_ENV, add_client_flag,
                            add_duration_flag, add_latency_flags, add_max_memory_flag, add_protocol_flag, add_seeds_flag, add_store_flag,
                            positive_int)
 from ray_jobs.grid import Grid, GridError

@@ -20,7 +20,7 @@ import sys
 from typing import Mapping, Optional, Sequence
 
 from simcore.bisection import SearchRange, SearchRangeError, same_resolution_grid_points
-from simcore.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_search_range_flags,
+from commit_sweeps.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_search_range_flags,
                            positive_int, search_range_of)
 from simcore.usable import ERROR, FINAL_STATUSES, USABLE_SUCCESS_THRESHOLD
 from ray_jobs.cli import DASHBOARD_URL, add_sweep_arguments, warn_if_store_is_temporary

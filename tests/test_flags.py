@@ -1,4 +1,4 @@
-"""The shared flags have one definition each (simcore/flags.py) and mean the same in every command."""
+"""The shared flags have one definition each (commit_sweeps/flags.py) and mean the same in every command."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from simcore.flags import (DEFAULT_SEEDS, EXIT_BAD_INPUT, OneLineParser, SeedsAction, UsageError,
+from commit_sweeps.flags import (DEFAULT_SEEDS, EXIT_BAD_INPUT, OneLineParser, SeedsAction, UsageError,
                            add_seeds_flag, default_store_uri, parse_seeds)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +38,7 @@ def _commands():
     """(name, parser, the arguments it needs besides the shared flags) of every command (built once: slow)."""
     from commit_sweeps.cli import build_parser as commit_sweeps
     from ray_jobs import cli, knee_cli
-    from simcore.cli import build_parser as simcore
+    from commit_sweeps.simcore_command import build_parser as simcore
     from sweeps import exp4c
     from sweeps.catalog import KNEE_GRIDS
 
@@ -74,14 +74,14 @@ def test_each_shared_flag_is_defined_once_in_the_whole_code_base():
                   if f'add_argument("{flag}"' in line or f"add(\"{flag}\"" in line]
         if flag in ("--duration-s",):  # benchmarks keep their own; every command takes the shared one
             places = [place for place in places if not place.startswith(("benchmarks/", "scripts/"))]
-        assert places == [places[0]] and places[0].startswith("simcore/flags.py:"), (flag, places)
+        assert places == [places[0]] and places[0].startswith("commit_sweeps/flags.py:"), (flag, places)
 
 
 def test_exit_codes_and_the_one_line_parser_have_one_home():
     names = re.compile(r"^\s*(EXIT_\w+|USAGE_ERROR)(\s*,\s*\w+)*\s*=|^class _?\w*Parser\(argparse\.ArgumentParser\)")
     places = [f"{path.relative_to(ROOT)}:{number}" for path in _sources() if path.parts[-2] != "benchmarks"
               for number, line in enumerate(path.read_text().splitlines(), 1) if names.search(line)]
-    assert [place.split(":")[0] for place in places] == ["simcore/flags.py", "simcore/flags.py"], places
+    assert [place.split(":")[0] for place in places] == ["commit_sweeps/flags.py", "commit_sweeps/flags.py"], places
 
 
 @pytest.mark.parametrize("value, seeds", [("3", (1, 2, 3)), ("1,2,3", (1, 2, 3)), ("1-3", (1, 2, 3)),
@@ -136,7 +136,7 @@ def test_the_store_defaults_to_sweeps_store_else_results_in_every_command(monkey
 
 def test_the_search_range_flags_default_to_search_range():
     from simcore.bisection import SearchRange
-    from simcore.flags import search_range_of
+    from commit_sweeps.flags import search_range_of
 
     for name, parser, argv in _commands():
         if name.endswith(("capacity", "knee", "knee.py")):

@@ -13,7 +13,7 @@ import pytest
 
 from simcore import SimConfig, simulate
 from simcore.bench import bench, parse_clients, run_clients
-from simcore.cli import main
+from commit_sweeps.simcore_command import main
 from simcore.errors import ConfigError
 from simcore.fit import SAMPLE_WRITE_BYTES, fit_operation, read_samples, read_samples_file, read_table
 from simcore.profiles import (canonical_json, dump_profile, load_profile, measured_profile, measured_profiles,
