@@ -44,13 +44,13 @@ class Command:
 
 COMMANDS = (
     Command("simulate", "commit_sweeps.simulate_command", "SIMULATE_HELP"),
-    Command("sweep", "commit_sweeps.experiments", "SWEEP_HELP", "configure_sweep", "run_sweep"),
-    Command("knee", "commit_sweeps.experiments", "KNEE_HELP", "configure_knee", "run_knee"),
+    Command("sweep", "commit_sweeps.sweep_command", "SWEEP_HELP", "configure_by_name", "run_by_name"),
+    Command("knee", "commit_sweeps.knee_command", "KNEE_HELP", "configure_by_name", "run_by_name"),
     Command("capacity", "ray_jobs.capacity", "CAPACITY_HELP"),
     Command("bench", "commit_sweeps.bench_command", "BENCH_HELP"),
     Command("probe", "commit_sweeps.probe_command", "PROBE_HELP"),
     Command("fit", "commit_sweeps.fit_command", "FIT_HELP"),
-    Command("status", "ray_jobs.cli", "STATUS_HELP", "configure_status", "run_status"),
+    Command("status", "commit_sweeps.status_command", "STATUS_HELP"),
     Command("dashboard", "dashboards.cli", "DASHBOARD_HELP"),
 )
 

@@ -37,7 +37,7 @@ def _capacity_parser():
 def _commands():
     """(name, parser, the arguments it needs besides the shared flags) of every command (built once: slow)."""
     from commit_sweeps.cli import build_parser as commit_sweeps
-    from ray_jobs import cli, knee_cli
+    from commit_sweeps import knee_command as knee_cli, sweep_command as cli
     from commit_sweeps.simcore_command import build_parser as simcore
     from sweeps import exp4c
     from sweeps.catalog import KNEE_GRIDS

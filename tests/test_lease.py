@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import ray
 
-from ray_jobs import Grid, sweep_main
+from commit_sweeps.sweep_command import sweep_main
+from ray_jobs import Grid
 from ray_jobs.lease import LEASE_FOLDER, Lease, LeaseHeld, LeaseLost
 from test_store import s3_endpoint, s3_env  # noqa: F401 (fixtures)
 
@@ -150,7 +151,7 @@ def test_s3_leases_use_conditional_puts(s3_env, s3_endpoint, request):  # noqa: 
 
 
 def test_a_second_knee_search_of_the_same_experiment_exits_2(tmp_path, capsys):
-    from ray_jobs.knee_cli import knee_main
+    from commit_sweeps.knee_command import knee_main
 
     grid = Grid("knee_lease", fixed={"provider": "s3x", "runtime_median_ms": 20_000, "duration_s": 1200},
                 swept={"num_tables": [1], "inter_arrival_scale_ms": [100]})

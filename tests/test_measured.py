@@ -375,7 +375,8 @@ def test_a_sweep_under_another_model_is_another_experiment(tmp_path):
 def test_a_bad_latency_flag_stops_the_sweep_before_anything_runs(tmp_path, capsys):
     import ray
 
-    from ray_jobs import Grid, sweep_main
+    from commit_sweeps.sweep_command import sweep_main
+    from ray_jobs import Grid
 
     grid = Grid("g", swept={"num_tables": [1]}, fixed={"provider": "s3"})
     store = tmp_path / "store"

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import ray
 
-from ray_jobs import Grid, GridError, Treatment, View, sweep_main
+from commit_sweeps.sweep_command import sweep_main
+from ray_jobs import Grid, GridError, Treatment, View
 from sweeps import exp4a, exp4a_zipf, exp4b, exp4b_zipf, exp4c
 from sweeps.catalog import EXPERIMENTS, KNEE_GRIDS, SEED001
 

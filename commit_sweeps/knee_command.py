@@ -1,10 +1,10 @@
-"""The knee search's command line (``sweeps/knee.py``).
+"""``commit-sweeps knee`` (also ``python sweeps/knee.py``): each curve's knee, searched to a tolerance.
 
     python sweeps/knee.py --experiment exp4c [--quick] [--store URI] [--seeds SEEDS] [--duration-s S]
                           [--max-parallel N] [--tolerance F] [--min-scale-ms MS] [--max-scale-ms MS]
                           [--latency-model reference|measured] [--provider-file PATH]
 
-Order of work, as in ``ray_jobs.cli``: parse and validate every flag and
+Order of work, as in ``commit_sweeps.sweep_command``: parse and validate every flag and
 every curve (bad input exits 2 before Ray starts or the store is touched),
 read what the store already holds, search what is left on Ray
 (``ray_jobs.knee_search``), write the JSON summary, print the outcome. Exit status: 0 when every curve's
@@ -20,15 +20,15 @@ import sys
 from typing import Mapping, Optional, Sequence
 
 from simcore.bisection import SearchRange, SearchRangeError, same_resolution_grid_points
-from commit_sweeps.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_search_range_flags,
-                           positive_int, search_range_of)
 from simcore.usable import ERROR, FINAL_STATUSES, USABLE_SUCCESS_THRESHOLD
-from ray_jobs.cli import DASHBOARD_URL, add_sweep_arguments, warn_if_store_is_temporary
 from ray_jobs.grid import Grid, GridError
 from ray_jobs.latency_variant import client_variant, latency_variant
 from ray_jobs.knee_curves import curves_from_grid, evidence_from_rows, knee_experiment_name
 from ray_jobs.lease import Lease
 from ray_jobs.store import ResultsStore, StoreError
+from commit_sweeps.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_search_range_flags,
+                                 positive_int, search_range_of)
+from commit_sweeps.sweep_command import DASHBOARD_URL, add_sweep_arguments, warn_if_store_is_temporary
 
 
 def build_parser(grids: Mapping[str, Grid], prog: Optional[str] = None) -> argparse.ArgumentParser:
@@ -188,3 +188,19 @@ def format_run(run, search_range: SearchRange, store_uri: str, summary_path: str
               f"Status:    commit-sweeps status --store {quoted}",
               f"Dashboard: commit-sweeps dashboard serve --store {quoted}   (then open {DASHBOARD_URL})"]
     return "\n".join(lines)
+
+
+KNEE_HELP = "search each curve's knee to a tolerance by bisection (on Ray)"
+
+
+def configure_by_name(parser: argparse.ArgumentParser) -> None:
+    """``commit-sweeps knee --experiment NAME``: the experiments that declare knee curves (``sweeps.catalog``)."""
+    from sweeps.catalog import KNEE_GRIDS
+
+    configure(parser, KNEE_GRIDS)
+
+
+def run_by_name(args: argparse.Namespace) -> int:
+    from sweeps.catalog import KNEE_GRIDS
+
+    return run_knee_command(KNEE_GRIDS, args)
