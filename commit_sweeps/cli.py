@@ -51,7 +51,7 @@ COMMANDS = (
     Command("probe", "commit_sweeps.probe_command", "PROBE_HELP"),
     Command("fit", "commit_sweeps.fit_command", "FIT_HELP"),
     Command("status", "commit_sweeps.status_command", "STATUS_HELP"),
-    Command("dashboard", "dashboards.cli", "DASHBOARD_HELP"),
+    Command("dashboard", "commit_sweeps.dashboard_command", "DASHBOARD_HELP"),
 )
 
 
