@@ -2,7 +2,7 @@
 
     python benchmarks/capacity.py [--repeat N] [-- extra capacity flags]
 
-Runs ``commit-sweeps capacity`` (``ray_jobs.capacity``) in this process for
+Runs ``commit-sweeps capacity`` (``commit_sweeps.capacity_command``) in this process for
 the issue's target case, FA-only S3 at 10 tables, 3 seeds, 2% tolerance, in
 local processes on every core, and prints the answer, the simulations it
 ran and its wall time, with the load average (the machine is shared: wall
@@ -21,7 +21,7 @@ import resource
 import sys
 import time
 
-from ray_jobs import capacity
+from commit_sweeps import capacity_command as capacity
 
 TARGET = ["--provider", "s3", "--catalog", "storage", "--num-tables", "10", "--fast-append-ratio", "1.0",
           "--seeds", "3", "--tolerance", "0.02", "--json"]

@@ -46,7 +46,7 @@ COMMANDS = (
     Command("simulate", "commit_sweeps.simulate_command", "SIMULATE_HELP"),
     Command("sweep", "commit_sweeps.sweep_command", "SWEEP_HELP", "configure_by_name", "run_by_name"),
     Command("knee", "commit_sweeps.knee_command", "KNEE_HELP", "configure_by_name", "run_by_name"),
-    Command("capacity", "ray_jobs.capacity", "CAPACITY_HELP"),
+    Command("capacity", "commit_sweeps.capacity_command", "CAPACITY_HELP"),
     Command("bench", "commit_sweeps.bench_command", "BENCH_HELP"),
     Command("probe", "commit_sweeps.probe_command", "PROBE_HELP"),
     Command("fit", "commit_sweeps.fit_command", "FIT_HELP"),

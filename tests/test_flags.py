@@ -26,10 +26,10 @@ def _sources():
 
 
 def _capacity_parser():
-    from ray_jobs import capacity
+    from commit_sweeps import capacity_command
 
     parser = OneLineParser(prog="python -m ray_jobs.capacity")
-    capacity.configure(parser)
+    capacity_command.configure(parser)
     return parser
 
 
