@@ -15,7 +15,7 @@ import sys
 
 from simcore.errors import ConfigError
 from commit_sweeps.flags import (EXIT_OK, add_duration_flag, add_latency_flags, add_provider_flag, add_seeds_flag,
-                                 bad_input)
+                                 bad_input, memory_limit)
 from commit_sweeps.simulate_command import format_cell, json_value
 
 BENCH_HELP = ("simulate seed 000's conditional-write benchmark: N clients reading then conditionally writing one "
@@ -60,7 +60,7 @@ def _bench(args: argparse.Namespace, seeds: list[int]) -> int:
         raise ConfigError("operation", args.operation, "one of " + ", ".join(OPERATIONS))
     clients = parse_clients(args.clients)
     started = time.perf_counter()
-    results = bench(profile, args.operation, clients, seeds, args.duration_s)
+    results = bench(profile, args.operation, clients, seeds, args.duration_s, memory_limit())
     elapsed = time.perf_counter() - started
     if args.json:
         for result in results:

@@ -27,7 +27,7 @@ from ray_jobs.capacity import Search, extrapolation, find_capacity
 from commit_sweeps.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag,
                                  add_duration_flag, add_latency_flags, add_maintenance_flags, add_protocol_flag,
                                  add_provider_flag, add_retry_flags, add_search_range_flags, add_seeds_flag, bad_input,
-                                 integer, number, search_range_of)
+                                 given_memory_limit, integer, number, search_range_of)
 
 DEFAULT_MAX_WRITERS = 20_000
 MAX_WORKERS = 1024  # local processes; more is a typo, and the pool would fail to start them
@@ -87,13 +87,15 @@ def run(args: argparse.Namespace) -> int:
                                                        f"per core)")
         # The heaviest probe the search may ask for, checked here before any worker starts: a worker's
         # refusal would reach the user only after the pool and the first probes had started.
-        bounds.check(Search(base, args.writers_at_interval_s).config_at(search_range.min_scale_ms))
+        limit = given_memory_limit()  # $SIMCORE_MAX_MEMORY, else each worker's machine's default
+        bounds.check(Search(base, args.writers_at_interval_s).config_at(search_range.min_scale_ms),
+                     *(limit or bounds.memory_limit()))
     except (ConfigError, SearchRangeError) as error:
         return bad_input(error)
     progress = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
     result = find_capacity(base, args.writers_at_interval_s, search_range, seeds,
                            ray_address=args.ray_address or os.environ.get("RAY_ADDRESS"), workers=args.workers,
-                           progress=progress)
+                           max_memory_bytes=limit[0] if limit else None, progress=progress)
     note = extrapolation(base, result)
     if note is not False:  # the profile records the client counts it was fitted on
         if args.json:

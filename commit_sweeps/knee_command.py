@@ -20,6 +20,7 @@ import sys
 from typing import Mapping, Optional, Sequence
 
 from simcore.bisection import SearchRange, SearchRangeError, same_resolution_grid_points
+from simcore.errors import ConfigError
 from simcore.usable import ERROR, FINAL_STATUSES, USABLE_SUCCESS_THRESHOLD
 from ray_jobs.grid import Grid, GridError
 from ray_jobs.latency_variant import client_variant, latency_variant
@@ -27,7 +28,7 @@ from ray_jobs.knee_curves import curves_from_grid, evidence_from_rows, knee_expe
 from ray_jobs.lease import Lease
 from ray_jobs.store import ResultsStore, StoreError
 from commit_sweeps.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_search_range_flags,
-                                 positive_int, search_range_of)
+                                 given_memory_limit, positive_int, search_range_of)
 from commit_sweeps.sweep_command import DASHBOARD_URL, add_sweep_arguments, warn_if_store_is_temporary
 
 
@@ -96,6 +97,7 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
     seeds = args.seeds
     try:
         search_range = search_range_of(args)
+        limit = given_memory_limit()  # $SIMCORE_MAX_MEMORY, else each worker's machine's default
         variant = client_variant(args.experiment, args.client,
                                  latency_variant(args.experiment, args.latency_model, args.provider_file))
         curves = curves_from_grid(variant.apply(grids[args.experiment]), quick=args.quick, duration_s=args.duration_s,
@@ -106,7 +108,7 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
         # One writer per experiment, as for sweeps: a second search of it refuses here.
         lease = Lease(args.store, [knee_experiment])
         lease.acquire()
-    except (SearchRangeError, GridError, StoreError) as error:
+    except (SearchRangeError, GridError, StoreError, ConfigError) as error:
         print(f"error: {error}\nNothing was run.", file=sys.stderr)
         return EXIT_BAD_INPUT
     warn_if_store_is_temporary(args.store)
@@ -135,7 +137,7 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
         with ray_session(args.max_parallel, connect=bool(left)) as session:
             run = run_knee_search(curves, seeds, search_range, store, evidence, max_parallel=args.max_parallel,
                                   probes_per_curve=args.probes_per_curve, log=lambda line: print(line, flush=True),
-                                  **options)
+                                  max_memory_bytes=limit[0] if limit else None, **options)
         summary = run_summary(experiment, run.outcomes, search_range,
                               previous=read_summary(args.store, experiment))
         summary_path = write_summary(args.store, experiment, summary)

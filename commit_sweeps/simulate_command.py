@@ -21,7 +21,8 @@ from simcore.errors import ConfigError
 from simcore.simulate import check_window, simulate
 from commit_sweeps.flags import (EXIT_OK, add_catalog_flags, add_client_flag, add_duration_flag, add_latency_flags,
                                  add_maintenance_flags, add_max_memory_flag, add_protocol_flag, add_provider_flag,
-                                 add_retry_flags, add_seeds_flag, bad_input, integer, number, output_path)
+                                 add_retry_flags, add_seeds_flag, bad_input, integer, memory_limit, number,
+                                 output_path)
 
 # The columns of the readable table, with their headings and formats.
 TABLE_COLUMNS = (
@@ -195,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
                 raise ConfigError("window_s", args.window_s, f"no --window-s with --metric-set {args.metric_set} "
                                   "(a window replaces the steady-state set's)")
         # Everything that could fail is checked before the first simulated second.
-        limit_bytes, limit_source = bounds.memory_limit(args.max_memory)
+        limit_bytes, limit_source = memory_limit(args.max_memory)
         bounds.check(config, limit_bytes, limit_source)
         if args.transactions_dir:
             _check_transactions_dir(args.transactions_dir)
@@ -205,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     if args.metric_set == metric_sets.DEFAULT_METRIC_SET:
         rows = simulate(config, seeds, max_memory_bytes=limit_bytes, window_s=window_s, each_seed=each_seed)
     else:
-        rows = metric_sets.simulate(args.metric_set, config, seeds, each_seed=each_seed)
+        rows = metric_sets.simulate(args.metric_set, config, seeds, max_memory_bytes=limit_bytes, each_seed=each_seed)
     if args.json:
         fields = config.to_dict()
         for row in rows:

@@ -32,7 +32,7 @@ from ray_jobs.lease import Lease
 from ray_jobs.store import ResultsStore, StoreError
 from commit_sweeps.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, STORE_ENV, add_client_flag,
                                  add_duration_flag, add_latency_flags, add_max_memory_flag, add_protocol_flag,
-                                 add_seeds_flag, add_store_flag, positive_int)
+                                 add_seeds_flag, add_store_flag, memory_limit, positive_int)
 
 DASHBOARD_URL = "http://127.0.0.1:8080"
 
@@ -97,7 +97,7 @@ def run_sweep_command(grids: Sequence[Grid], args: argparse.Namespace, *,
     # store is checked writable, before anything runs or Ray starts.
     from ray_jobs.fanout import SweepPlan  # imports Ray: after the cheap checks above
     try:
-        limit_bytes, limit_source = bounds.memory_limit(args.max_memory)
+        limit_bytes, limit_source = memory_limit(args.max_memory)
         if max(seeds) > bounds.MAX_STORED_SEED:  # the store keeps seeds as int64
             raise ConfigError("seeds", max(seeds), f"seeds <= {bounds.MAX_STORED_SEED} (the store's seed column "
                                                    f"is a signed 64-bit integer)")

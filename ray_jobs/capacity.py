@@ -143,7 +143,8 @@ def _finite(value):
 # -- executors ------------------------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def _executor(address: Optional[str], workers: Optional[int], progress: Callable[[str], None]):
+def _executor(address: Optional[str], workers: Optional[int], progress: Callable[[str], None],
+              max_memory_bytes: Optional[int] = None):
     """(submit, slots) on the named Ray cluster, else on local processes; torn down on the way out."""
     if address:
         from ray_jobs.connect import ray_session
@@ -151,7 +152,7 @@ def _executor(address: Optional[str], workers: Optional[int], progress: Callable
         previous = os.environ.get("RAY_ADDRESS")
         os.environ["RAY_ADDRESS"] = address  # ray_session connects to $RAY_ADDRESS
         try:
-            with ray_session(log=progress), ray_tasks() as (submit, slots):
+            with ray_session(log=progress), ray_tasks(max_memory_bytes=max_memory_bytes) as (submit, slots):
                 progress(f"capacity search on Ray ({slots} CPUs)")
                 yield submit, slots
         finally:
@@ -160,23 +161,25 @@ def _executor(address: Optional[str], workers: Optional[int], progress: Callable
             else:
                 os.environ["RAY_ADDRESS"] = previous
         return
-    with process_pool(workers) as (submit, slots):
+    with process_pool(workers, max_memory_bytes) as (submit, slots):
         progress(f"capacity search in {slots} local processes")
         yield submit, slots
 
 
 def find_capacity(base: SimConfig, interval_s: Optional[float], search_range: SearchRange, seeds: Sequence[int], *,
                   ray_address: Optional[str] = None, workers: Optional[int] = None,
-                  progress: Callable[[str], None] = lambda line: None) -> dict:
+                  max_memory_bytes: Optional[int] = None, progress: Callable[[str], None] = lambda line: None
+                  ) -> dict:
     """The answer (``answer``) to one capacity question: ``capacity_search`` on the Ray cluster at
     ``ray_address``, else on ``workers`` local processes (default: one per core).
 
     ``interval_s`` set: the most writers at that interval (``base`` has one writer), else the usable throughput
-    of open-loop arrivals. Raises ``SearchFailed`` when a simulation failed.
+    of open-loop arrivals; ``max_memory_bytes``: the work bound's limit in each simulation (default: simcore's,
+    from the worker's machine). Raises ``SearchFailed`` when a simulation failed.
     """
     started = time.perf_counter()
     simulations = 0
-    with _executor(ray_address, workers, progress) as (submit_one, slots):
+    with _executor(ray_address, workers, progress, max_memory_bytes) as (submit_one, slots):
         def submit(config, seed):
             nonlocal simulations
             simulations += 1
