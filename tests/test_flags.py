@@ -13,7 +13,7 @@ from commit_sweeps.flags import (DEFAULT_SEEDS, EXIT_BAD_INPUT, OneLineParser, S
                            add_seeds_flag, default_store_uri, parse_seeds)
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE_FOLDERS = ("simcore", "ray_jobs", "dashboards", "sweeps", "commit_sweeps", "benchmarks", "scripts")
+SOURCE_FOLDERS = ("simcore", "ray_jobs", "dashboards", "sweeps", "commit_sweeps", "store_probe", "benchmarks", "scripts")
 SIMULATE = ["--provider", "s3", "--catalog", "storage", "--num-tables", "1", "--fast-append-ratio", "1",
             "--inter-arrival-scale-ms", "100"]
 BENCH = ["--provider", "s3", "--operation", "cas", "--clients", "1"]
