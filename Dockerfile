@@ -46,7 +46,7 @@ RUN pip install --only-binary=:all: \
 WORKDIR /app
 COPY . /app
 RUN pip install . \
-    && python -c "import ray, simcore, ray_jobs, dashboards; \
+    && python -c "import ray, simcore, ray_jobs, dashboards, sweeps, commit_sweeps, store_probe; \
 assert ray.__version__ == '${RAY_VERSION}', ray.__version__; print('ray', ray.__version__, 'simcore', simcore.__version__)"
 
 # Numeric, so Kubernetes can check runAsNonRoot without reading /etc/passwd. Ray and numba keep

@@ -2,7 +2,7 @@
 
     python -m benchmarks.capacity [--repeat N] [--save-baseline] [-- extra capacity flags]
 
-Runs ``commit-sweeps capacity`` (``ray_jobs.capacity``) in this process for
+Runs ``commit-sweeps capacity`` (``commit_sweeps.capacity_command``) in this process for
 its target case, FA-only S3 at 10 tables, 3 seeds, 2% tolerance, in local
 processes on every core, and prints the answer, the simulations it ran and
 its wall time, with the load average (the machine is shared: wall time
@@ -29,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # run from a checkout, as a script too
 
 from benchmarks.baseline import add_baseline_flags, compare_and_save  # noqa: E402
-from ray_jobs import capacity  # noqa: E402
+from commit_sweeps import capacity_command as capacity  # noqa: E402
 
 BASELINE_PATH = os.path.join(ROOT, "benchmarks", "capacity_baseline.json")
 WHAT = ("benchmarks/capacity.py figures: median wall and CPU seconds (this process and its simulation "

@@ -44,7 +44,7 @@ from dashboards.site import DATA_FILE, render_site, write_site  # noqa: E402
 from dashboards.snapshot import read_store  # noqa: E402
 from ray_jobs.knee_curves import knee_experiment_name  # noqa: E402
 from ray_jobs.store import ResultsStore  # noqa: E402
-from simcore.flags import add_seeds_flag, add_store_flag  # noqa: E402
+from commit_sweeps.flags import add_seeds_flag, add_store_flag  # noqa: E402
 from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, FOUND, passes, success_metric  # noqa: E402
 
 BASELINE_PATH = os.path.join(ROOT, "benchmarks", "dashboard_build_baseline.json")

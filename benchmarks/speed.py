@@ -57,7 +57,7 @@ sys.path.insert(0, ROOT)  # run from a checkout, as a script too
 
 from benchmarks.baseline import git_commit, machine  # noqa: E402
 from simcore import SimConfig, simulate  # noqa: E402
-from simcore.flags import add_seeds_flag  # noqa: E402
+from commit_sweeps.flags import add_seeds_flag  # noqa: E402
 
 DRIVER = os.path.join(ROOT, "studies", "fidelity", "reference_driver.py")  # the reference, run on one config
 BASELINE_PATH = os.path.join(ROOT, "benchmarks", "speed_baseline.json")
@@ -97,10 +97,17 @@ START_UP = "start-up: one short seed, whole process"
 # CPU time of the process, not wall: other processes on a shared machine stretch wall time far more.
 _GUARD_DRIVER = """
 import json, shlex, sys, time
-from simcore import cli, simulate
+from simcore import simulate
+try:
+    from commit_sweeps.simcore_command import build_parser
+    from commit_sweeps.simulate_command import config_of
+except ImportError:  # a tree whose command line was still simcore.cli
+    from simcore import cli
+    build_parser = cli.build_parser
+    config_of = cli.config_of if hasattr(cli, "config_of") else cli._config_from_args
 flags, duration, seeds, repeats = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
 def parse(words):
-    return cli.build_parser().parse_args(["run", *words, "--duration-s", duration, "--seeds", "1"])
+    return build_parser().parse_args(["run", *words, "--duration-s", duration, "--seeds", "1"])
 words = shlex.split(flags)
 def parse_or_none(words):
     try:
@@ -112,7 +119,7 @@ if args is None and flags.endswith("--protocol published"):  # a version from be
     args = parse_or_none(words[:-2])
 if args is None:
     print("null"); sys.exit(0)
-config = (cli.config_of if hasattr(cli, "config_of") else cli._config_from_args)(args)
+config = config_of(args)
 simulate(config, seeds[:1])
 times = []
 for _ in range(repeats):

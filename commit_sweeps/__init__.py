@@ -1,1 +1,1 @@
-"""commit-sweeps: the one command line over the simulator, the sweeps, the store and the dashboard."""
+"""commit_sweeps: the command line, every command's flags, checks and printed answers (``commit-sweeps``)."""

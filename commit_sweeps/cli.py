@@ -43,15 +43,15 @@ class Command:
 
 
 COMMANDS = (
-    Command("simulate", "simcore.cli", "SIMULATE_HELP"),
-    Command("sweep", "commit_sweeps.experiments", "SWEEP_HELP", "configure_sweep", "run_sweep"),
-    Command("knee", "commit_sweeps.experiments", "KNEE_HELP", "configure_knee", "run_knee"),
-    Command("capacity", "ray_jobs.capacity", "CAPACITY_HELP"),
-    Command("bench", "simcore.cli", "BENCH_HELP", "configure_bench", "run_bench"),
-    Command("probe", "commit_sweeps.probe.command", "PROBE_HELP"),
-    Command("fit", "simcore.fit_command", "FIT_HELP"),
-    Command("status", "ray_jobs.cli", "STATUS_HELP", "configure_status", "run_status"),
-    Command("dashboard", "dashboards.cli", "DASHBOARD_HELP"),
+    Command("simulate", "commit_sweeps.simulate_command", "SIMULATE_HELP"),
+    Command("sweep", "commit_sweeps.sweep_command", "SWEEP_HELP", "configure_by_name", "run_by_name"),
+    Command("knee", "commit_sweeps.knee_command", "KNEE_HELP", "configure_by_name", "run_by_name"),
+    Command("capacity", "commit_sweeps.capacity_command", "CAPACITY_HELP"),
+    Command("bench", "commit_sweeps.bench_command", "BENCH_HELP"),
+    Command("probe", "commit_sweeps.probe_command", "PROBE_HELP"),
+    Command("fit", "commit_sweeps.fit_command", "FIT_HELP"),
+    Command("status", "commit_sweeps.status_command", "STATUS_HELP"),
+    Command("dashboard", "commit_sweeps.dashboard_command", "DASHBOARD_HELP"),
 )
 
 

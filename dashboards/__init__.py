@@ -1,26 +1,9 @@
-"""dashboards: the results dashboard, built from the results store alone.
+"""dashboards: the results dashboard (a static site, or served read-only), built from the results store alone."""
 
-``python -m dashboards build --store URI --out DIR`` writes a self-contained
-static site (no network needed to view it); ``python -m dashboards serve``
-serves one, read-only, rebuilding it when the store changes. The views answer
-what a storage engineer asks of the exp4 sweeps: the usable-throughput
-frontier per provider and mix, success and latency heatmaps with low-success
-cells marked, latency-vs-throughput curves, provider tables at 1 and 10
-tables, seed spread, seed 001's published figures beside the store's, Zipf
-per-rank breakdowns, and provenance; and for issue 6: the knee search's
-knees beside the grid's (with bracket and cost), the throttled GCS frontier,
-the retry policies' differences, and CAS vs append catalogs.
-
-Public API:
-
-- ``read_store(uri)`` -> ``StoreSnapshot``; ``StoreError`` when unreadable.
-- ``build_payload(snapshot)``: the page's data (pure).
-- ``build_site(uri, out_dir)``: read, compute, write the site.
-- ``curve_frontier(points)``, ``find_knee(points)``: usable throughput and knee.
-- ``searched_knee(points)``: a searched curve's knee, bracket and cost (``dashboards.knee``).
-- ``compare_variants(spec, studies, frontier_of)``: one experiment's variants side by side
-  (``dashboards.variants``; each study declares its own, recorded in the store's plans).
-"""
+# Public API: read_store(uri) -> StoreSnapshot (StoreError when unreadable); build_payload(snapshot), the page's
+# data (pure); build_site(uri, out_dir); curve_frontier(points), find_knee(points): usable throughput and knee;
+# searched_knee(points): a searched curve's knee, bracket and cost; compare_variants(spec, studies, frontier_of):
+# one experiment's variants side by side (each study declares its own, recorded in the store's plans).
 
 __version__ = "0.1.0"
 

@@ -1,5 +1,5 @@
-"""``python -m dashboards``: see ``dashboards.cli``."""
+"""``python -m dashboards build|serve|compare``: an entry point (``commit_sweeps.dashboard_command``)."""
 
-from dashboards.cli import main
+from commit_sweeps.dashboard_command import main
 
 raise SystemExit(main())

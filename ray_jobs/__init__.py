@@ -1,40 +1,24 @@
-"""ray_jobs: fan sweep configs out over Ray and keep their results in a Parquet store.
+"""ray_jobs: sweeps fanned out over Ray, the knee and capacity searches, and the Parquet results store."""
 
-Nothing here is specific to an experiment: sweep scripts declare a ``Grid``
-and call ``sweep_main``. Public API:
-
-- ``Grid``, ``GridError``, ``Treatment``, ``View``: a declared grid (what a study
-  compares, where the dashboard shows it) and its validation error (``ray_jobs.grid``).
-- ``sweep_main(grids, argv)``: the command line shared by every sweep script (``ray_jobs.cli``).
-- ``ResultsStore``, ``default_store_uri()``: read and write the results store (``ray_jobs.store``;
-  the default location is ``simcore.flags``', where ``--store`` is defined).
-- ``RESULTS_SCHEMA``: the Arrow schema of a stored row (``ray_jobs.schema``).
-- ``run_sweep``, ``SweepPlan`` (in ``ray_jobs.fanout``) and ``connect_ray``
-  (in ``ray_jobs.connect``) for programs that drive Ray themselves.
-
-The pure modules (``grid``, ``schema``, ``store``, ``lease``) never import
-Ray, and importing this package imports none of its modules: each name
-above is loaded from its home module on first use (``__getattr__``), so
-``from ray_jobs import Grid`` costs the grid alone and readers of the store
-(the dashboards) need pyarrow, not Ray or the command line.
-tests/test_pure_imports.py holds the pure modules to it.
-"""
+# Public API: Grid, GridError, Treatment, View (ray_jobs.grid: a declared grid, what a study compares, where the
+# dashboard shows it); ResultsStore (ray_jobs.store); RESULTS_SCHEMA (ray_jobs.schema, a stored row); run_sweep and
+# SweepPlan (ray_jobs.fanout) and connect_ray (ray_jobs.connect) for programs that drive Ray themselves. Nothing here
+# parses a command line: sweep scripts call commit_sweeps.sweep_command.sweep_main. The pure modules (grid, schema,
+# store, lease) never import Ray; tests/test_pure_imports.py holds them to it.
 
 from __future__ import annotations
 
 import importlib
 
 # Public name -> its home module. Kept lazy on purpose: the package is imported by every
-# grid file and by the dashboard, which must not pay for (or need) the command line or Ray.
+# grid file and by the dashboard, which must not pay for (or need) Ray.
 _PUBLIC = {
     "Grid": "ray_jobs.grid",
     "GridError": "ray_jobs.grid",
     "Treatment": "ray_jobs.grid",
     "View": "ray_jobs.grid",
-    "sweep_main": "ray_jobs.cli",
     "RESULTS_SCHEMA": "ray_jobs.schema",
     "ResultsStore": "ray_jobs.store",
-    "default_store_uri": "simcore.flags",
 }
 
 __all__ = sorted(_PUBLIC)

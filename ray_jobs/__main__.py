@@ -1,8 +1,8 @@
-"""``python -m ray_jobs status --store URI``: what a results store holds."""
+"""``python -m ray_jobs status --store URI``: an entry point, the command line's (``commit_sweeps.status_command``)."""
 
 import sys
 
-from ray_jobs.cli import status_main
+from commit_sweeps.status_command import main
 
 if __name__ == "__main__":
-    sys.exit(status_main())
+    sys.exit(main())

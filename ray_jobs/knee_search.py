@@ -198,7 +198,8 @@ def run_knee_search(curves: Sequence[Curve], seeds: Sequence[int], search_range:
                     flush_interval_s: float = DEFAULT_FLUSH_INTERVAL_S,
                     provenance: Optional[Provenance] = None,
                     log: Callable[[str], None] = print,
-                    submit: Optional[tuple[Submit, int]] = None) -> KneeRun:
+                    submit: Optional[tuple[Submit, int]] = None,
+                    max_memory_bytes: Optional[int] = None) -> KneeRun:
     """Search the knee of every curve; rows go to ``<experiment>_knee`` in ``store``.
 
     Args:
@@ -214,6 +215,8 @@ def run_knee_search(curves: Sequence[Curve], seeds: Sequence[int], search_range:
         provenance: recorded in every row (default: looked up here).
         log: where progress lines go.
         submit: (submit, slots) to simulate with instead of Ray tasks (tests).
+        max_memory_bytes: the work bound's limit in each simulation (default: simcore's, from the worker's
+            machine).
     """
     started = time.perf_counter()
     done = curves_done(curves, seeds, search_range, evidence)
@@ -223,7 +226,7 @@ def run_knee_search(curves: Sequence[Curve], seeds: Sequence[int], search_range:
     interrupted = False
     if left:  # else nothing to run, and Ray need not even be up
         try:
-            with (contextlib.nullcontext(submit) if submit is not None else ray_tasks(max_parallel)) \
+            with (contextlib.nullcontext(submit) if submit is not None else ray_tasks(max_parallel, max_memory_bytes)) \
                     as (submit_one, slots):
                 slots = min(slots, max_parallel or slots)
                 probes = probes_per_curve or default_probes_per_curve(slots, left)

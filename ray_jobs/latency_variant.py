@@ -1,4 +1,4 @@
-"""What ``--latency-model``, ``--provider-file`` and ``--client`` (``simcore.flags``) do to a sweep or a knee search.
+"""What ``--latency-model``, ``--provider-file`` and ``--client`` (``commit_sweeps.flags``) do to a sweep or knee search.
 
 A sweep under another latency model is another experiment in the store:
 ``exp4c`` under the measured model is ``exp4c-measured``, under a profile file

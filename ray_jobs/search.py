@@ -89,11 +89,12 @@ class SeedRun:
     error: Optional[str] = None
 
 
-def run_seed(config: SimConfig, seed: int) -> SeedRun:
-    """Simulate ``config`` with one seed: what every worker runs."""
+def run_seed(config: SimConfig, seed: int, max_memory_bytes: Optional[int] = None) -> SeedRun:
+    """Simulate ``config`` with one seed: what every worker runs (``max_memory_bytes``: the work bound's limit,
+    default simcore's, from the worker's machine)."""
     started = time.perf_counter()
     try:
-        (row,) = simulate(config, seeds=[seed])
+        (row,) = simulate(config, seeds=[seed], max_memory_bytes=max_memory_bytes)
     except Exception as failure:  # deterministic: reported, not retried
         return SeedRun(None, time.perf_counter() - started, time.time(),
                        f"seed {seed}: {type(failure).__name__}: {failure}")
@@ -104,17 +105,21 @@ Submit = Callable[[SimConfig, int], Future]
 
 
 @contextlib.contextmanager
-def process_pool(workers: Optional[int] = None) -> Iterator[tuple[Submit, int]]:
-    """(submit, slots) over ``workers`` local processes (default: one per core), shut down on the way out."""
+def process_pool(workers: Optional[int] = None, max_memory_bytes: Optional[int] = None
+                 ) -> Iterator[tuple[Submit, int]]:
+    """(submit, slots) over ``workers`` local processes (default: one per core), shut down on the way out;
+    ``max_memory_bytes`` as ``run_seed``'s."""
     slots = workers or os.cpu_count() or 1
     # fork: workers inherit the imported simulator (and Numba's cache), so they start at once.
     with ProcessPoolExecutor(slots, mp_context=multiprocessing.get_context("fork")) as pool:
-        yield (lambda config, seed: pool.submit(run_seed, config, seed)), slots
+        yield (lambda config, seed: pool.submit(run_seed, config, seed, max_memory_bytes)), slots
 
 
 @contextlib.contextmanager
-def ray_tasks(max_parallel: Optional[int] = None) -> Iterator[tuple[Submit, int]]:
-    """(submit, slots) over Ray tasks of one CPU each; slots: the cluster's CPUs, at most ``max_parallel``.
+def ray_tasks(max_parallel: Optional[int] = None, max_memory_bytes: Optional[int] = None
+              ) -> Iterator[tuple[Submit, int]]:
+    """(submit, slots) over Ray tasks of one CPU each; slots: the cluster's CPUs, at most ``max_parallel``;
+    ``max_memory_bytes`` as ``run_seed``'s.
 
     Ray must be initialised (``ray_jobs.connect``); it is imported only here.
     """
@@ -124,7 +129,8 @@ def ray_tasks(max_parallel: Optional[int] = None) -> Iterator[tuple[Submit, int]
         raise RuntimeError("ray_tasks needs Ray: call ray_jobs.connect.connect_ray() or ray.init() first")
     remote = ray.remote(num_cpus=1, max_retries=SYSTEM_FAILURE_RETRIES)(run_seed)
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-    yield (lambda config, seed: remote.remote(config, seed).future()), max(1, min(cpus, max_parallel or cpus))
+    yield ((lambda config, seed: remote.remote(config, seed, max_memory_bytes).future()),
+           max(1, min(cpus, max_parallel or cpus)))
 
 
 @dataclass(frozen=True)

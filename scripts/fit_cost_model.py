@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from simcore.flags import add_store_flag  # noqa: E402
+from commit_sweeps.flags import add_store_flag  # noqa: E402
 from ray_jobs import batching  # noqa: E402
 from ray_jobs.store import ResultsStore  # noqa: E402
 

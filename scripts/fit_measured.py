@@ -18,7 +18,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout
 
-from simcore.cli import main  # noqa: E402
+from commit_sweeps.simcore_command import main  # noqa: E402
 from simcore.fit import SEED000_THROTTLED as THROTTLED  # noqa: E402  (the stores' throttled operations)
 
 DEFAULT_DATA = ROOT / "simcore" / "measured" / "seed000_conditional_writes.csv"  # seed 000's tables, as shipped

@@ -126,8 +126,9 @@ def run_clients(profile: Provider, operation: str, clients: int, duration_s: flo
 
 
 def bench(profile: Provider, operation: str, clients: Iterable[int], seeds: Sequence[int],
-          duration_s: float = 300.0) -> list[BenchResult]:
-    """The benchmark at each client count, each over every seed."""
+          duration_s: float = 300.0, memory_limit: Optional[tuple[int, str]] = None) -> list[BenchResult]:
+    """The benchmark at each client count, each over every seed; ``memory_limit``: (bytes, where it came from)
+    of the work bound (default: ``simcore.bounds.memory_limit()``)."""
     params = _kernel_inputs(profile, operation)
     if not seeds:
         raise ConfigError("seeds", list(seeds), "at least one seed")
@@ -137,7 +138,7 @@ def bench(profile: Provider, operation: str, clients: Iterable[int], seeds: Sequ
     for n in clients:
         if not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_CLIENTS:
             raise ConfigError("clients", n, f"an integer in [1, {MAX_CLIENTS}]")
-    check_bench(params, max(clients, default=1), duration_s)
+    check_bench(params, max(clients, default=1), duration_s, *(memory_limit or ()))
     window_s = duration_s - warmup_s(duration_s)
     results = []
     for n in clients:

@@ -7,10 +7,12 @@ window with no transaction in it) is refused before a single array is
 allocated, with one line naming the field, its value, the estimate, the
 limit and how to raise it.
 
-The limit is half of this machine's physical memory unless
-``$SIMCORE_MAX_MEMORY`` (or a caller) says otherwise, e.g. ``512M`` or
-``4G``; half, because a sweep runs one simulation per core beside the
-driver and the rest of the machine.
+The limit is half of this machine's physical memory unless the caller
+says otherwise, e.g. ``512M`` or ``4G``; half, because a sweep runs one
+simulation per core beside the driver and the rest of the machine. simcore
+reads no environment variable: the command line takes the limit from
+``--max-memory`` or ``$SIMCORE_MAX_MEMORY`` (``commit_sweeps.flags``) and
+passes it in.
 
 Memory figures were measured with ``studies/memory_bounds/bounds.py`` (peak resident
 size of one run, minus the process's size before it): about 125 bytes per
@@ -143,13 +145,12 @@ def parse_size(text: str, field: str = MEMORY_LIMIT_ENV) -> int:
     return int(size)
 
 
-def memory_limit(override: Optional[str] = None) -> tuple[int, str]:
-    """(limit in bytes, where it came from): ``override``, else ``$SIMCORE_MAX_MEMORY``,
-    else half of this machine's memory (16 GiB when that cannot be read)."""
-    if override is not None:
-        return parse_size(override, "max_memory"), "--max-memory"
-    if os.environ.get(MEMORY_LIMIT_ENV):
-        return parse_size(os.environ[MEMORY_LIMIT_ENV]), f"${MEMORY_LIMIT_ENV}"
+def memory_limit(size: Optional[str] = None, field: str = "max_memory", source: str = "--max-memory"
+                 ) -> tuple[int, str]:
+    """(limit in bytes, where it came from): ``size`` (``parse_size``'s; ``field`` names it in an error,
+    ``source`` is where it came from), else half of this machine's memory (16 GiB when that cannot be read)."""
+    if size is not None:
+        return parse_size(size, field), source
     total = machine_memory_bytes()
     if total is None:
         return 16 * 2**30, "the default (this machine's memory is unknown)"

@@ -224,10 +224,10 @@ def summarize(metric_set: str, config: SimConfig, workload: Workload, outcome: O
     return summarize_recorded(metric_set, Recorded.of_run(workload, outcome))
 
 
-def simulate(metric_set: str, config: SimConfig, seeds: Iterable[int], *,
+def simulate(metric_set: str, config: SimConfig, seeds: Iterable[int], *, max_memory_bytes: Optional[int] = None,
              each_seed: Optional[SeedHook] = None) -> list[dict]:
     """``simcore.simulate`` under another metric set: one row per seed, ``seed``,
-    ``metric_set`` and the set's ``KEYS``; ``each_seed`` as ``simcore.simulate``'s.
+    ``metric_set`` and the set's ``KEYS``; ``max_memory_bytes`` and ``each_seed`` as ``simcore.simulate``'s.
 
     Example:
         >>> from simcore import SimConfig, metric_sets
@@ -239,4 +239,4 @@ def simulate(metric_set: str, config: SimConfig, seeds: Iterable[int], *,
     if metric_set not in METRIC_SETS:
         raise ValueError(f"metric_set: {metric_set!r} is not allowed; expected one of {', '.join(METRIC_SETS)}")
     return [{"seed": seed, "metric_set": metric_set, **summarize(metric_set, config, workload, outcome)}
-            for seed, workload, outcome in seed_runs(config, seeds, each_seed=each_seed)]
+            for seed, workload, outcome in seed_runs(config, seeds, max_memory_bytes, each_seed=each_seed)]

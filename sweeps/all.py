@@ -8,7 +8,7 @@ across experiment boundaries and Ray starts once. The list is
 import sys
 
 if __name__ == "__main__":
-    from ray_jobs import sweep_main
+    from commit_sweeps.sweep_command import sweep_main
     from sweeps.catalog import SEED001
 
     sys.exit(sweep_main(list(SEED001)))

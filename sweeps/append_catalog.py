@@ -40,6 +40,6 @@ GRID = Grid(
 )
 
 if __name__ == "__main__":
-    from ray_jobs import sweep_main
+    from commit_sweeps.sweep_command import sweep_main
 
     sys.exit(sweep_main([GRID]))

@@ -18,7 +18,7 @@ each grid (``Grid.knee_quick``) and collected in ``sweeps.catalog.KNEE_GRIDS``.
 import sys
 
 if __name__ == "__main__":
-    from ray_jobs.knee_cli import knee_main
+    from commit_sweeps.knee_command import knee_main
     from sweeps.catalog import KNEE_GRIDS
 
     sys.exit(knee_main(KNEE_GRIDS))

@@ -48,6 +48,6 @@ MAINTENANCE_GRID = GRID.derive(
 GRIDS = [GRID, MAINTENANCE_GRID]
 
 if __name__ == "__main__":
-    from ray_jobs import sweep_main
+    from commit_sweeps.sweep_command import sweep_main
 
     sys.exit(sweep_main(GRIDS))

@@ -8,7 +8,7 @@ import pytest
 
 from simcore import ConfigError, SimConfig, simulate
 from simcore import bounds
-from simcore.cli import main
+from commit_sweeps.simcore_command import main
 
 RUN = ["run", "--provider", "s3", "--catalog", "storage", "--num-tables", "1", "--fast-append-ratio", "1",
        "--inter-arrival-scale-ms", "100", "--seeds", "1"]

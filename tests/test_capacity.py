@@ -5,6 +5,7 @@ from concurrent.futures import Future
 
 import pytest
 
+from commit_sweeps import capacity_command
 from ray_jobs import capacity
 from ray_jobs.search import SeedRun
 from simcore import SimConfig
@@ -56,9 +57,9 @@ def test_writers_search_answers_a_whole_number_of_writers():
 
 
 def test_capacity_json_answer_on_a_real_simulation(capsys):
-    code = capacity.main(["--provider", "s3", "--num-tables", "2", "--fast-append-ratio", "0.9",
-                          "--client", "iceberg-java", "--seeds", "2", "--tolerance", "0.1", "--duration-s", "1900",
-                          "--workers", "1", "--json"])
+    code = capacity_command.main(["--provider", "s3", "--num-tables", "2", "--fast-append-ratio", "0.9",
+                                  "--client", "iceberg-java", "--seeds", "2", "--tolerance", "0.1",
+                                  "--duration-s", "1900", "--workers", "1", "--json"])
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     for key in ("usable_throughput_cps", "bracket", "success_rate", "commit_latency_p50_ms",
@@ -79,7 +80,7 @@ def test_capacity_json_answer_on_a_real_simulation(capsys):
     (["--provider", "s4"], "provider"),
 ])
 def test_bad_input_exits_2_naming_the_field(argv, field, capsys):
-    code = capacity.main(["--provider", "s3", "--num-tables", "10", "--fast-append-ratio", "0.9", *argv])
+    code = capacity_command.main(["--provider", "s3", "--num-tables", "10", "--fast-append-ratio", "0.9", *argv])
     assert code == 2
     assert capsys.readouterr().err.startswith(f"error: {field}")
 
@@ -100,9 +101,9 @@ def test_capacity_on_ray_gives_the_local_answer(capsys, monkeypatch):
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     argv = ["--provider", "s3", "--num-tables", "1", "--fast-append-ratio", "1.0", "--seeds", "2", "--tolerance", "0.2",
             "--duration-s", "1900", "--workers", "2", "--json"]
-    assert capacity.main(argv) == 0
+    assert capacity_command.main(argv) == 0
     local = json.loads(capsys.readouterr().out)
-    assert capacity.main(argv + ["--ray-address", "local"]) == 0
+    assert capacity_command.main(argv + ["--ray-address", "local"]) == 0
     on_ray = json.loads(capsys.readouterr().out)
     import os
 

@@ -102,7 +102,8 @@ def test_image_has_wget_for_the_probes_and_installs_the_project():
 def test_dockerignore_keeps_repository_state_out_of_the_build(path):
     assert any(pattern.strip("/*") == path or pattern == f"**/{path}" for pattern in DOCKERIGNORE), path
     # Files the build needs stay in: pyproject.toml reads README.md, `pip install .` the packages.
-    for needed in ("README.md", "pyproject.toml", "simcore", "ray_jobs", "dashboards", "sweeps"):
+    for needed in ("README.md", "pyproject.toml", "simcore", "ray_jobs", "dashboards", "sweeps", "commit_sweeps",
+                   "store_probe"):
         assert needed not in DOCKERIGNORE
 
 

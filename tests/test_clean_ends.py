@@ -17,7 +17,8 @@ import psutil
 import pytest
 import ray
 
-from ray_jobs import Grid, sweep_main
+from commit_sweeps.sweep_command import sweep_main
+from ray_jobs import Grid
 from ray_jobs.orphans import OWNER_FILE, cleanup_orphans, mark_session, stale_sessions
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -302,7 +302,7 @@ def test_transactions_table_shows_each_writer_commit_lag():
 def test_command_line_flags_override_the_preset(capsys):
     import json
 
-    from simcore.cli import main
+    from commit_sweeps.simcore_command import main
 
     base = ["run", "--provider", "instant", "--catalog", "storage", "--num-tables", "2", "--fast-append-ratio", "1",
             "--inter-arrival-scale-ms", "500", "--duration-s", "1900", "--seeds", "1", "--json"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from commit_sweeps.cli import COMMANDS, build_parser, main
-from simcore.cli import main as simcore_main
+from commit_sweeps.simcore_command import main as simcore_main
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SIMULATE = ["--provider", "s3x", "--catalog", "storage", "--num-tables", "2", "--fast-append-ratio", "0.9",
@@ -133,7 +133,7 @@ def test_a_reader_that_stops_early_gets_no_traceback():
 
 def test_the_table_heading_states_the_load_the_config_offers():
     from simcore import SimConfig
-    from simcore.cli import render_table
+    from commit_sweeps.simulate_command import render_table
 
     writers = SimConfig.from_dict({"writers": 50, "commit_interval_s": 60.0, "duration_s": 1900.0})
     assert ", 50 writer(s) every 60 s, corrected protocol, 1900 s" in render_table(writers, [])

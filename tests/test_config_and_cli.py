@@ -5,7 +5,7 @@ import sys
 import pytest
 
 from simcore import ConfigError, SimConfig
-from simcore.cli import main
+from commit_sweeps.simcore_command import main
 
 BASE = ["run", "--provider", "s3", "--catalog", "storage", "--num-tables", "2", "--fast-append-ratio", "0.9",
         "--inter-arrival-scale-ms", "500", "--duration-s", "1900", "--seeds", "1"]

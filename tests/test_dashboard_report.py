@@ -1,6 +1,6 @@
 """`python -m dashboards compare`: the variant comparisons as text, on hand-made stores."""
 
-from dashboards.cli import main
+from commit_sweeps.dashboard_command import main
 import json
 
 from dashboards.report import comparisons_of, format_comparison, format_searched, searched_knees, summary_line

@@ -356,7 +356,7 @@ def test_keep_alive_answers_pipelined_requests_and_http_1_0_closes(server):
 
 # -- the serve command's own mistakes: one line, exit 2, before the store is read --------------------
 
-from dashboards import cli as dashboard_cli
+from commit_sweeps import dashboard_command as dashboard_cli
 
 
 def test_serve_on_a_busy_port_says_so_in_one_line(store):

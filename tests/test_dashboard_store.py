@@ -110,7 +110,7 @@ def test_an_unknown_uri_scheme_is_an_error_not_a_traceback():
 
 
 def test_the_default_store_follows_sweeps_store(monkeypatch):
-    from dashboards.cli import _parser
+    from commit_sweeps.dashboard_command import _parser
 
     monkeypatch.delenv("SWEEPS_STORE", raising=False)
     assert _parser().parse_args(["build"]).store == "./results"

@@ -8,7 +8,7 @@ import csv
 import numpy as np
 import pytest
 
-from simcore.cli import main
+from commit_sweeps.simcore_command import main
 from simcore.fit import SAMPLE_WRITE_BYTES, read_samples_file
 from simcore.profiles import load_profile
 from simcore.providers import PROVIDERS

@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-from simcore.cli import main
+from commit_sweeps.simcore_command import main
 from simcore.fit import read_table
 
 SEED000 = str(pathlib.Path(__file__).resolve().parents[1] / "simcore" / "measured" / "seed000_conditional_writes.csv")

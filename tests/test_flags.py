@@ -1,4 +1,4 @@
-"""The shared flags have one definition each (simcore/flags.py) and mean the same in every command."""
+"""The shared flags have one definition each (commit_sweeps/flags.py) and mean the same in every command."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from simcore.flags import (DEFAULT_SEEDS, EXIT_BAD_INPUT, OneLineParser, SeedsAction, UsageError,
+from commit_sweeps.flags import (DEFAULT_SEEDS, EXIT_BAD_INPUT, OneLineParser, SeedsAction, UsageError,
                            add_seeds_flag, default_store_uri, parse_seeds)
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE_FOLDERS = ("simcore", "ray_jobs", "dashboards", "sweeps", "commit_sweeps", "benchmarks", "scripts",
-                  "studies")
+SOURCE_FOLDERS = ("simcore", "ray_jobs", "dashboards", "sweeps", "commit_sweeps", "store_probe", "benchmarks",
+                  "scripts", "studies")
 SIMULATE = ["--provider", "s3", "--catalog", "storage", "--num-tables", "1", "--fast-append-ratio", "1",
             "--inter-arrival-scale-ms", "100"]
 BENCH = ["--provider", "s3", "--operation", "cas", "--clients", "1"]
@@ -27,10 +27,10 @@ def _sources():
 
 
 def _capacity_parser():
-    from ray_jobs import capacity
+    from commit_sweeps import capacity_command
 
     parser = OneLineParser(prog="python -m ray_jobs.capacity")
-    capacity.configure(parser)
+    capacity_command.configure(parser)
     return parser
 
 
@@ -38,8 +38,8 @@ def _capacity_parser():
 def _commands():
     """(name, parser, the arguments it needs besides the shared flags) of every command (built once: slow)."""
     from commit_sweeps.cli import build_parser as commit_sweeps
-    from ray_jobs import cli, knee_cli
-    from simcore.cli import build_parser as simcore
+    from commit_sweeps import knee_command as knee_cli, sweep_command as cli
+    from commit_sweeps.simcore_command import build_parser as simcore
     from sweeps import exp4c
     from sweeps.catalog import KNEE_GRIDS
 
@@ -75,14 +75,14 @@ def test_each_shared_flag_is_defined_once_in_the_whole_code_base():
                   if f'add_argument("{flag}"' in line or f"add(\"{flag}\"" in line]
         if flag in ("--duration-s",):  # benchmarks keep their own; every command takes the shared one
             places = [place for place in places if not place.startswith(("benchmarks/", "scripts/", "studies/"))]
-        assert places == [places[0]] and places[0].startswith("simcore/flags.py:"), (flag, places)
+        assert places == [places[0]] and places[0].startswith("commit_sweeps/flags.py:"), (flag, places)
 
 
 def test_exit_codes_and_the_one_line_parser_have_one_home():
     names = re.compile(r"^\s*(EXIT_\w+|USAGE_ERROR)(\s*,\s*\w+)*\s*=|^class _?\w*Parser\(argparse\.ArgumentParser\)")
     places = [f"{path.relative_to(ROOT)}:{number}" for path in _sources() if path.parts[-2] != "benchmarks"
               for number, line in enumerate(path.read_text().splitlines(), 1) if names.search(line)]
-    assert [place.split(":")[0] for place in places] == ["simcore/flags.py", "simcore/flags.py"], places
+    assert [place.split(":")[0] for place in places] == ["commit_sweeps/flags.py", "commit_sweeps/flags.py"], places
 
 
 @pytest.mark.parametrize("value, seeds", [("3", (1, 2, 3)), ("1,2,3", (1, 2, 3)), ("1-3", (1, 2, 3)),
@@ -137,7 +137,7 @@ def test_the_store_defaults_to_sweeps_store_else_results_in_every_command(monkey
 
 def test_the_search_range_flags_default_to_search_range():
     from simcore.bisection import SearchRange
-    from simcore.flags import search_range_of
+    from commit_sweeps.flags import search_range_of
 
     for name, parser, argv in _commands():
         if name.endswith(("capacity", "knee", "knee.py")):

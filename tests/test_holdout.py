@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from simcore import SimConfig
-from simcore.cli import main
+from commit_sweeps.simcore_command import main
 from simcore.errors import ConfigError
 from simcore.fit import read_table
 from simcore.profiles import canonical_json, dump_profile, load_profile, profile_from_json

@@ -238,7 +238,7 @@ def work_would_start() -> contextlib.ExitStack:
     """
     import ray
 
-    import commit_sweeps.probe.stores
+    import store_probe.stores
     import dashboards.server
     import ray_jobs.connect
 
@@ -257,7 +257,7 @@ def work_would_start() -> contextlib.ExitStack:
     stack.enter_context(mock.patch.object(ray_jobs.connect, "connect_ray", refuse))
     stack.enter_context(mock.patch.object(ray, "init", refuse))
     stack.enter_context(mock.patch.object(dashboards.server, "make_server", make_server_that_stops))
-    stack.enter_context(mock.patch.object(commit_sweeps.probe.stores, "open_store", refuse))  # probe's network
+    stack.enter_context(mock.patch.object(store_probe.stores, "open_store", refuse))  # probe's network
     return stack
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from simcore.cli import main
+from commit_sweeps.simcore_command import main
 from simcore.fit import read_samples, read_table
 
 TABLE = Path(__file__).resolve().parents[1] / "simcore" / "measured" / "seed000_conditional_writes.csv"

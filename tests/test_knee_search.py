@@ -27,7 +27,7 @@ from simcore import SimConfig
 from ray_jobs import Grid, ResultsStore
 from simcore.bisection import SearchRange, search_sequentially
 from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, ERROR, FOUND, SEARCHING
-from ray_jobs.knee_cli import knee_main
+from commit_sweeps.knee_command import knee_main
 from ray_jobs.knee_curves import curves_from_grid, full_seed_points, measured_point
 from ray_jobs.knee_search import curves_done, default_probes_per_curve, outcome_of, run_knee_search
 from ray_jobs.knee_summary import read_summary, run_summary, summary_curves

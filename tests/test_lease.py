@@ -15,7 +15,8 @@ import boto3
 import pytest
 import ray
 
-from ray_jobs import Grid, sweep_main
+from commit_sweeps.sweep_command import sweep_main
+from ray_jobs import Grid
 from ray_jobs.lease import LEASE_FOLDER, Lease, LeaseHeld, LeaseLost
 from ray_jobs.s3_location import s3_location
 from ray_jobs.store import ResultsStore, StoreError
@@ -155,7 +156,7 @@ def test_s3_leases_use_conditional_puts(s3_env, s3_endpoint, request):  # noqa: 
 
 
 def test_a_second_knee_search_of_the_same_experiment_exits_2(tmp_path, capsys):
-    from ray_jobs.knee_cli import knee_main
+    from commit_sweeps.knee_command import knee_main
 
     grid = Grid("knee_lease", fixed={"provider": "s3x", "runtime_median_ms": 20_000, "duration_s": 1200},
                 swept={"num_tables": [1], "inter_arrival_scale_ms": [100]})

@@ -11,7 +11,7 @@ import pytest
 
 from simcore import SimConfig, simulate
 from simcore.bench import bench, parse_clients
-from simcore.cli import main
+from commit_sweeps.simcore_command import main
 from simcore.errors import ConfigError
 from simcore.fit import read_table
 from simcore.profiles import (canonical_json, dump_profile, load_profile, measured_profile, measured_profiles,
@@ -251,7 +251,8 @@ def test_a_sweep_under_another_model_is_another_experiment(tmp_path):
 def test_a_bad_latency_flag_stops_the_sweep_before_anything_runs(tmp_path, capsys):
     import ray
 
-    from ray_jobs import Grid, sweep_main
+    from commit_sweeps.sweep_command import sweep_main
+    from ray_jobs import Grid
 
     grid = Grid("g", swept={"num_tables": [1]}, fixed={"provider": "s3"})
     store = tmp_path / "store"

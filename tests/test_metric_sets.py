@@ -143,7 +143,7 @@ CLI_ARGS = ["run", "--provider", "s3", "--catalog", "storage", "--num-tables", "
 def test_cli_prints_a_named_metric_set(capsys):
     import json
 
-    from simcore.cli import main
+    from commit_sweeps.simcore_command import main
     assert main(CLI_ARGS + ["--metric-set", "seed001", "--vo-convoy", "table", "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["metric_set"] == "seed001" and record["vo_convoy"] == "table"
@@ -155,7 +155,7 @@ def test_cli_prints_a_named_metric_set(capsys):
 @pytest.mark.parametrize("flag, value, field", [("--metric-set", "median", "metric_set"),
                                                 ("--vo-convoy", "partition", "vo_convoy")])
 def test_cli_rejects_unknown_choices_in_one_line(capsys, flag, value, field):
-    from simcore.cli import main
+    from commit_sweeps.simcore_command import main
     assert main(CLI_ARGS + [flag, value]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and err.startswith(f"error: {field}: ") and repr(value) in err

@@ -75,7 +75,7 @@ def one_error_line(result: subprocess.CompletedProcess) -> str:
 # -- the pure parts: no server ------------------------------------------------------------------------
 
 def test_store_uris_parse_and_name_one_object_per_run():
-    from commit_sweeps.probe.uri import StoreURI, parse_store_uri
+    from store_probe.uri import StoreURI, parse_store_uri
     from simcore.errors import ConfigError
 
     assert parse_store_uri("az://lab/a/b/") == StoreURI("az", "lab", "a/b")
@@ -91,7 +91,7 @@ def test_store_uris_parse_and_name_one_object_per_run():
 
 
 def test_ops_become_bench_figures_and_the_samples_fit_reads(tmp_path):
-    from commit_sweeps.probe.samples import Op, Overhead, in_window, samples_csv, summarise
+    from store_probe.samples import Op, Overhead, in_window, samples_csv, summarise
     from simcore.bench import warmup_s
     from simcore.fit import read_samples
 
@@ -176,8 +176,8 @@ def test_samples_round_trip_through_fit_and_json_has_bench_keys(moto, slow_moto,
 
 
 def test_every_put_is_one_round_trip_without_boto3s_handshake(moto, monkeypatch):
-    from commit_sweeps.probe.stores import open_store
-    from commit_sweeps.probe.uri import parse_store_uri
+    from store_probe.stores import open_store
+    from store_probe.uri import parse_store_uri
 
     for key, value in KEYS.items():
         monkeypatch.setenv(key, value)

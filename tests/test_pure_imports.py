@@ -31,11 +31,12 @@ BLOCK_RAY = textwrap.dedent("""
     sys.meta_path.insert(0, _NoRay())
 """)
 
-# Everything `commit-sweeps dashboard` and a store reader import, and the pure core of ray_jobs.
+# Everything `commit-sweeps dashboard`, `commit-sweeps status` and a store reader import, and the pure core of ray_jobs.
 PURE_MODULES = (
     "ray_jobs", "ray_jobs.store", "ray_jobs.schema", "ray_jobs.grid", "ray_jobs.lease", "ray_jobs.status",
-    "sweeps.catalog", "dashboards", "dashboards.cli", "dashboards.registry", "dashboards.site", "dashboards.payload",
-    "dashboards.server", "dashboards.report", "dashboards.snapshot",
+    "sweeps.catalog", "dashboards", "commit_sweeps.dashboard_command", "dashboards.registry", "dashboards.site",
+    "dashboards.payload", "dashboards.server", "dashboards.report", "dashboards.snapshot", "commit_sweeps.flags",
+    "commit_sweeps.status_command",
 )
 
 
@@ -62,7 +63,7 @@ def test_the_pure_modules_import_without_ray():
         import importlib
         for name in {PURE_MODULES!r}:
             importlib.import_module(name)
-        from ray_jobs import Grid, GridError, ResultsStore, RESULTS_SCHEMA, Treatment, View, default_store_uri
+        from ray_jobs import Grid, GridError, ResultsStore, RESULTS_SCHEMA, Treatment, View
         from sweeps.catalog import EXPERIMENTS, KNEE_GRIDS, SEED001
         assert EXPERIMENTS and KNEE_GRIDS and SEED001
         loaded = sorted(name for name, module in sys.modules.items() if name.split(".")[0] == "ray" and module)
@@ -79,9 +80,9 @@ def test_importing_ray_jobs_loads_none_of_its_modules():
         import ray_jobs
         assert not [name for name in sys.modules if name.startswith("ray_jobs.")], sorted(sys.modules)
         from ray_jobs import Grid
-        assert "ray_jobs.grid" in sys.modules and "ray_jobs.cli" not in sys.modules
+        assert "ray_jobs.grid" in sys.modules and not [name for name in sys.modules if name.startswith("commit_sweeps")]
         import sweeps.catalog
-        assert "ray_jobs.cli" not in sys.modules and "simcore.cli" not in sys.modules
+        assert not [name for name in sys.modules if name.startswith("commit_sweeps")]
         print("ok")
     """)
     assert result.returncode == 0, result.stderr

@@ -195,7 +195,8 @@ def run_driver(cluster, store: Path, grid_code: str, extra_args=(), flush_interv
     """A sweep driver as its own process (``sweep_main``), connected through RAY_ADDRESS."""
     script = textwrap.dedent(f"""
         import sys
-        from ray_jobs import Grid, sweep_main
+        from commit_sweeps.sweep_command import sweep_main
+        from ray_jobs import Grid
         {grid_code}
         sys.exit(sweep_main([grid], ["--store", {str(store)!r}, "--seeds", "2", "--duration-s", "1200",
                                      *{list(extra_args)!r}], flush_interval_s={flush_interval_s!r}))

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import ray
 
-from ray_jobs import Grid, GridError, Treatment, View, sweep_main
+from commit_sweeps.sweep_command import sweep_main
+from ray_jobs import Grid, GridError, Treatment, View
 from sweeps import exp4a, exp4a_zipf, exp4b, exp4b_zipf, exp4c
 from sweeps.catalog import EXPERIMENTS, KNEE_GRIDS, SEED001
 
@@ -215,7 +216,7 @@ build_parser().parse_args(["sweep", "--help"])
 @pytest.mark.parametrize("flags, message", [
     (["--duration-s", "-5"], "exp4c: duration_s: -5.0 is not allowed; expected a number of seconds > 2 x the warm-up"),
     (["--duration-s", "1000"], "exp4c: duration_s: 1000.0 is not allowed"),
-    # --seeds is refused as in every command (simcore.flags): the field, the value, what is allowed.
+    # --seeds is refused as in every command (commit_sweeps.flags): the field, the value, what is allowed.
     (["--seeds", "0"], "error: seeds: '0' is not allowed; expected a count N (seeds 1..N)"),
     (["--seeds", "10000000"], "error: seeds: '10000000' is not allowed"),
     (["--max-parallel", "-1"], "--max-parallel: -1 is not allowed; expected an integer >= 1"),

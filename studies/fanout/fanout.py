@@ -40,7 +40,7 @@ from pathlib import Path
 import ray
 
 from simcore import SimConfig, simulate
-from simcore.flags import add_seeds_flag
+from commit_sweeps.flags import add_seeds_flag
 from ray_jobs.connect import connect_ray
 from ray_jobs.fanout import SweepPlan, find_work, run_sweep
 from ray_jobs.progress import ProgressPrinter

@@ -62,7 +62,7 @@ def grid():
 
 def run_driver(store: str, default_flush: bool = False, seeds: int = SEEDS) -> int:
     """The sweep command itself (this study re-invoked with --driver)."""
-    from ray_jobs import sweep_main
+    from commit_sweeps.sweep_command import sweep_main
 
     return sweep_main([grid()], ["--store", store, "--seeds", str(seeds), "--duration-s", "1200"],
                       flush_interval_s=None if default_flush else FLUSH_S)

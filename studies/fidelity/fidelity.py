@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from simcore import SimConfig, simulate, usable_throughput
 from simcore.usable import success_metric
 from simcore.engine import ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED, Outcome
-from simcore.flags import add_seeds_flag
+from commit_sweeps.flags import add_seeds_flag
 from simcore.metrics import summarize
 from simcore.reference import TARGETS, agrees
 from simcore.workload import FAST_APPEND, MERGE_APPEND, VALIDATED_OVERWRITE, Workload

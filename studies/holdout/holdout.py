@@ -45,7 +45,7 @@ from simcore.bench import bench, parse_clients  # noqa: E402
 from simcore.errors import ConfigError  # noqa: E402
 from simcore.fit import (FAILURE_TOLERANCE, SEED000_THROTTLED, TREND_TOLERANCE, ClientStats, fit_profile,  # noqa: E402
                          measuring_time_s, read_table, simulated_stats, with_recovered_goodput)
-from simcore.flags import add_seeds_flag, bad_input  # noqa: E402
+from commit_sweeps.flags import add_seeds_flag, bad_input  # noqa: E402
 from simcore.profiles import measured_profile  # noqa: E402
 from simcore.providers import PROVIDERS, Provider  # noqa: E402
 from studies.results import add_out_flags, command_line, out_path, write_csv  # noqa: E402

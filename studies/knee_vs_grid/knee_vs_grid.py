@@ -46,7 +46,7 @@ from simcore import simulate, usable_throughput
 from simcore.bisection import MeasuredPoint, SearchRange, same_resolution_grid_points
 from ray_jobs.knee_curves import Curve, curves_from_grid, measured_point
 from ray_jobs.search import CurveSpec, Events, SeedRun, run_seed, search_curves
-from simcore.flags import add_search_range_flags, add_seeds_flag
+from commit_sweeps.flags import add_search_range_flags, add_seeds_flag
 from sweeps.catalog import KNEE_GRIDS
 from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
 from studies.results import add_out_flags, command_line, out_path, write_csv

@@ -47,7 +47,7 @@ from typing import Optional
 from dashboards.published import PUBLISHED_RESOURCE, PublishedFigure, describe, parse_published
 from dashboards.published_explained import DATA_RESOURCE, TABLE_CONVOY_LABEL, SetValue, explain, rounding_half_unit
 from simcore import SimConfig, metric_sets
-from simcore.flags import add_seeds_flag
+from commit_sweeps.flags import add_seeds_flag
 from simcore.simulate import run_seed
 from simcore.usable import MeasuredPoint, find_knee, success_metric
 from ray_jobs.knee_curves import seed_mean, seed_values

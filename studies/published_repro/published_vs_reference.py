@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from simcore import SimConfig, metric_sets
-from simcore.flags import add_seeds_flag
+from commit_sweeps.flags import add_seeds_flag
 from simcore.metric_sets import Recorded, summarize_recorded
 from simcore.simulate import run_seed
 from simcore.workload import FAST_APPEND, MERGE_APPEND, VALIDATED_OVERWRITE

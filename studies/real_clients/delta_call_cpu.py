@@ -22,7 +22,7 @@ import uuid
 from dataclasses import dataclass
 
 from simcore.errors import ConfigError
-from simcore.flags import bad_input, positive_int
+from commit_sweeps.flags import bad_input, positive_int
 from studies.results import add_out_flags, command_line, out_path, write_csv
 
 

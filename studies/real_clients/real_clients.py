@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from simcore.errors import ConfigError
-from simcore.flags import add_seeds_flag
+from commit_sweeps.flags import add_seeds_flag
 from simcore.workload import writer_phases_s
 from studies.results import add_out_flags, command_line, out_path, write_csv
 
@@ -282,8 +282,8 @@ def lab_bucket_uri() -> str:
 
 def open_lab_store():
     """(the lab's S3 URI, the probe's store adapter for it), checked: ConfigError, one line, when it is not there."""
-    from commit_sweeps.probe.stores import open_store
-    from commit_sweeps.probe.uri import parse_store_uri
+    from store_probe.stores import open_store
+    from store_probe.uri import parse_store_uri
 
     uri = parse_store_uri(lab_s3_uri())
     store = open_store(uri, os.environ.get("STORE_LAB_S3_ENDPOINT"))

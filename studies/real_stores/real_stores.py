@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from simcore.flags import add_seeds_flag
+from commit_sweeps.flags import add_seeds_flag
 from studies.results import add_out_flags, command_line, out_path, write_csv
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ goodput, failure rate and successful-op latency (p50, mean) as seed 000 gives
 them, then as the reference model and the measured model simulate them, with
 each model's deviation (goodput in %, failure rate in points). A deviation
 outside the tolerance (goodput 10%, failure rate 5 points) is marked ``!``.
-Seed 000's goodput is recovered from its counts (simcore/fit.py): its
+Seed 000's goodput is recovered from its counts (simcore/fit/samples.py): its
 printed Azure column is broken. Prints markdown (``--markdown`` also writes
 it to a file) and, on stderr, how long each bench run of 16 client counts x
 seeds x duration took. Every cell goes to ``--out`` (default
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from simcore.bench import bench  # noqa: E402
 from simcore.fit import read_table  # noqa: E402
-from simcore.flags import add_seeds_flag  # noqa: E402
+from commit_sweeps.flags import add_seeds_flag  # noqa: E402
 from simcore.profiles import measured_profile  # noqa: E402
 from simcore.providers import PROVIDERS  # noqa: E402
 from studies.results import add_out_flags, command_line, out_path, write_csv  # noqa: E402

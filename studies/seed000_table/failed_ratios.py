@@ -11,7 +11,7 @@ see: the benchmark is simulated at 1-16 clients and its ops pooled the same way.
 ``--by-clients STORE:OP`` also prints, per client count, the mean failed-op
 latency that seed 000's counts imply: its clients never pause, so over the
 measuring time T each client is always in an op, and clients x T = successes x
-their mean latency + failures x theirs (Little's law; T as simcore/fit.py
+their mean latency + failures x theirs (Little's law; T as simcore/fit/samples.py
 recovers it from the one-client row).
 
 Every printed row goes to ``--out`` (default

@@ -22,7 +22,9 @@ One function per group, as Helm's ``addValueOptionsFlags``:
   protocol (``SimConfig.protocol``; every command that simulates);
 - ``add_search_range_flags``: ``--min-scale-ms``, ``--max-scale-ms``,
   ``--tolerance``, whose defaults are ``simcore.bisection.SearchRange``'s;
-- ``add_max_memory_flag``: ``--max-memory``.
+- ``add_max_memory_flag``: ``--max-memory``; ``memory_limit`` and
+  ``given_memory_limit``: the limit it or ``$SIMCORE_MAX_MEMORY`` sets, read
+  here for simcore, which reads no environment variable.
 
 Exit status: ``EXIT_OK`` 0, ``EXIT_FAILED`` 1 (some work failed),
 ``EXIT_BAD_INPUT`` 2 (nothing was run), ``EXIT_INTERRUPTED`` 130. Bad input
@@ -296,6 +298,24 @@ def add_search_range_flags(parser: argparse.ArgumentParser) -> None:
 def search_range_of(args: argparse.Namespace) -> SearchRange:
     """The ``SearchRange`` of ``add_search_range_flags``'s flags (a SearchRangeError when it is not one)."""
     return SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
+
+
+def given_memory_limit(max_memory: Optional[str] = None) -> Optional[tuple[int, str]]:
+    """(bytes, where it came from) of the memory limit the user set: ``--max-memory`` (``max_memory``), else
+    ``$SIMCORE_MAX_MEMORY``; None when neither is set (each machine that simulates then takes its own default,
+    ``simcore.bounds.memory_limit()``)."""
+    if max_memory is not None:
+        return bounds.memory_limit(max_memory)
+    if os.environ.get(bounds.MEMORY_LIMIT_ENV):
+        return bounds.memory_limit(os.environ[bounds.MEMORY_LIMIT_ENV], bounds.MEMORY_LIMIT_ENV,
+                                   f"${bounds.MEMORY_LIMIT_ENV}")
+    return None
+
+
+def memory_limit(max_memory: Optional[str] = None) -> tuple[int, str]:
+    """(bytes, where it came from) of the work bounds' memory limit: the one the user set (``given_memory_limit``),
+    else half of this machine's memory. A bad size is a ConfigError naming the flag or the variable."""
+    return given_memory_limit(max_memory) or bounds.memory_limit()
 
 
 def add_max_memory_flag(parser: argparse.ArgumentParser) -> None:

@@ -20,8 +20,8 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from commit_sweeps.probe.stores import CONNECTION_STRING_ENV, StoreError, _connection_parts
-from commit_sweeps.probe.uri import StoreURI
+from store_probe.stores import CONNECTION_STRING_ENV, StoreError, _connection_parts
+from store_probe.uri import StoreURI
 
 ROUND_SIZES = (1, 8, 32, 64)  # reads in a round: one, a few entries, half and most of a checkpoint interval
 

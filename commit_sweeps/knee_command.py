@@ -1,10 +1,10 @@
-"""The knee search's command line (``sweeps/knee.py``).
+"""``commit-sweeps knee`` (also ``python sweeps/knee.py``): each curve's knee, searched to a tolerance.
 
     python sweeps/knee.py --experiment exp4c [--quick] [--store URI] [--seeds SEEDS] [--duration-s S]
                           [--max-parallel N] [--tolerance F] [--min-scale-ms MS] [--max-scale-ms MS]
                           [--latency-model reference|measured] [--provider-file PATH]
 
-Order of work, as in ``ray_jobs.cli``: parse and validate every flag and
+Order of work, as in ``commit_sweeps.sweep_command``: parse and validate every flag and
 every curve (bad input exits 2 before Ray starts or the store is touched),
 read what the store already holds, search what is left on Ray
 (``ray_jobs.knee_search``), write the JSON summary, print the outcome. Exit status: 0 when every curve's
@@ -20,16 +20,17 @@ import sys
 from typing import Mapping, Optional, Sequence
 
 from simcore.bisection import SearchRange, SearchRangeError, same_resolution_grid_points
-from simcore.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_search_range_flags,
-                           positive_int, search_range_of)
+from simcore.errors import ConfigError
 from simcore.usable import ERROR, FINAL_STATUSES, USABLE_SUCCESS_THRESHOLD
 from simcore.redaction import redact
-from ray_jobs.cli import DASHBOARD_URL, add_sweep_arguments, warn_if_store_is_temporary
 from ray_jobs.grid import Grid, GridError
 from ray_jobs.latency_variant import client_variant, latency_variant
 from ray_jobs.knee_curves import curves_from_grid, evidence_from_rows, knee_experiment_name
 from ray_jobs.lease import Lease
 from ray_jobs.store import ResultsStore, StoreError
+from commit_sweeps.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_search_range_flags,
+                                 given_memory_limit, positive_int, search_range_of)
+from commit_sweeps.sweep_command import DASHBOARD_URL, add_sweep_arguments, warn_if_store_is_temporary
 
 
 def build_parser(grids: Mapping[str, Grid], prog: Optional[str] = None) -> argparse.ArgumentParser:
@@ -97,6 +98,7 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
     seeds = args.seeds
     try:
         search_range = search_range_of(args)
+        limit = given_memory_limit()  # $SIMCORE_MAX_MEMORY, else each worker's machine's default
         variant = client_variant(args.experiment, args.client,
                                  latency_variant(args.experiment, args.latency_model, args.provider_file))
         curves = curves_from_grid(variant.apply(grids[args.experiment]), quick=args.quick, duration_s=args.duration_s,
@@ -107,7 +109,7 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
         # One writer per experiment, as for sweeps: a second search of it refuses here.
         lease = Lease(args.store, [knee_experiment])
         lease.acquire()
-    except (SearchRangeError, GridError, StoreError) as error:
+    except (SearchRangeError, GridError, StoreError, ConfigError) as error:
         print(f"error: {error}\nNothing was run.", file=sys.stderr)
         return EXIT_BAD_INPUT
     warn_if_store_is_temporary(args.store)
@@ -136,7 +138,7 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
         with ray_session(args.max_parallel, connect=bool(left)) as session:
             run = run_knee_search(curves, seeds, search_range, store, evidence, max_parallel=args.max_parallel,
                                   probes_per_curve=args.probes_per_curve, log=lambda line: print(line, flush=True),
-                                  **options)
+                                  max_memory_bytes=limit[0] if limit else None, **options)
         summary = run_summary(experiment, run.outcomes, search_range,
                               previous=read_summary(args.store, experiment))
         summary_path = write_summary(args.store, experiment, summary)
@@ -189,3 +191,19 @@ def format_run(run, search_range: SearchRange, store_uri: str, summary_path: str
               f"Status:    commit-sweeps status --store {quoted}",
               f"Dashboard: commit-sweeps dashboard serve --store {quoted}   (then open {DASHBOARD_URL})"]
     return "\n".join(lines)
+
+
+KNEE_HELP = "search each curve's knee to a tolerance by bisection (on Ray)"
+
+
+def configure_by_name(parser: argparse.ArgumentParser) -> None:
+    """``commit-sweeps knee --experiment NAME``: the experiments that declare knee curves (``sweeps.catalog``)."""
+    from sweeps.catalog import KNEE_GRIDS
+
+    configure(parser, KNEE_GRIDS)
+
+
+def run_by_name(args: argparse.Namespace) -> int:
+    from sweeps.catalog import KNEE_GRIDS
+
+    return run_knee_command(KNEE_GRIDS, args)

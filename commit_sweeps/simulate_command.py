@@ -1,8 +1,8 @@
-"""Command line: ``python -m simcore run ...`` (also ``commit-sweeps simulate``) simulates one config over seeds.
+"""``commit-sweeps simulate`` (also ``python -m simcore run``): simulate one config over seeds, print the summaries.
 
-``bench`` simulates seed 000's conditional-write benchmark (simcore/bench.py);
-``fit`` writes a provider profile fitted to measurements (simcore/fit_command.py).
-
+``configure`` adds the flags of one simulation, ``config_of`` turns them into
+the config (``simcore.builder.config_from_flags``, with the checks only flags
+need), ``run`` simulates it and prints a table or one JSON line per seed.
 Bad input exits with status 2 and one line naming the field, the value and
 what is allowed, so scripts can tell a usage error from a crash.
 """
@@ -13,16 +13,16 @@ import argparse
 import json
 import math
 import sys
-from typing import Optional, Sequence
 
 from simcore import bounds, metric_sets, metrics
 from simcore.builder import config_from_flags
 from simcore.config import ARRIVAL_DISTRIBUTIONS, SimConfig
 from simcore.errors import ConfigError
-from simcore.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag, add_duration_flag,
-                           add_latency_flags, add_maintenance_flags, add_protocol_flag, add_max_memory_flag, add_provider_flag,
-                           add_retry_flags, add_seeds_flag, bad_input, integer, number, output_path)
 from simcore.simulate import check_window, simulate
+from commit_sweeps.flags import (EXIT_OK, add_catalog_flags, add_client_flag, add_duration_flag, add_latency_flags,
+                                 add_maintenance_flags, add_max_memory_flag, add_protocol_flag, add_provider_flag,
+                                 add_retry_flags, add_seeds_flag, bad_input, integer, memory_limit, number,
+                                 output_path)
 
 # The columns of the readable table, with their headings and formats.
 TABLE_COLUMNS = (
@@ -93,42 +93,6 @@ def configure(run: argparse.ArgumentParser) -> None:
     add_max_memory_flag(run)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="python -m simcore", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
-    configure(commands.add_parser("run", help=SIMULATE_HELP))
-
-    configure_bench(commands.add_parser("bench", help=BENCH_HELP))
-    from simcore import fit_command
-    fit = commands.add_parser("fit", help=fit_command.FIT_HELP, description=fit_command.__doc__.split("\n\n")[0])
-    fit_command.configure(fit)
-    return parser
-
-
-BENCH_HELP = ("simulate seed 000's conditional-write benchmark: N clients reading then conditionally writing one "
-              "object, no retry")
-
-
-def configure_bench(bench: argparse.ArgumentParser) -> None:
-    """The benchmark's flags: ``python -m simcore bench`` and ``commit-sweeps bench``."""
-    add_provider_flag(bench)
-    bench.add_argument("--operation", required=True, help="cas (read, then conditional overwrite) or append "
-                       "(read the length, then position-conditional append)")
-    bench.add_argument("--clients", required=True, help="client counts: 1-16, 4 or 1,2,4,8")
-    add_duration_flag(bench, default_s=300.0, warm_up=False)
-    add_latency_flags(bench)
-    add_seeds_flag(bench, required=True)
-    bench.add_argument("--json", action="store_true", help="one JSON object per client count per line")
-
-
-def run_bench(args: argparse.Namespace) -> int:
-    """Run the benchmark the flags describe; bad values exit 2 with one line."""
-    try:
-        return _bench(args, list(args.seeds))
-    except ConfigError as error:
-        return bad_input(error)
-
-
 def config_of(args: argparse.Namespace) -> SimConfig:
     """The config ``run``'s flags describe (``simcore.builder.config_from_flags``), with the checks only flags need."""
     if args.zipf_alpha is not None and args.table_dist != "zipf":
@@ -140,15 +104,15 @@ def config_of(args: argparse.Namespace) -> SimConfig:
     return config_from_flags(args)
 
 
-def _json_value(value):
+def json_value(value):
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, list):
-        return [_json_value(v) for v in value]
+        return [json_value(v) for v in value]
     return value
 
 
-def _format(value, fmt: str) -> str:
+def format_cell(value, fmt: str) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     return fmt.format(value)
@@ -179,7 +143,7 @@ def render_table(config: SimConfig, rows: list[dict]) -> str:
     if rows and "metric_set" in rows[0]:
         heading += f", metric set {rows[0]['metric_set']}"
     cells = [[title for _, title, _ in columns]]
-    cells += [[_format(row.get(key), fmt) for key, _, fmt in columns] for row in rows]
+    cells += [[format_cell(row.get(key), fmt) for key, _, fmt in columns] for row in rows]
     widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
     lines = ["  ".join(cell.rjust(w) for cell, w in zip(line, widths)) for line in cells]
     return "\n".join([heading, *lines])
@@ -218,19 +182,6 @@ def _transactions_writer(config: SimConfig, directory: str):
     return write
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-        if args.command == "fit":
-            from simcore import fit_command
-            return fit_command.run(args)
-        if args.command == "bench":
-            return run_bench(args)
-    except (UsageError, ConfigError) as error:
-        return bad_input(error)
-    return run(args)
-
-
 def run(args: argparse.Namespace) -> int:
     """Simulate the config the flags describe; bad values exit 2 with one line."""
     try:
@@ -245,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
                 raise ConfigError("window_s", args.window_s, f"no --window-s with --metric-set {args.metric_set} "
                                   "(a window replaces the steady-state set's)")
         # Everything that could fail is checked before the first simulated second.
-        limit_bytes, limit_source = bounds.memory_limit(args.max_memory)
+        limit_bytes, limit_source = memory_limit(args.max_memory)
         bounds.check(config, limit_bytes, limit_source)
         if args.transactions_dir:
             _check_transactions_dir(args.transactions_dir)
@@ -255,51 +206,12 @@ def run(args: argparse.Namespace) -> int:
     if args.metric_set == metric_sets.DEFAULT_METRIC_SET:
         rows = simulate(config, seeds, max_memory_bytes=limit_bytes, window_s=window_s, each_seed=each_seed)
     else:
-        rows = metric_sets.simulate(args.metric_set, config, seeds, each_seed=each_seed)
+        rows = metric_sets.simulate(args.metric_set, config, seeds, max_memory_bytes=limit_bytes, each_seed=each_seed)
     if args.json:
         fields = config.to_dict()
         for row in rows:
             record = {"config_hash": config.config_hash, **fields, **row}
-            print(json.dumps({k: _json_value(v) for k, v in record.items()}, allow_nan=False))
+            print(json.dumps({k: json_value(v) for k, v in record.items()}, allow_nan=False))
     else:
         print(render_table(config, rows))
-    return EXIT_OK
-
-
-BENCH_COLUMNS = (("clients", "clients", "{:d}"), ("goodput_ops", "goodput op/s", "{:.2f}"),
-                 ("failure_rate", "failed", "{:.1%}"), ("latency_mean_ms", "mean ms", "{:.1f}"),
-                 ("latency_p50_ms", "p50 ms", "{:.1f}"), ("latency_p95_ms", "p95 ms", "{:.1f}"),
-                 ("latency_p99_ms", "p99 ms", "{:.1f}"))
-
-
-def _bench(args: argparse.Namespace, seeds: list[int]) -> int:
-    """``bench``: bad input raises ConfigError (exit 2 in main) before anything runs."""
-    import time
-
-    from simcore.bench import OPERATIONS, bench, extrapolation_note, parse_clients
-    from simcore.profiles import resolve_profile
-
-    profile = resolve_profile(args.provider, args.latency_model, args.provider_file)
-    if args.operation not in OPERATIONS:
-        raise ConfigError("operation", args.operation, "one of " + ", ".join(OPERATIONS))
-    clients = parse_clients(args.clients)
-    started = time.perf_counter()
-    results = bench(profile, args.operation, clients, seeds, args.duration_s)
-    elapsed = time.perf_counter() - started
-    if args.json:
-        for result in results:
-            print(json.dumps({k: _json_value(v) for k, v in result.to_json().items()}, allow_nan=False))
-    else:
-        model = f"profile {args.provider_file}" if args.provider_file else f"{args.latency_model} latency model"
-        print(f"{profile.name} {args.operation} benchmark, {model}, {args.duration_s:g} s x seeds "
-              f"{','.join(map(str, seeds))}: closed loop, read then conditional write, no retry")
-        cells = [[title for _, title, _ in BENCH_COLUMNS]]
-        cells += [[_format(getattr(r, key), fmt) for key, _, fmt in BENCH_COLUMNS] for r in results]
-        widths = [max(len(line[i]) for line in cells) for i in range(len(BENCH_COLUMNS))]
-        print("\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in cells))
-    print(f"simulated {len(clients)} client counts x {len(seeds)} seeds x {args.duration_s:g} s in {elapsed:.2f} s",
-          file=sys.stderr)
-    note = extrapolation_note(profile, args.operation, clients)
-    if note:
-        print(note, file=sys.stderr)
     return EXIT_OK

@@ -25,9 +25,9 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from commit_sweeps.probe.samples import Op
-from commit_sweeps.probe.stores import StoreError, open_store
-from commit_sweeps.probe.uri import StoreURI
+from store_probe.samples import Op
+from store_probe.stores import StoreError, open_store
+from store_probe.uri import StoreURI
 
 LAG_TICK_S = 0.005
 START_MARGIN_S = 0.5  # the clients start together this long after the last process is ready

@@ -31,7 +31,7 @@ from typing import Optional
 
 from simcore.errors import ConfigError
 from simcore.redaction import redact
-from commit_sweeps.probe.uri import StoreURI
+from store_probe.uri import StoreURI
 
 CONNECT_TIMEOUT_S = 5.0
 READ_TIMEOUT_S = 30.0

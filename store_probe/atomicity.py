@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from simcore.errors import ConfigError
-from commit_sweeps.probe.stores import Store, StoreError
+from store_probe.stores import Store, StoreError
 
 RACE_TIMEOUT_S = 60.0
 

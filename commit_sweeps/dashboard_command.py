@@ -1,4 +1,4 @@
-"""Command line: ``commit-sweeps dashboard build|serve|compare`` (also ``python -m dashboards ...``).
+"""``commit-sweeps dashboard build|serve|compare`` (also ``python -m dashboards ...``).
 
     commit-sweeps dashboard build --store ./results --out ./site
     commit-sweeps dashboard serve --store ./results [--host 127.0.0.1] [--port 8080]
@@ -18,11 +18,11 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from simcore.flags import EXIT_BAD_INPUT, add_store_flag, default_store_uri, output_path
 from simcore.redaction import redact
 from dashboards.site import build_site
 from dashboards.snapshot import StoreError, read_store
 from ray_jobs.knee_curves import knee_experiment_name
+from commit_sweeps.flags import EXIT_BAD_INPUT, add_store_flag, default_store_uri, output_path
 
 
 DASHBOARD_HELP = "build, serve or compare the results dashboard of a results store"

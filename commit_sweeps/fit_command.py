@@ -15,7 +15,7 @@ samples time one client's reads and the plain write where they have write
 rows: those are then the measured ones (``--base-read`` and ``--base-write``
 keep the base's); the conditional write(s) and the measured model's terms are
 fitted
-(simcore/fit.py, docs/reference/profiles.md). A subcommand module: ``configure``
+(``simcore.fit``, docs/reference/profiles.md). A subcommand module: ``configure``
 adds its flags to a parser, ``run`` does the work and returns the exit status.
 """
 
@@ -29,7 +29,7 @@ import shlex
 import sys
 
 from simcore.errors import ConfigError
-from simcore.flags import EXIT_BAD_INPUT, EXIT_OK, bad_input
+from commit_sweeps.flags import EXIT_BAD_INPUT, EXIT_OK, bad_input
 
 FIT_HELP = "write a provider profile (TOML) fitted to conditional-write measurements"
 

@@ -1,4 +1,4 @@
-"""``probe``: seed 000's conditional-write benchmark against a real store, measured.
+"""``commit-sweeps probe``: seed 000's conditional-write benchmark against a real store, measured (``store_probe``).
 
     commit-sweeps probe --store-uri s3://bucket/prefix [--endpoint-url URL] --operation cas \\
                         --clients 1-4 --duration-s 60 --out samples.csv [--json]
@@ -18,7 +18,7 @@ client (``round`` rows: the profile's ``round_ms_per_read``, what delta-rs's
 rounds of log entries take; ``rounds``).
 
 Before measuring, the store must prove its conditional writes atomic
-(``atomicity``); the probe's object (``<prefix>/commit-sweeps-probe-<random>``,
+(``store_probe.atomicity``); the probe's object (``<prefix>/commit-sweeps-probe-<random>``,
 and ``...-put`` for the plain writes) is deleted at the end, also on ^C or SIGTERM. Exit status: 0 measured, 1 the
 client side distorted a count (its figures are not printed), 2 bad input or a
 store refused (one line, nothing measured), 130 interrupted.
@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 
 from simcore.errors import ConfigError
 from simcore.redaction import redact
-from simcore.flags import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_duration_flag, bad_input, number, \
+from commit_sweeps.flags import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_duration_flag, bad_input, number, \
     output_path, positive_int
 
 PROBE_HELP = ("measure seed 000's conditional-write benchmark on a real store (s3://, az://, gs://): N clients "
@@ -124,9 +124,9 @@ def _on_signal(signum, frame):
 
 
 def run(args: argparse.Namespace) -> int:
-    from commit_sweeps.probe.uri import parse_store_uri
+    from store_probe.uri import parse_store_uri
     from simcore.bench import parse_clients
-    from simcore.fit_command import _check_out
+    from commit_sweeps.fit_command import _check_out
 
     progress: Callable[[str], None] = (lambda line: None) if args.quiet else (
         lambda line: print(line, file=sys.stderr, flush=True))
@@ -165,9 +165,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _probe(args, uri, endpoint, counts, progress) -> int:
-    from commit_sweeps.probe.atomicity import prove
-    from commit_sweeps.probe.clients import ClientPool, Target, default_processes
-    from commit_sweeps.probe.stores import StoreError, open_store
+    from store_probe.atomicity import prove
+    from store_probe.clients import ClientPool, Target, default_processes
+    from store_probe.stores import StoreError, open_store
 
     store = None
     name = uri.object_name()
@@ -191,7 +191,7 @@ def _probe(args, uri, endpoint, counts, progress) -> int:
             progress(f"probe: plain write: {_writes_line(writes)}")
         rounds = None
         if args.read_rounds:
-            from commit_sweeps.probe.rounds import time_rounds
+            from store_probe.rounds import time_rounds
 
             rounds = time_rounds(uri, endpoint, name, args.read_rounds)
             progress(f"probe: rounds of reads: {_rounds_line(rounds)}")
@@ -297,8 +297,8 @@ def _delete(store, name: str, progress) -> None:
 
 
 def _one_count(pool, store, args, clients: int):
-    from commit_sweeps.probe.samples import Overhead, in_window, summarise
-    from commit_sweeps.probe.stores import StoreError
+    from store_probe.samples import Overhead, in_window, summarise
+    from store_probe.stores import StoreError
     import numpy as np
     import psutil
 
@@ -336,7 +336,7 @@ def _progress_line(result, elapsed_s: float) -> str:
 
 
 def _table(store: str, args, results) -> str:
-    from simcore.cli import BENCH_COLUMNS
+    from commit_sweeps.bench_command import BENCH_COLUMNS
 
     columns = BENCH_COLUMNS + (("failed_mean_ms", "failed mean ms", "{:.1f}"),)
     cells = [[title for _, title, _ in columns]]
@@ -354,7 +354,7 @@ def _table(store: str, args, results) -> str:
 
 def _write_samples(path: str, operation: str, measured, writes, rounds) -> None:
     """Rewrite ``path`` with every count measured so far, through a temporary name: never a torn file."""
-    from commit_sweeps.probe.samples import samples_csv
+    from store_probe.samples import samples_csv
 
     partial = path + ".partial"
     with open(partial, "w", newline="") as handle:

@@ -1,4 +1,4 @@
-"""The command line every sweep script shares.
+"""``commit-sweeps sweep`` and the command line every sweep script shares.
 
     python sweeps/exp4c.py [--seeds SEEDS] [--duration-s S] [--store URI] [--quick] [--max-parallel N]
                            [--latency-model reference|measured] [--provider-file PATH]
@@ -10,6 +10,10 @@ is touched), check the store is writable and take the lease on its
 experiments (another live sweep on them: exit 2), connect to Ray, run,
 print a summary and where the results are. Exit status: 0 when every run is
 stored, 1 when some failed, 2 for bad input, 130 when interrupted.
+
+The grids live in ``sweeps/`` (``sweeps.catalog`` lists them), the fan-out
+and the store in ``ray_jobs``: ``commit-sweeps sweep exp4c --quick`` and
+``python sweeps/exp4c.py --quick`` run the same thing.
 """
 
 from __future__ import annotations
@@ -18,26 +22,25 @@ import argparse
 import os
 import shlex
 import sys
-import time
 from typing import Optional, Sequence
 
 from simcore import bounds
 from simcore.errors import ConfigError
-from simcore.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, STORE_ENV, add_client_flag,
-                           add_duration_flag, add_latency_flags, add_max_memory_flag, add_protocol_flag, add_seeds_flag, add_store_flag,
-                           positive_int)
 from simcore.redaction import redact
 from ray_jobs.grid import Grid, GridError
 from ray_jobs.latency_variant import client_variant, latency_variant
 from ray_jobs.lease import Lease
 from ray_jobs.store import ResultsStore, StoreError
+from commit_sweeps.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, STORE_ENV, add_client_flag,
+                                 add_duration_flag, add_latency_flags, add_max_memory_flag, add_protocol_flag,
+                                 add_seeds_flag, add_store_flag, memory_limit, positive_int)
 
 DASHBOARD_URL = "http://127.0.0.1:8080"
 
 
 def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags every command that runs simulations into the store shares: seeds, duration, store, parallelism,
-    latency model and client (``simcore.flags``)."""
+    latency model and client (``commit_sweeps.flags``)."""
     add_seeds_flag(parser)
     add_duration_flag(parser)
     add_store_flag(parser)
@@ -95,7 +98,7 @@ def run_sweep_command(grids: Sequence[Grid], args: argparse.Namespace, *,
     # store is checked writable, before anything runs or Ray starts.
     from ray_jobs.fanout import SweepPlan  # imports Ray: after the cheap checks above
     try:
-        limit_bytes, limit_source = bounds.memory_limit(args.max_memory)
+        limit_bytes, limit_source = memory_limit(args.max_memory)
         if max(seeds) > bounds.MAX_STORED_SEED:  # the store keeps seeds as int64
             raise ConfigError("seeds", max(seeds), f"seeds <= {bounds.MAX_STORED_SEED} (the store's seed column "
                                                    f"is a signed 64-bit integer)")
@@ -198,41 +201,28 @@ def warn_if_store_is_temporary(store_uri: str) -> None:
               f"absolute path or an s3:// URI, or set {STORE_ENV}.", file=sys.stderr, flush=True)
 
 
-STATUS_HELP = "per experiment: configs done of total, seeds, last update"
+SWEEP_HELP = "run experiments' grids into the results store (resumes; skips what is stored)"
 
 
-def configure_status(parser: argparse.ArgumentParser) -> None:
-    add_store_flag(parser)
-    parser.add_argument("--cleanup", action="store_true",
-                        help="also stop the Ray processes that sweep drivers killed with SIGKILL left behind")
+def configure_by_name(parser: argparse.ArgumentParser) -> None:
+    """``commit-sweeps sweep EXPERIMENT...``: the declared experiments (``sweeps.catalog``), by name."""
+    from sweeps.catalog import EXPERIMENTS, SEED001
+
+    names = ", ".join(EXPERIMENTS)
+    parser.add_argument("experiments", nargs="+", metavar="EXPERIMENT", choices=[*EXPERIMENTS, "all"],
+                        help=f"one or more of {names}; 'all' is seed 001's "
+                             f"({', '.join(grid.experiment for grid in SEED001)})")
+    add_sweep_arguments(parser)
+    add_plan_arguments(parser)
 
 
-def run_status(args: argparse.Namespace) -> int:
-    """Print what the store holds; exit 1 when some file is unreadable, 2 when the store cannot be read."""
-    from ray_jobs.status import format_status, store_status
+def run_by_name(args: argparse.Namespace) -> int:
+    """Sweep the experiments ``configure_by_name``'s flags name, together in one fan-out."""
+    from sweeps.catalog import EXPERIMENTS, SEED001
 
-    if args.cleanup:
-        from ray_jobs.orphans import cleanup_orphans, describe
-
-        stopped = cleanup_orphans()
-        print(describe(stopped) if stopped else "no Ray processes left by killed sweep drivers")
-    try:
-        store = ResultsStore(args.store)
-        store.require_readable()  # a typo in --store is not an empty store
-        started = time.perf_counter()
-        report = store_status(store)
-    except StoreError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    print(format_status(report, read_s=time.perf_counter() - started))
-    # Quarantined files are healed (reported above, once); one left in place still needs a person.
-    return EXIT_FAILED if any(bad.quarantined_to is None for bad in report.unreadable) else EXIT_OK
-
-
-def status_main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python -m ray_jobs status --store URI``."""
-    parser = argparse.ArgumentParser(prog="python -m ray_jobs",
-                                     description="Inspect a results store written by the sweeps.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    configure_status(commands.add_parser("status", help=STATUS_HELP))
-    return run_status(parser.parse_args(argv))
+    grids = []
+    for name in args.experiments:
+        for grid in (SEED001 if name == "all" else (EXPERIMENTS[name],)):
+            if grid not in grids:
+                grids.append(grid)
+    return run_sweep_command(grids, args)
