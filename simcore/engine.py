@@ -137,10 +137,11 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
     slots[TM_READ] = provider.read()
     slots[TM_WRITE] = provider.write(TABLE_METADATA_BYTES)
     slots[CATALOG_PUT] = provider.write(CATALOG_OBJECT_BYTES)
-    return (np.array([s.median_ms for s in slots]),
-            np.array([s.sigma for s in slots]),
-            np.array([s.floor_ms for s in slots]),
-            np.array([s.moments() for s in slots]))
+    # float64 whatever the profile wrote (a floor of 10 reads as an int): one array type, one compiled kernel.
+    return (np.array([s.median_ms for s in slots], dtype=np.float64),
+            np.array([s.sigma for s in slots], dtype=np.float64),
+            np.array([s.floor_ms for s in slots], dtype=np.float64),
+            np.array([s.moments() for s in slots], dtype=np.float64))
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
@@ -257,24 +258,44 @@ def throttle_terms(throttle: Optional[Throttle]) -> list[float]:
             1.0 if throttle.counts == "commits" else 0.0]
 
 
-def kernel_features(params: np.ndarray, chains: bool) -> tuple:
-    """Which of the kernel's optional parts a run uses: for each, None (unused) or True.
-
-    The kernel is compiled once per combination (Numba specialises on the
-    argument types, and a None argument makes its ``is not None`` branches
-    constant), so a config pays only for the parts it uses: the reference's
-    configs run a loop without throttle, contention, lagged reads, writer
-    chains, refusals, budgets or the corrected protocol's steps. The results
-    are those of the general loop, draw for draw.
-    """
-    def used(flag) -> Optional[bool]:
-        return True if flag else None
-
+def kernel_parts(params: np.ndarray, chains: bool) -> tuple[bool, ...]:
+    """Which of the kernel's optional parts a run uses, in the order of ``_event_loop``'s ``use_*`` arguments:
+    the throttle, contention, reads that observe the catalog late, writer chains, the corrected protocol's
+    steps, a CAS that takes at least a PUT, refused-write resends, a retry budget, the object's commit hold."""
     contention = any(params[slot] != 0.0 for slot in (P_CONTENTION_EXPONENT, P_CONTENTION_SIGMA,
                                                          P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA))
-    return (used(params[P_THROTTLE_PER_MS] > 0.0), used(contention), used(params[P_READ_OBSERVED_AT] < 1.0),
-            used(chains), used(params[P_CORRECTED] > 0.0), used(params[P_CAS_AT_LEAST_PUT] > 0.0),
-            used(params[P_REFUSED_MAX] > 0.0), used(params[P_RETRY_BUDGET_MS] > 0.0), used(params[P_HOLD_MS] > 0.0))
+    return (bool(params[P_THROTTLE_PER_MS] > 0.0), contention, bool(params[P_READ_OBSERVED_AT] < 1.0),
+            bool(chains), bool(params[P_CORRECTED] > 0.0), bool(params[P_CAS_AT_LEAST_PUT] > 0.0),
+            bool(params[P_REFUSED_MAX] > 0.0), bool(params[P_RETRY_BUDGET_MS] > 0.0), bool(params[P_HOLD_MS] > 0.0))
+
+
+def kernel_features(params: np.ndarray, chains: bool) -> tuple:
+    """The kernel's ``use_*`` arguments for a run: which compiled variant it takes.
+
+    Numba compiles one variant of ``_event_loop`` per combination of its
+    argument types, and a variant takes a minute or more of CPU to compile
+    (the disk cache keeps it for later processes). There are two:
+
+    - the plain loop, every ``use_*`` None: the reference's published
+      protocol with none of the optional parts, whose branches compile away;
+    - the general loop, every ``use_*`` a bool saying whether the run uses
+      that part: every other config, so one compile serves every client
+      preset, profile and protocol.
+
+    Both give the draws a loop compiled for exactly the parts used would
+    give: a part's branches run if and only if its flag is set.
+    """
+    parts = kernel_parts(params, chains)
+    return parts if any(parts) else (None,) * len(parts)
+
+
+KERNEL_VARIANTS = ("plain", "general")
+
+
+def kernel_variant(config: SimConfig, chains: bool = False) -> str:
+    """"plain" or "general": the compiled variant of the kernel ``config``'s runs take."""
+    features = kernel_features(protocol_parameters(config), chains or config.writers is not None)
+    return "plain" if features[0] is None else "general"
 
 
 def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outcome:
@@ -418,8 +439,8 @@ def _heap_pop(heap, size):
 def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array, moments_array, params, rng,
                 out_f64, out_i32, out_i64, chain_next, use_throttle, use_contention, use_lag, use_chains,
                 use_corrected, use_cas_put, use_refusals, use_budget, use_hold):
-    """The loop. Each ``use_*`` argument is None (the part is unused: its branches compile away) or True
-    (``kernel_features``). ``out_*`` are the transposed per-transaction rows of ``run``: one row each here."""
+    """The loop. Each ``use_*`` argument is None (the part is unused: its branches compile away) or a bool
+    (whether the run uses the part, checked where its branches start; ``kernel_features``). ``out_*`` are the transposed per-transaction rows of ``run``: one row each here."""
     # Every draw takes the Generator's bit generator, a plain struct: the Generator itself is reference
     # counted, and passing it to each inlined helper cost two atomic operations per draw, about half
     # the loop's time. The draws are the Generator's own functions on it, the same numbers.
@@ -464,8 +485,8 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     retry_budget_ms = params[P_RETRY_BUDGET_MS]
     rewrite = params[P_REWRITE]
     # A transaction some other one's chain leads to is started by that one's end, not admitted.
-    follower = np.zeros(n if use_chains is not None else 1, dtype=np.bool_)
-    if use_chains is not None:
+    follower = np.zeros(n if (use_chains is not None and use_chains) else 1, dtype=np.bool_)
+    if (use_chains is not None and use_chains):
         for k in range(n):
             if chain_next[k] >= 0:
                 follower[chain_next[k]] = True
@@ -494,7 +515,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     table_version = np.zeros(num_tables, dtype=np.int64)
     # Corrected, a client whose commit is a log entry (retry_rewrite "none", delta-rs): its pending read
     # is the listing of the log as its commit begins, after the runtime.
-    log_entries = use_corrected is not None and rewrite == REWRITE_NONE
+    log_entries = (use_corrected is not None and use_corrected) and rewrite == REWRITE_NONE
     delta_call = log_entries and params[P_DELTA_CALL] > 0.0  # ... made by write_deltalake (delta-rs)
     load_reads = int(params[P_LOAD_READS])  # its rounds of reads after the load's listing
     update_reads = int(params[P_UPDATE_READS])  # ... in each snapshot update, after its listing
@@ -510,8 +531,8 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     # catalog object, and when each commit happened and to which table (a
     # read that observed the catalog before it returned sees the state as of then).
     inflight = 0
-    commit_at = np.zeros(n + 1 if use_lag is not None else 1, dtype=np.float64)
-    commit_table = np.zeros(n + 1 if use_lag is not None else 1, dtype=np.int64)
+    commit_at = np.zeros(n + 1 if (use_lag is not None and use_lag) else 1, dtype=np.float64)
+    commit_table = np.zeros(n + 1 if (use_lag is not None and use_lag) else 1, dtype=np.int64)
 
     # Two event heaps: the near one for the I/O-scale steps of commits in progress (a few hundred at most),
     # the far one for each transaction's end of runtime (every transaction in its runtime, thousands).
@@ -528,7 +549,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
         while next_arrival < n and submit[next_arrival] <= _next_instant(heap, size, far, far_size):
             k = next_arrival
             next_arrival += 1
-            if use_chains is not None:
+            if (use_chains is not None and use_chains):
                 if follower[k]:
                     continue
             start_ms[k] = submit[k]
@@ -554,7 +575,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
         kind = code & 3
         tbl = table[k]
 
-        if use_throttle is not None and kind == _CAS_ISSUED:
+        if (use_throttle is not None and use_throttle) and kind == _CAS_ISSUED:
             # Token bucket: a CAS that finds a token proceeds; one that finds
             # none is refused (GCS answers 429) after the same round trip. A bucket
             # that counts commits is asked at the decision instead (below).
@@ -568,20 +589,20 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             continue
 
         if kind == _CAS_DECIDED or kind == _CAS_REFUSED:
-            if use_hold is not None:
+            if (use_hold is not None and use_hold):
                 if kind == _CAS_DECIDED and seq == snapshot_seq[k] and t < free_at:
                     # It would succeed, but the object is still committing the previous success: it waits,
                     # still in flight, and is decided again when the object is free (by then it may fail).
                     size = _heap_push(heap, size, free_at, code)
                     continue
-            if use_throttle is not None:
+            if (use_throttle is not None and use_throttle):
                 if commits_take_tokens and kind == _CAS_DECIDED and seq == snapshot_seq[k]:
                     # It would commit: the object admits it only with a token.
                     if not take_token(bucket, t, throttle_per_ms, throttle_burst):
                         kind = _CAS_REFUSED
                         throttled[k] += 1
             inflight -= 1
-            if use_refusals is not None:
+            if (use_refusals is not None and use_refusals):
                 if kind == _CAS_REFUSED and refusals[k] < refused_max:
                     # The client library waits, then resends the same conditional write.
                     refusals[k] += 1
@@ -596,10 +617,10 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             if kind == _CAS_DECIDED and seq == snapshot_seq[k]:
                 seq += 1
                 table_version[tbl] += 1
-                if use_hold is not None:
+                if (use_hold is not None and use_hold):
                     free_at = t + hold_ms
                 commit_seq[k] = seq
-                if use_lag is not None:
+                if (use_lag is not None and use_lag):
                     commit_at[seq] = t
                     commit_table[seq] = tbl
                 commit_ms[k] = t
@@ -616,7 +637,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 if t_learned < duration_ms:
                     status[k] = COMMITTED
                     end_ms[k] = t_learned
-                    if use_chains is not None:  # a writer's next commit starts when this one ends
+                    if (use_chains is not None and use_chains):  # a writer's next commit starts when this one ends
                         far_size = _start_next(far, far_size, k, t_learned, chain_next, submit, start_ms,
                                                catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
                                                use_contention)
@@ -629,12 +650,12 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                     t_read += success_tail * cas_ms[k] + failed_extra * _draw(bits, CATALOG_CAS, mu, sigma, floor)
                 elif failure_tail > 0.0:  # the answer arrives after the decision
                     t_read += failure_tail * cas_ms[k]
-                if use_budget is not None and retries[k] >= 1 and t_read - commit_start[k] > retry_budget_ms:
+                if (use_budget is not None and use_budget) and retries[k] >= 1 and t_read - commit_start[k] > retry_budget_ms:
                     # Out of retry budget (checked from the second failed attempt on): give up at once.
                     if t_read < duration_ms:
                         status[k] = ABORTED_BUDGET
                         end_ms[k] = t_read
-                        if use_chains is not None:  # a writer's next commit starts when this one ends
+                        if (use_chains is not None and use_chains):  # a writer's next commit starts when this one ends
                             far_size = _start_next(far, far_size, k, t_read, chain_next, submit, start_ms,
                                                    catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
                                                    use_contention)
@@ -651,7 +672,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
         # measured model) when the request reached the object.
         seen_seq = seq
         seen_version = table_version[tbl]
-        if use_lag is not None:
+        if (use_lag is not None and use_lag):
             seen_seq, seen_version = _observed(t - read_lag * read_ms[k], seq, tbl, table_version, commit_at,
                                                commit_table)
         if not started[k]:
@@ -678,7 +699,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 catalog_reads[k] += 1
                 far_size = _heap_push(far, far_size, commit_start[k] + read_ms[k], 4 * k + _READ_DONE)
                 continue
-            if use_corrected is not None:  # the manifest file was written during the runtime
+            if (use_corrected is not None and use_corrected):  # the manifest file was written during the runtime
                 if attempt_reads >= 0:  # the call as traced: its requests from the snapshot to the CAS
                     t_ready = commit_start[k] + _call_io(bits, attempt_reads, attempt_writes, mu, sigma, floor,
                                                          moments)
@@ -718,7 +739,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                                                              use_cas_put)
                 size = _heap_push(heap, size, t_cas, code)
                 continue
-        elif use_corrected is not None:
+        elif (use_corrected is not None and use_corrected):
             # The catalog names the table-metadata file; reading it tells which
             # tables (partitions) changed, so the conflict is known only after it.
             t_known += _draw(bits, TM_READ, mu, sigma, floor)
@@ -750,12 +771,12 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
         if overlap:
             if op[k] == VALIDATED_OVERWRITE:  # the I/O convoy, then validation
                 # Corrected: the attempt's own manifest-list read covers the newest version.
-                convoy = max(behind - 1, 0) if use_corrected is not None else behind
+                convoy = max(behind - 1, 0) if (use_corrected is not None and use_corrected) else behind
                 t_next += _draw_sum(bits, ML_READ, convoy, mu, sigma, floor, moments)
                 ml_reads[k] += convoy
                 if params[P_REAL_CONFLICT] > 0.0 and next_double(bits) < params[P_REAL_CONFLICT]:
                     if _finish(status, end_ms, k, ABORTED_VALIDATION, t_next, duration_ms):
-                        if use_chains is not None:  # a writer's next commit starts when this one ends
+                        if (use_chains is not None and use_chains):  # a writer's next commit starts when this one ends
                             far_size = _start_next(far, far_size, k, t_next, chain_next, submit, start_ms,
                                                    catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
                                                    use_contention)
@@ -768,7 +789,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 mf_writes[k] += m
         if retries[k] >= max_retries:
             if _finish(status, end_ms, k, ABORTED_MAX_RETRIES, t_next, duration_ms):
-                if use_chains is not None:  # a writer's next commit starts when this one ends
+                if (use_chains is not None and use_chains):  # a writer's next commit starts when this one ends
                     far_size = _start_next(far, far_size, k, t_next, chain_next, submit, start_ms,
                                            catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
                                            use_contention)
@@ -777,7 +798,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
         snapshot_seq[k] = seen_seq
         snapshot_version[k] = seen_version
         snapshot_ms[k] = t
-        if use_corrected is not None:
+        if (use_corrected is not None and use_corrected):
             # A full attempt (table metadata and manifest list, read then written) after a same-table
             # conflict, or on every retry for a client that rewrites its manifest list; else the CAS alone.
             if rewrite == REWRITE_MANIFEST_LIST or (rewrite == REWRITE_CONFLICT and overlap):
@@ -811,7 +832,7 @@ def _send_cas(k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflig
     """Transaction k sends its CAS at t_ready: (instant, event code) of its decision, its latency, and the
     conditional requests in flight after it; to a throttled object, its arrival at the throttle, where its
     latency is drawn and it joins those in flight (latency 0 and the count unchanged here)."""
-    if use_throttle is not None:
+    if (use_throttle is not None and use_throttle):
         return t_ready, 4 * k + _CAS_ISSUED, 0.0, inflight
     cas = _draw_cas(bits, mu, sigma, floor, contention, inflight + 1, use_contention, use_cas_put)
     return t_ready + decided_at * cas, 4 * k + _CAS_DECIDED, cas, inflight + 1
@@ -821,12 +842,12 @@ def _send_cas(k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflig
 def _draw_cas(bits, mu, sigma, floor, contention, in_flight, use_contention, use_cas_put):
     """A conditional write's latency, issued now with ``in_flight`` conditional requests on the object,
     itself included (read only where contention terms use them)."""
-    if use_contention is not None:
+    if (use_contention is not None and use_contention):
         value = draw_contended(bits, mu[CATALOG_CAS], sigma[CATALOG_CAS], floor[CATALOG_CAS], in_flight,
                                contention[0], contention[1])
     else:
         value = _draw(bits, CATALOG_CAS, mu, sigma, floor)
-    if use_cas_put is not None:
+    if (use_cas_put is not None and use_cas_put):
         return max(value, _draw(bits, CATALOG_PUT, mu, sigma, floor))
     return value
 
@@ -849,7 +870,7 @@ def _round_extra_ms(per_read, reads):
 @numba.njit(cache=True, inline="always")
 def _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention):
     """A catalog read's latency, sent now (the conditional requests in flight may slow it)."""
-    if use_contention is None:
+    if (use_contention is None or not use_contention):
         return _draw(bits, CATALOG_READ, mu, sigma, floor)
     return draw_contended(bits, mu[CATALOG_READ], sigma[CATALOG_READ], floor[CATALOG_READ], inflight + 1,
                           contention[2], contention[3])

@@ -134,3 +134,15 @@ def simulate_transactions(config: SimConfig, seed: int, *, max_memory_bytes: Opt
     """The per-transaction Arrow table of one seed (``metrics.transactions_table`` of its run)."""
     workload, outcome = run_seed(config, seed, max_memory_bytes)
     return metrics.transactions_table(config, workload, outcome)
+
+
+def prepare_kernel(variant: str) -> None:
+    """Compile ``variant`` of the kernel (``engine.KERNEL_VARIANTS``) into this process, or load it from
+    Numba's disk cache, by running one small seed through it: the first run of a config then starts at
+    once. A compile takes a minute or more of CPU, once per install; a load, about a second."""
+    if variant not in engine.KERNEL_VARIANTS:
+        raise ConfigError("variant", variant, f"one of {list(engine.KERNEL_VARIANTS)}")
+    small = SimConfig(protocol="published" if variant == "plain" else "corrected", num_tables=1,
+                      inter_arrival_scale_ms=5_000.0)
+    assert engine.kernel_variant(small) == variant
+    run_seed(small, 1)
