@@ -37,7 +37,7 @@ from ray_jobs.store import ResultsStore, UnreadableFile
 from ray_jobs.worker import BatchResult, UnitFailure, run_batch
 
 # A driver killed without warning loses the runs of the last interval. At 30 s a sweep killed in its
-# first half minute lost every finished run (issue 21); a flush of a few rows takes milliseconds.
+# first half minute lost every finished run; a flush of a few rows takes milliseconds.
 DEFAULT_FLUSH_INTERVAL_S = 2.0
 DEFAULT_FLUSH_ROWS = 5000
 MERGE_FILES = 8  # a collector merges this many files of one tier into one of the next

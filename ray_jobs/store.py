@@ -74,13 +74,12 @@ time (``ray_jobs.lease``) there are none left after healing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
@@ -92,6 +91,9 @@ import pyarrow.parquet as pq
 
 from ray_jobs.knee_curves import KNEE_SUMMARY_FOLDER, is_knee_experiment, knee_experiment_name
 from ray_jobs.schema import KEY_COLUMNS, LATER_COLUMNS, LEGACY_VALUES, RESULTS_SCHEMA
+from ray_jobs.store_files import (MAX_DOCUMENT_DEPTH, content_digest, copies, depth, key_problem,
+                                  keys_digest, latest_per_key, name_parts, plan_problem, same_kind, slug,
+                                  superseded)
 from simcore.redaction import redact
 
 PLAN_FILE = "_sweep.json"
@@ -99,10 +101,8 @@ QUARANTINE_FOLDER = "_quarantine"
 QUARANTINE_SUFFIX = ".quarantined"
 TEMPORARY_SUFFIX = ".partial"
 STALE_TEMPORARY_S = 24 * 3600.0  # a temporary file this old belongs to a writer that died
-FUTURE_SLACK = timedelta(days=1)  # clocks differ; a finished_at further ahead than this is forged or broken
 MAX_DOCUMENT_BYTES = 20_000_000  # plans and summaries are a few hundred bytes per config or curve
 MAX_DATA_FILE_BYTES = 512 * 2**20  # no writer of ours writes a larger data file (write_rows splits)
-MAX_DOCUMENT_DEPTH = 32  # plans and summaries nest a few levels; deeper is not one of ours
 
 # Filesystems whose writes are single all-or-nothing uploads (no rename needed).
 _ATOMIC_PUT_FILESYSTEMS = {"s3", "gcs"}
@@ -257,7 +257,7 @@ class ResultsStore:
         for experiment in sorted(set(table.column("experiment").to_pylist())):
             rows = table.filter(pc.equal(table.column("experiment"), experiment))
             # One row per key in a file (the latest), so even a reader that does not deduplicate counts it once.
-            rows = _latest_per_key(rows).sort_by([("config_hash", "ascending"), ("seed", "ascending")])
+            rows = latest_per_key(rows).sort_by([("config_hash", "ascending"), ("seed", "ascending")])
             written += self._write_file(experiment, rows)
         return written
 
@@ -268,13 +268,13 @@ class ResultsStore:
         if data.size > MAX_DATA_FILE_BYTES and rows.num_rows > 1:
             half = rows.num_rows // 2
             return self._write_file(experiment, rows.slice(0, half)) + self._write_file(experiment, rows.slice(half))
-        keys_digest = _keys_digest(rows)
+        keys = keys_digest(rows)
         directory = self._experiment_dir(experiment)
-        path = f"{directory}/part-{keys_digest}-{_content_digest(data)}.parquet"
+        path = f"{directory}/part-{keys}-{content_digest(data)}.parquet"
         self._put(path, data)
         # Same keys written before (a rerun of the same rows): the new file replaces them.
         for older in self.data_files(experiment):
-            if older != path and _name_parts(older)[0] == f"part-{keys_digest}":
+            if older != path and name_parts(older)[0] == f"part-{keys}":
                 try:
                     self._fs.delete_file(older)
                 except FileNotFoundError:  # a healing reader deleted it first
@@ -374,7 +374,7 @@ class ResultsStore:
         except _BadDocument as bad:
             self._set_aside(path, str(bad))
             return None
-        problem = _plan_problem(plan) if plan is not None else None
+        problem = plan_problem(plan) if plan is not None else None
         if problem is not None:
             self._set_aside(path, problem)
             return None
@@ -473,13 +473,13 @@ class ResultsStore:
         # Every file is verified before any is deleted or moved: only a file proven superseded by a
         # verified file of the same keys is deleted, and a file that fails never wins over one that passes.
         results = dict(zip(paths, _map_threads(self._read_verified, paths)))
-        superseded = _superseded({path: results[path][0] for path in paths if results[path][1] is None})
-        superseded |= _copies({path: results[path][0] for path in paths
-                               if results[path][1] is None and path not in superseded})
+        redundant = superseded({path: results[path][0] for path in paths if results[path][1] is None})
+        redundant |= copies({path: results[path][0] for path in paths
+                             if results[path][1] is None and path not in redundant})
         tables, unreadable, seen = [], [], set()
         for path in paths:
             table, reason, present = results[path]
-            if reason is None and path in superseded:
+            if reason is None and path in redundant:
                 if heal:
                     self._delete(path)
                 continue  # its keys are in the verified file that replaced it
@@ -490,7 +490,7 @@ class ResultsStore:
                 moved = self._quarantine(path, reason) if heal and not reason.startswith(_PASSING) else None
                 unreadable.append(UnreadableFile(path, reason, moved))
         rows = pa.concat_tables(tables) if tables else schema.empty_table()
-        latest = _latest_per_key(rows)
+        latest = latest_per_key(rows)
         missing = tuple(name for name in schema.names if tables and name not in seen)
         return StoreScan(table=latest, files_read=len(tables), rows_read=rows.num_rows,
                          duplicates_dropped=rows.num_rows - latest.num_rows, unreadable=tuple(unreadable),
@@ -512,13 +512,13 @@ class ResultsStore:
             return None, (f"too large: more than the {MAX_DATA_FILE_BYTES} bytes of the largest file the results "
                           f"store writes"), frozenset()
         data = pa.py_buffer(data)
-        stem, expected_digest = _name_parts(path)
+        stem, expected_digest = name_parts(path)
         if expected_digest is None:
             return None, "not written by the results store (no content digest in its name)", frozenset()
         if not _WRITER_STEM.match(stem):
             return None, ("not written by the results store (its name is not part-<keys>-<content>.parquet)"), \
                 frozenset()
-        if _content_digest(data) != expected_digest:
+        if content_digest(data) != expected_digest:
             return None, (f"content does not match the digest in its name ({len(data)} bytes): "
                           f"truncated or damaged"), frozenset()
         try:
@@ -541,7 +541,7 @@ class ResultsStore:
                     columns.append(pa.nulls(table.num_rows, field.type))
                 continue
             actual = table.schema.field(field.name).type
-            if not _same_kind(actual, field.type):  # a cast would hide a wrong type (a seed written as text)
+            if not same_kind(actual, field.type):  # a cast would hide a wrong type (a seed written as text)
                 return None, f"column {field.name} has type {actual}, expected {field.type}", frozenset()
             try:
                 columns.append(table.column(field.name).cast(field.type))
@@ -553,7 +553,7 @@ class ResultsStore:
             verified.validate(full=True)  # non-nullable columns hold no null
         except (pa.ArrowInvalid, ValueError) as error:
             return None, f"rows break the schema: {error}", frozenset()
-        problem = _key_problem(path, verified)
+        problem = key_problem(path, verified)
         if problem is not None:
             return None, problem, frozenset()
         return verified, None, frozenset(table.column_names)
@@ -594,7 +594,7 @@ class ResultsStore:
             return None  # through a link to a directory outside the store: reported in place
         experiment, name = path.rsplit("/", 2)[-2:]
         when = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        why = _slug(reason)
+        why = slug(reason)
         target = f"{self._root}/{QUARANTINE_FOLDER}/{experiment}/{when}-{why}-{name}{QUARANTINE_SUFFIX}"
         try:
             self._fs.create_dir(target.rsplit("/", 1)[0], recursive=True)
@@ -633,7 +633,7 @@ class ResultsStore:
             document = json.loads(data.decode())
         except (ValueError, RecursionError) as error:  # JSONDecodeError and bad UTF-8 are ValueErrors
             raise _BadDocument(f"JSON that cannot be read: {type(error).__name__}: {str(error)[:200]}") from None
-        if _depth(document) > MAX_DOCUMENT_DEPTH:
+        if depth(document) > MAX_DOCUMENT_DEPTH:
             raise _BadDocument(f"JSON nested deeper than {MAX_DOCUMENT_DEPTH} levels")
         return document
 
@@ -663,160 +663,10 @@ class _BadDocument(StoreError):
     """A plan or summary whose content is not one of ours (as opposed to one that cannot be read now)."""
 
 
-def _depth(value, limit: int = MAX_DOCUMENT_DEPTH + 1) -> int:
-    """How deeply ``value`` nests lists and mappings, counted up to ``limit``."""
-    depth, level = 0, [value]
-    while level and depth < limit:
-        children = []
-        for item in level:
-            if isinstance(item, dict):
-                children += item.values()
-            elif isinstance(item, list):
-                children += item
-        if not children:
-            break
-        depth, level = depth + 1, children
-    return depth
-
-
-def _plan_problem(plan) -> Optional[str]:
-    """Why ``plan`` is not a sweep plan as ``SweepPlan.record`` writes one, or None."""
-    if not isinstance(plan, dict):
-        return f"not a sweep plan: a JSON {type(plan).__name__}, expected an object"
-    seeds, hashes = plan.get("seeds"), plan.get("config_hashes")
-    if not isinstance(seeds, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
-        return "not a sweep plan: 'seeds' is not a list of integers"
-    if not isinstance(hashes, list) or not all(isinstance(h, str) for h in hashes):
-        return "not a sweep plan: 'config_hashes' is not a list of strings"
-    return None
-
-
 _WRITER_STEM = re.compile(r"^part-[0-9a-f]{20}$")  # part-<keys digest>, as write_rows names files
 
 # Reasons that may pass (the file itself may be fine): never quarantined.
 _PASSING = "cannot read:"
-
-
-def _superseded(tables: dict[str, pa.Table]) -> set[str]:
-    """The verified files that a later-finished verified file of the same keys (the same ``part-<keys>`` stem) replaces.
-
-    A writer replaces a file by writing the new one and then deleting the old; killed in
-    between, it leaves both. Which one is newer is read from the rows (``finished_at``), never
-    from the files' modification times, which a copy, an rsync or a restore resets. A file is
-    superseded only when, key by key, the kept file's row finished later or is the same row;
-    a file holding any row newer than the kept one's (or a different row finished at the same
-    instant) is kept too, so deleting never loses a row, and readers still pick the latest row
-    per key. Only verified files take part: a damaged or empty file under the same stem is
-    quarantined, never counted as the newer copy.
-    """
-    by_stem: dict[tuple[str, str], list[str]] = {}
-    for path in tables:
-        by_stem.setdefault((path.rsplit("/", 1)[0], _name_parts(path)[0]), []).append(path)
-    superseded = set()
-    for group in by_stem.values():
-        if len(group) < 2:
-            continue
-        rows = {path: _rows_by_key(tables[path]) for path in group}
-        latest = {path: max((finished for finished, _ in rows[path].values()), default=None) for path in group}
-        kept = max(group, key=lambda path: (latest[path] is not None, latest[path] or 0, path))
-        for path in group:
-            if path != kept and all(_replaced_by(row, rows[kept].get(key)) for key, row in rows[path].items()):
-                superseded.add(path)
-    return superseded
-
-
-def _rows_by_key(table: pa.Table) -> dict[tuple, tuple]:
-    """key -> (finished_at, the whole row as comparable text)."""
-    keys = zip(*(table.column(name).to_pylist() for name in KEY_COLUMNS))
-    return {key: (row["finished_at"], repr(sorted(row.items()))) for key, row in zip(keys, table.to_pylist())}
-
-
-def _replaced_by(row: tuple, kept: Optional[tuple]) -> bool:
-    """Whether the kept file's row for the same key makes ``row`` redundant: it finished later, or is identical."""
-    return kept is not None and (kept[0] > row[0] or kept[1] == row[1])
-
-
-def _copies(tables: dict[str, pa.Table]) -> set[str]:
-    """Verified files every row of which another verified file holds too, identical.
-
-    These are the files a merge (``ResultsStore.merge_files``) replaced, left behind by a writer
-    killed after writing the merged file and before deleting them. Deleting one changes nothing
-    any reader returns. Smaller files are judged first, so of two files only the smaller can be
-    the copy; a row that differs in any value (another writer's, a forged one) keeps its file.
-    """
-    keys_of = {path: list(zip(*(table.column(name).to_pylist() for name in KEY_COLUMNS)))
-               for path, table in tables.items()}
-    holders: dict[tuple, list[str]] = {}
-    for path, keys in keys_of.items():
-        for key in keys:
-            holders.setdefault(key, []).append(path)
-    shared = {key for key, paths in holders.items() if len(paths) > 1}
-    if not shared:
-        return set()  # the usual case: no key in two files, nothing more to read
-    shared_rows: dict[str, dict] = {}
-
-    def rows_of(path: str) -> dict:
-        """key -> the row as comparable text, for ``path``'s rows whose keys are shared."""
-        if path not in shared_rows:
-            picked = tables[path].filter(pa.array([key in shared for key in keys_of[path]])).to_pylist()
-            shared_rows[path] = {tuple(row[name] for name in KEY_COLUMNS): repr(sorted(row.items()))
-                                 for row in picked}
-        return shared_rows[path]
-
-    copies: set[str] = set()
-    candidates = sorted({path for key in shared for path in holders[key]}, key=lambda p: (tables[p].num_rows, p))
-    for path in candidates:
-        keys = keys_of[path]
-        if len(set(keys)) != len(keys) or any(key not in shared for key in keys):
-            continue  # some row is only here
-        mine = rows_of(path)
-        if all(any(rows_of(other)[key] == row for other in holders[key] if other != path and other not in copies)
-               for key, row in mine.items()):
-            copies.add(path)
-    return copies
-
-
-def _same_kind(actual: pa.DataType, expected: pa.DataType) -> bool:
-    """Whether a column of type ``actual`` may be read as ``expected`` (a lossless widening at most)."""
-    if actual == expected:
-        return True
-    for check in (pa.types.is_integer, pa.types.is_floating, pa.types.is_timestamp):
-        if check(expected):
-            return check(actual) or (check is pa.types.is_floating and pa.types.is_integer(actual))
-    if pa.types.is_string(expected):
-        return pa.types.is_string(actual) or pa.types.is_large_string(actual)
-    if pa.types.is_boolean(expected):
-        return pa.types.is_boolean(actual)
-    if pa.types.is_list(expected):
-        return (pa.types.is_list(actual) or pa.types.is_large_list(actual)) \
-            and _same_kind(actual.value_type, expected.value_type)
-    return False
-
-
-def _slug(reason: str) -> str:
-    """A short name for why a file failed, for its quarantined name."""
-    for prefix, slug in (("not written by", "foreign"), ("content does not match", "digest"), ("too large", "size"),
-                         ("not a ", "document"), ("JSON", "document"),
-                         ("missing columns", "schema"), ("column ", "schema"), ("rows break", "schema"),
-                         ("keys:", "keys")):
-        if reason.startswith(prefix):
-            return slug
-    return "undecodable"
-
-
-def _key_problem(path: str, rows: pa.Table) -> Optional[str]:
-    """Why the verified rows of ``path`` do not belong under its name, or None."""
-    experiment = path.rsplit("/", 2)[-2]
-    names = set(rows.column("experiment").to_pylist())
-    if names - {experiment}:
-        return f"keys: rows of experiment(s) {sorted(names - {experiment})} in the folder of {experiment!r}"
-    stem, _ = _name_parts(path)
-    if stem != f"part-{_keys_digest(rows)}":
-        return "keys: the rows' keys do not match the keys digest in the file's name"
-    latest = pc.max(rows.column("finished_at")).as_py() if rows.num_rows else None
-    if latest is not None and latest > datetime.now(timezone.utc) + FUTURE_SLACK:
-        return f"keys: finished_at {latest.isoformat()} is in the future"
-    return None
 
 
 @dataclass(frozen=True)
@@ -853,40 +703,3 @@ def _projected_schema(columns: Optional[Iterable[str]]) -> pa.Schema:
     if unknown:
         raise StoreError(f"columns: {unknown} are not results-store columns; expected names of RESULTS_SCHEMA")
     return pa.schema([field for field in RESULTS_SCHEMA if field.name in wanted])
-
-
-def _keys_digest(rows: pa.Table) -> str:
-    keys = zip(*(rows.column(name).to_pylist() for name in KEY_COLUMNS))
-    text = "\n".join(f"{experiment}/{config_hash}/{seed}" for experiment, config_hash, seed in keys)
-    return hashlib.sha256(text.encode()).hexdigest()[:20]
-
-
-_CONTENT_DIGEST_HEX = 32
-_NAME_WITH_DIGEST = re.compile(r"^(?P<stem>.+)-(?P<digest>[0-9a-f]{%d})\.parquet$" % _CONTENT_DIGEST_HEX)
-
-
-def _content_digest(data: pa.Buffer) -> str:
-    return hashlib.sha256(memoryview(data)).hexdigest()[:_CONTENT_DIGEST_HEX]
-
-
-def _name_parts(path: str) -> tuple[str, Optional[str]]:
-    """(stem, content digest) of a data file name; digest None for files named otherwise."""
-    name = path.rsplit("/", 1)[-1]
-    match = _NAME_WITH_DIGEST.match(name)
-    if match is None:
-        return name[: -len(".parquet")], None
-    return match["stem"], match["digest"]
-
-
-def _latest_per_key(rows: pa.Table) -> pa.Table:
-    """One row per key: the one with the latest finished_at."""
-    if rows.num_rows == 0:
-        return rows
-    order = pc.sort_indices(rows, sort_keys=[(name, "ascending") for name in KEY_COLUMNS]
-                            + [("finished_at", "descending")])
-    ordered = rows.take(order)
-    keep, previous = [], None
-    for key in zip(*(ordered.column(name).to_pylist() for name in KEY_COLUMNS)):
-        keep.append(key != previous)
-        previous = key
-    return ordered.filter(pa.array(keep))

@@ -49,7 +49,7 @@ SUMMARY_METRICS = (
 # Requests by kind per committed transaction: the work the store serves for each commit it keeps.
 REQUEST_KINDS = ("catalog_read", "cas", "manifest_list_read", "manifest_list_write", "manifest_file_read",
                  "manifest_file_write", "table_metadata_read", "table_metadata_write")
-# Client presets and writer workloads (issue 11): retry-budget aborts, wasted work, per writer class.
+# Client presets and writer workloads: retry-budget aborts, wasted work, per writer class.
 CLIENT_METRICS = (
     ("aborted_retry_budget", COUNT),
     *((f"requests_{kind}_per_commit", REAL) for kind in REQUEST_KINDS),

@@ -29,7 +29,8 @@ import pyarrow.parquet as pq
 from simcore import SimConfig, __version__ as simcore_version
 from simcore.builder import build_config
 from ray_jobs.schema import make_row, rows_to_table, unmeasured_metrics
-from ray_jobs.store import ResultsStore, _keys_digest
+from ray_jobs.store import ResultsStore
+from ray_jobs.store_files import keys_digest as _keys_digest
 
 T0 = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
 
