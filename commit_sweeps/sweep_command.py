@@ -27,6 +27,7 @@ from typing import Optional, Sequence
 from simcore import bounds
 from simcore.errors import ConfigError
 from simcore.redaction import redact
+from commit_sweeps.kernel_compile import prepare_kernels
 from ray_jobs.grid import Grid, GridError
 from ray_jobs.latency_variant import client_variant, latency_variant
 from ray_jobs.lease import Lease
@@ -133,6 +134,9 @@ def run_sweep_command(grids: Sequence[Grid], args: argparse.Namespace, *,
     try:
         work = find_work(plans, store)
         print(f"{len(work.todo)} runs to do, {runs - len(work.todo)} already stored", flush=True)
+        if work.todo and not os.environ.get("RAY_ADDRESS"):
+            # A local Ray's workers share this machine's kernel cache: compile here once, not in each.
+            prepare_kernels(unit.config for unit in work.todo)
         # A finished sweep needs no cluster.
         with ray_session(args.max_parallel, connect=bool(work.todo)) as session:
             options = {"max_memory_bytes": limit_bytes}
