@@ -140,3 +140,13 @@ def test_the_table_heading_states_the_load_the_config_offers():
     assert "inter-arrival" not in render_table(writers, [])
     open_loop = SimConfig(inter_arrival_scale_ms=500.0, duration_s=1900.0)
     assert ", inter-arrival 500 ms lognormal, corrected protocol, 1900 s" in render_table(open_loop, [])
+
+
+def test_the_object_write_throttle_flag_is_defined_once_and_taken_by_every_command_that_builds_configs_from_flags():
+    sources = [p for p in REPO_ROOT.rglob("*.py") if ".venv" not in p.parts and "tests" not in p.parts]
+    places = [f"{p.relative_to(REPO_ROOT)}" for p in sources if '"--throttle-object-writes"' in p.read_text()]
+    assert places == ["commit_sweeps/flags.py"], places
+    parser = build_parser()
+    for command in (["simulate", *SIMULATE, "--seeds", "1"],
+                    ["capacity", "--provider", "gcp", "--num-tables", "10", "--fast-append-ratio", "0.9"]):
+        assert parser.parse_args([*command, "--throttle-object-writes"]).throttle_object_writes is True
