@@ -205,3 +205,17 @@ def test_a_probed_profile_is_described_as_the_store_probed_not_as_its_base():
     assert not described.startswith(PROVIDERS["s3"].description)
     table = SimpleNamespace(samples=None, base_file=None)  # seed 000's rows are the base store's own
     assert _default_description(table, PROVIDERS["s3"], None, None) == "AWS S3 Standard"
+
+
+def test_the_store_labs_default_delay_is_stated_and_is_not_zero(tmp_path):
+    script = str(REPO_ROOT / "scripts" / "store-lab.sh")
+    usage = subprocess.run(["bash", script, "help"], capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 2 and "--delay-ms MS (default 16, each way)" in usage.stderr
+    # Jitter up to the delay is allowed: 16 ms passes the check with the default delay (0 would refuse it),
+    # and the lab then stops at the Python check (PYTHON=false) before it builds or starts anything.
+    env = {**os.environ, "PYTHON": "false", "STORE_LAB_DIR": str(tmp_path / "lab")}
+    up = subprocess.run(["bash", script, "up", "--jitter-ms", "16"], capture_output=True, text=True, timeout=60,
+                        env=env)
+    assert up.returncode == 2 and "jitter_ms" not in up.stderr, up.stderr
+    assert "cannot import boto3" in up.stderr or "'curl' is not on PATH" in up.stderr
+    assert not (tmp_path / "lab").exists()
