@@ -187,7 +187,8 @@ def test_every_term_the_fit_reports_is_explained():
     from simcore.providers import PROVIDERS
 
     throttled = load_profile(str(REPO_ROOT / "simcore" / "measured" / "gcp.toml"))
-    held = PROVIDERS["s3"].with_conditional("cas", replace(PROVIDERS["s3"].cas, hold_ms=5.0, failed_extra="uncontended"))
+    held = PROVIDERS["s3"].with_conditional("cas", replace(PROVIDERS["s3"].cas, hold_ms=5.0,
+                                                           failed_extra="uncontended"))
     for profile in (PROVIDERS["s3"], throttled, held):
         assert set(term_values(profile, "cas")) <= set(TERM_MEANINGS)
 
