@@ -5,7 +5,10 @@ any worker starts; the search is ``ray_jobs.capacity``'s (usable throughput,
 or with ``--writers-at-interval-s S`` the most writers committing every S
 seconds). Simulations run in local processes (one per core) unless a Ray
 cluster is named (``--ray-address`` or ``$RAY_ADDRESS``). The answer is
-printed as text, or with ``--json`` as one object.
+printed as text, or with ``--json`` as one object: the figure with its p50
+and p99 commit latency, the load offered and what got through at it and at
+the next load tried, whether it is only a lower bound, and how far to trust
+it (``commit_sweeps.accuracy``, from docs/accuracy.md).
 
     commit-sweeps capacity --provider s3 --catalog storage --num-tables 10 --fast-append-ratio 0.9 \\
         --client iceberg-java --seeds 3 --tolerance 0.02 --json
@@ -23,9 +26,12 @@ from simcore import ConfigError, SimConfig, bounds
 from simcore.bisection import SearchRange, SearchRangeError
 from simcore.builder import config_from_flags
 from simcore.clients import REFERENCE
+from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, USABLE_SUCCESS_THRESHOLD
 from ray_jobs.capacity import Search, extrapolation, find_capacity
+from commit_sweeps.accuracy import accuracy, accuracy_lines
 from commit_sweeps.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag,
-                                 add_duration_flag, add_latency_flags, add_maintenance_flags, add_protocol_flag,
+                                 add_duration_flag, add_latency_flags, add_maintenance_flags,
+                                 add_object_write_throttle_flag, add_protocol_flag,
                                  add_provider_flag, add_retry_flags, add_search_range_flags, add_seeds_flag, bad_input,
                                  given_memory_limit, integer, number, search_range_of)
 
@@ -42,6 +48,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_retry_flags(parser)
     add_latency_flags(parser)
     add_protocol_flag(parser)
+    add_object_write_throttle_flag(parser)
     add = parser.add_argument
     add("--writers-at-interval-s", type=number, default=None,
         help="answer the largest number of writers committing every S seconds instead")
@@ -98,36 +105,168 @@ def run(args: argparse.Namespace) -> int:
                            max_memory_bytes=limit[0] if limit else None, progress=progress)
     note = extrapolation(base, result)
     if note is not False:  # the profile records the client counts it was fitted on
-        if args.json:
-            result["extrapolation"] = note
-        elif note:
-            print(note, file=sys.stderr, flush=True)
+        result["extrapolation"] = note
+    result["accuracy"] = accuracy(base, note or None)
     print(json.dumps(result) if args.json else render(base, result))
     return EXIT_OK
 
 
+# -- the printed answer: every figure with what it means, no Python in it ---------------------------------
+
+def _ms(value: Optional[float]) -> str:
+    if value is None:
+        return "not measured"
+    if value >= 10_000:
+        return f"{value / 1000:.0f} s"
+    return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.0f} ms"
+
+
+def _cps(value: Optional[float], digits: int = 3) -> str:
+    return "not measured" if value is None else f"{value:.{digits}f} c/s"
+
+
+def _success(metric: str, value: Optional[float]) -> str:
+    name = {"vo_success_rate": "VO success", "success_rate": "success"}.get(metric, metric.replace("_", " "))
+    return f"{name} {'not measured' if value is None else f'{value:.2%}'}"
+
+
+def _latencies(result: dict) -> str:
+    return f"commit latency p50 {_ms(result['commit_latency_p50_ms'])}, p99 {_ms(result['commit_latency_p99_ms'])}"
+
+
+def _object_write_limit(base: SimConfig) -> Optional[float]:
+    """Writes/s the catalog object admits (the config's throttle, else the profile's own), None when unlimited."""
+    if base.cas_throttle_per_s is not None:
+        return base.cas_throttle_per_s
+    if base.catalog == "service":
+        return None
+    throttle = base.latency_profile.conditional("append" if base.catalog == "append" else "cas").throttle
+    return throttle.writes_per_s if throttle is not None else None
+
+
+def _load_of(point: dict) -> str:
+    """A load as offered: writers, or open-loop arrivals at their scale."""
+    if "writers" in point:
+        return f"{point['writers']} writer(s), {_cps(point['offered_cps'], 2)} offered"
+    return f"inter-arrival {point['inter_arrival_scale_ms']:g} ms, {_cps(point['offered_cps'], 2)} offered"
+
+
+def _headline(base: SimConfig, result: dict) -> str:
+    writers_mode = result["load"] == "writers"
+    figure = result["max_writers"] if writers_mode else result["usable_throughput_cps"]
+    what = (f"max writers at one commit every {result['commit_interval_s']:g} s" if writers_mode
+            else "usable throughput")
+    search = result.get("search_range") or {}
+    if figure is None:
+        failing = result["next_load"]
+        lightest = (f"even 1 writer committing every {result['commit_interval_s']:g} s" if writers_mode
+                    else "even the lightest load searched" + (f" ({_load_of(failing)})" if failing else ""))
+        how = "" if writers_mode else "; raise --max-scale-ms to search lighter loads"
+        fails = (f" ({_success(failing['success_metric'], failing['success_rate'])}, "
+                 f"{_cps(failing['throughput_cps'])} through)" if failing else "")
+        return f"{what}: none usable: {lightest} fails{fails}{how}"
+    shown = f"{figure}" if writers_mode else f"{figure:.3f} commits/s"
+    if result["lower_bound"]:
+        if writers_mode:
+            end = f"{figure} writers, the --max-writers limit, still pass; raise --max-writers"
+        else:
+            scale = f", inter-arrival {search['min_scale_ms']:g} ms =" if search else ","
+            end = (f"the heaviest load searched{scale} {_cps(result['offered_cps'], 2)} offered, still passes; "
+                   f"lower --min-scale-ms")
+        return (f"{what}: at least {shown}: the search's range ends here ({end} to search further); "
+                f"{_latencies(result)}")
+    if writers_mode and result["next_load"] is not None:
+        shown += f" ({result['next_load']['writers']} fail)"
+    return f"{what}: {shown}, {_latencies(result)}"
+
+
+def _load_line(base: SimConfig, result: dict) -> Optional[str]:
+    """How the load arrives, so that the open-loop and the writers answers are not read as contradicting."""
+    runtime = f"{base.runtime_median_ms / 1000:g} s"
+    if result["load"] == "writers":
+        if result["max_writers"] is None:
+            return None
+        return (f"load: {result['max_writers']} closed-loop writers, {_cps(result['offered_cps'], 2)} offered, "
+                f"{_cps(result['throughput_cps'])} through: each commits to one table every "
+                f"{result['commit_interval_s']:g} s straight from its snapshot and waits for that commit before its "
+                f"next, so the load eases when commits slow; their rate can pass the usable throughput of "
+                f"open-loop arrivals (capacity without --writers-at-interval-s), which arrive at random whatever "
+                f"the catalog's state and each work a median {runtime} between snapshot and commit")
+    if result["usable_throughput_cps"] is None:
+        return None
+    return (f"load: open-loop arrivals, {_cps(result['offered_cps'], 2)} offered at the answer: transactions arrive "
+            f"at random whether or not earlier ones have committed, each working a median {runtime} between its "
+            f"snapshot and its commit; closed-loop writers (--writers-at-interval-s) wait for each commit and "
+            f"commit straight from their snapshot: another question, often a higher rate")
+
+
+def _next_load_line(base: SimConfig, result: dict) -> Optional[str]:
+    failing = result["next_load"]
+    if failing is None or (result["max_writers" if result["load"] == "writers" else "usable_throughput_cps"]
+                           is None):
+        return None
+    line = (f"next load tried: {_load_of(failing)}, {_cps(failing['throughput_cps'])} through, "
+            f"{_success(failing['success_metric'], failing['success_rate'])}: fails (usable needs above "
+            f"{USABLE_SUCCESS_THRESHOLD:.0%})")
+    answer_through = result["throughput_cps"] if result["load"] == "writers" else result["usable_throughput_cps"]
+    if failing["throughput_cps"] is not None and answer_through is not None and \
+            failing["throughput_cps"] < answer_through:
+        limit = _object_write_limit(base)
+        why = "past the answer the extra attempts conflict and retry"
+        if limit is not None:
+            per_commit = (result.get("requests_per_commit") or {}).get("append" if base.catalog == "append"
+                                                                       else "cas")
+            used = (f"at the answer the catalog object already takes {answer_through:.3f} c/s x {per_commit:.2f} "
+                    f"conditional writes per commit = {answer_through * per_commit:.2f} writes/s of its "
+                    f"throttle's {limit:.3g}, and " if per_commit is not None else
+                    f"the catalog object's write throttle admits about {limit:.3g} writes/s, and ")
+            why = used + "past the answer its throttle refuses the extra attempts, which wait and retry"
+        line += f"; a heavier load, yet fewer commits through: {why}, so what gets through falls"
+    return line
+
+
+def _search_line(result: dict) -> str:
+    status = result["status"]
+    if status == ABOVE_SEARCH_RANGE:
+        return "search: the range ended before any load failed, so the answer is a lower bound"
+    if status == BELOW_SEARCH_RANGE:
+        return "search: every load in the range failed"
+    tolerance = (result.get("search_range") or {}).get("tolerance")
+    asked = f" (asked: within {tolerance:.0%})" if tolerance is not None else ""
+    failing = result["next_load"]
+    wider = ""
+    if failing is not None and failing["offered_cps"] and result["offered_cps"]:
+        wider = f"{100 * (failing['offered_cps'] / result['offered_cps'] - 1):.2f}% "
+    if result["within_tolerance"]:
+        return (f"search: found; the failing load offers {wider}more than the answer's{asked}; answers a few per "
+                f"cent apart are within seed noise (docs/accuracy.md#noise-in-any-one-answer)")
+    return (f"search: stopped with the failing load offering {wider}more than the answer's{asked}: the loads "
+            f"between them do not pass and fail in order (seed noise, or a heavier load committing less), so a "
+            f"finer step would not sharpen it; more seeds (--seeds 5) narrow the noise")
+
+
 def render(base: SimConfig, result: dict) -> str:
     setup = (f"{base.provider} / {base.catalog} catalog, {base.num_tables} table(s), FA {base.fast_append_ratio:g}, "
-             f"client {base.client or REFERENCE}, {base.protocol} commit protocol")
-    low, high = result["bracket"]
-    if "max_writers" in result:
-        head = (f"max writers at one commit every {result['commit_interval_s']:g} s: {result['max_writers']}"
-                f" (fails at {high})" if result["max_writers"] is not None else "no number of writers is usable")
-    else:
-        head = (f"usable throughput: {result['usable_throughput_cps']:.3f} commits/s"
-                f" (next load tried: {high if high is None else f'{high:.3f}'} c/s, failing)"
-                if result["usable_throughput_cps"] is not None else "no load in the search range is usable")
-    lines = [setup, head, f"search: {result['status']} ({result['note']})"]
+             f"client {base.client or REFERENCE}, {base.protocol} commit protocol"
+             + (f", catalog object throttled to {base.cas_throttle_per_s:g} writes/s"
+                if base.cas_throttle_per_s is not None else ""))
+    lines = [setup, _headline(base, result)]
+    lines += [line for line in (_load_line(base, result), _next_load_line(base, result)) if line]
+    lines.append(_search_line(result))
     if result.get("seed_range"):
         metric = result["success_metric"]
         t_lo, t_hi = result["seed_range"]["throughput_cps"]
         lines += [
-            f"at that point: {metric} {result['success_rate']:.2%}, throughput over seeds {t_lo:.3f}-{t_hi:.3f} c/s,"
-            f" commit latency p50 {result['commit_latency_p50_ms']:.0f} ms, p99 {result['commit_latency_p99_ms']:.0f} ms",
-            "requests per commit: " + ", ".join(f"{k.replace('_', ' ')} {v:.2f}"
+            f"at that point: {_success(metric, result['success_rate'])}, throughput over seeds "
+            f"{_cps(t_lo).removesuffix(' c/s')}-{_cps(t_hi)}",
+            "requests per commit: " + ", ".join(f"{k.replace('_', ' ')} "
+                                                f"{'not measured' if v is None else f'{v:.2f}'}"
                                                 for k, v in result["requests_per_commit"].items()),
-            f"bytes written by attempts that lost: {result['wasted_write_bytes_per_commit']:.0f} per commit",
+            "bytes written by attempts that lost: " + (
+                "not measured" if result["wasted_write_bytes_per_commit"] is None
+                else f"{result['wasted_write_bytes_per_commit']:.0f} per commit"),
         ]
+    lines += accuracy_lines(result["accuracy"] if "accuracy" in result else accuracy(base))
     lines.append(f"{result['simulations']} simulations in {result['wall_s']:.1f} s")
     return "\n".join(lines)
 

@@ -40,6 +40,54 @@ FIT_HELP = "write a provider profile (TOML) fitted to conditional-write measurem
 DETERMINATION_TITLE = ("How well the data determine the terms (equally good fits of this model, and what they predict; "
                        "the model's own error is not in these ranges)")
 
+# The loss (simcore.fit.scoring.mismatch) is, per client count, squared deviations in tolerance units: failure rate
+# in 2-point units, goodput in 3% units, median latency in 15% units, and looser ones for the tail. A fit 10% off in
+# goodput and 5 points off in failure rate at every count, the tolerance docs/accuracy.md holds fits to, has
+# (ln 1.1 / 0.03)^2 + (5 / 2)^2 = 16.3 from those two alone: a loss below GOOD_FIT_LOSS is inside it on average.
+# Seed 000's measured profiles fitted at 0.3-14 and are within it in all 128 cells (docs/accuracy.md).
+GOOD_FIT_LOSS = 16.0
+CLOSE_FIT_LOSS = 1.0  # on average within one tolerance unit of every measured figure
+
+# What each term in the report means, in the names simcore.fit.determination gives them.
+TERM_MEANINGS = {
+    "write median ms": "the conditional write's own median latency",
+    "write sigma": "its spread (lognormal sigma)",
+    "decided at": "when in the write's round trip the store decides it (0 as it arrives, 1 as it answers)",
+    "failed x": "a failed write's latency over a successful one's",
+    "contention exponent": "how the write slows with the conditional requests in flight (median x c^exponent)",
+    "contention sigma": "how its spread grows with them (per ln c)",
+    "read observed at": "when in the read's round trip it sees the object (0 as sent, 1 as it returns)",
+    "writes/s": "the object's write throttle, tokens per second",
+    "burst": "the throttle's bucket size",
+    "resends": "how often the client library resends a refused write",
+    "resend wait ms": "its first wait before a resend",
+    "wait x": "the growth of that wait per resend",
+    "token per commit": "1: only a write that would commit takes a token; 0: every write does",
+    "commit hold ms": "how long the object holds itself after each successful write",
+    "failed extra uncontended": "a failure's extra time is drawn without the contention terms",
+}
+
+
+def fit_verdict(operation: str, loss: float) -> str:
+    """Whether ``operation``'s fit is good, in words, against the stated thresholds."""
+    if loss <= CLOSE_FIT_LOSS:
+        return (f"{operation}: fit loss {loss:.2f}: a close fit (at most {CLOSE_FIT_LOSS:g}: on average within one "
+                f"tolerance unit of the measurements at each client count, e.g. 2 points of failure rate or 3% of "
+                f"goodput)")
+    if loss <= GOOD_FIT_LOSS:
+        return (f"{operation}: fit loss {loss:.2f}: a good fit (at most {GOOD_FIT_LOSS:g}, what a fit 10% off in "
+                f"goodput and 5 points off in failure rate at every client count would score; lower is closer)")
+    return (f"{operation}: fit loss {loss:.2f}: a poor fit (above {GOOD_FIT_LOSS:g}, what a fit 10% off in goodput "
+            f"and 5 points off in failure rate at every client count would score): the profile misses the "
+            f"measurements by more than docs/accuracy.md's tolerance; measure each count longer, say whether the "
+            f"store throttles (--throttle OP), or read its answers as rough")
+
+
+def term_legend(reports) -> list[str]:
+    """One line per term the report names: what it is."""
+    named = [name for report in reports for name in report.terms]
+    return [f"  {name}: {TERM_MEANINGS[name]}" for name in dict.fromkeys(named) if name in TERM_MEANINGS]
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
@@ -94,6 +142,17 @@ def _base(args):
         raise ConfigError("base", name, "a built-in provider (" + ", ".join(p for p in PROVIDERS if p != "instant")
                           + ") or --base-file, for the read and write figures")
     return PROVIDERS[name]
+
+
+def _default_description(args, base, reads, writes) -> str:
+    """What the profile describes unless ``--description`` says: a probed store is the store that was probed,
+    with the base named for the figures the samples do not time (not the base's own description)."""
+    if args.samples is None:
+        return base.description
+    from_base = [what for what, measured in (("read", reads), ("write", writes)) if measured is None] + ["floor"]
+    kept = ", ".join(from_base[:-1]) + " and " + from_base[-1] if len(from_base) > 1 else from_base[0]
+    return (f"a store probed into {os.path.basename(args.samples)} (commit-sweeps probe); {kept} from the "
+            f"{args.base_file or base.name} base ({base.description})")
 
 
 def _check_out(path: str) -> None:
@@ -151,7 +210,8 @@ def run(args: argparse.Namespace) -> int:
                 raise ConfigError("failed_ratio", item, "OP=R with OP cas or append and R > 0, e.g. cas=1.22")
             failed_ratios[operation] = ratio
         name = args.name or args.provider or base.name
-        for field, text in (("name", name), ("description", args.description)):
+        description = args.description or _default_description(args, base, reads, writes)
+        for field, text in (("name", name), ("description", description)):
             if text is not None and not _is_utf8(text):  # the profile is written in UTF-8
                 raise ConfigError(field, text, "text in UTF-8 (this holds bytes that are not)")
         if args.out is not None:
@@ -161,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     report: dict = {}
     try:
-        profile, losses = fit.fit_profile(base, measurements, name=name, description=args.description,
+        profile, losses = fit.fit_profile(base, measurements, name=name, description=description,
                                           observed_at=args.observed_at, max_evaluations=args.max_evaluations,
                                           failed_ratios=failed_ratios, throttled=tuple(args.throttle),
                                           read=reads, write=writes, round_ms_per_read=rounds,
@@ -170,10 +230,13 @@ def run(args: argparse.Namespace) -> int:
         return bad_input(error)
     # How well the data determined the terms: on stderr with the progress lines, and kept in the file.
     determined = [line for operation in losses for line in report[operation].lines()]
+    legend = term_legend(report[operation] for operation in losses)
+    verdicts = [fit_verdict(operation, loss) for operation, loss in losses.items()]
     if progress:
         progress(DETERMINATION_TITLE)
-        for line in determined:
+        for line in determined + (["What the terms are:"] + legend if legend else []) + verdicts:
             progress(line)
+        progress(f"described as: {description}" + ("" if args.description else " (--description names the store)"))
     source = args.table or args.samples
     flags = [f"--{key.replace('_', '-')} {shlex.quote(str(value))}" for key, value in vars(args).items()
              if key in ("table", "samples", "provider", "base", "base_file", "name", "observed_at", "max_evaluations")
@@ -193,8 +256,9 @@ def run(args: argparse.Namespace) -> int:
               f"{kept} from {args.base_file or base.name}; conditional writes and terms fitted\n"
               f"(docs/reference/profiles.md). Fit loss per operation: "
               + ", ".join(f"{op} {loss:.2f}" for op, loss in losses.items())
+              + "\n" + "\n".join(verdicts)
               + f"\n{DETERMINATION_TITLE}:\n"
-              + "\n".join(determined))
+              + "\n".join(determined + (["What the terms are:"] + legend if legend else [])))
     text = dump_profile(profile, header)
     if args.out is None:
         sys.stdout.write(text)

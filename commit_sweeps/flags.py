@@ -20,6 +20,9 @@ One function per group, as Helm's ``addValueOptionsFlags``:
   turns them into a config;
 - ``add_protocol_flag``: ``--protocol corrected|published``, the commit
   protocol (``SimConfig.protocol``; every command that simulates);
+- ``add_object_write_throttle_flag``: ``--throttle-object-writes``, the
+  profile's documented per-object write limit on the catalog object
+  (``simulate`` and ``capacity``, whose configs come from flags);
 - ``add_search_range_flags``: ``--min-scale-ms``, ``--max-scale-ms``,
   ``--tolerance``, whose defaults are ``simcore.bisection.SearchRange``'s;
 - ``add_max_memory_flag``: ``--max-memory``; ``memory_limit`` and
@@ -279,6 +282,14 @@ def add_protocol_flag(parser: argparse.ArgumentParser, *, default: Optional[str]
                              + ("" if default is not None else " unless --metric-set seed001, then published")
                              + ": the reference as its author corrected it in 2026, more I/O per attempt; "
                                "docs/reference/model.md) or published (as seed 001's figures were made)")
+
+
+def add_object_write_throttle_flag(parser: argparse.ArgumentParser) -> None:
+    """``--throttle-object-writes``: the profile's documented per-object write limit on the catalog object
+    (``cas_throttle_per_s``; ``simcore.builder.config_from_flags`` reads the flag)."""
+    parser.add_argument("--throttle-object-writes", action="store_true",
+                        help="apply the provider's documented per-object write limit to the catalog object "
+                             "(GCS: 1 write/s; others: none; docs/reference/variants.md)")
 
 
 def add_search_range_flags(parser: argparse.ArgumentParser) -> None:

@@ -30,7 +30,8 @@ from ray_jobs.lease import Lease
 from ray_jobs.store import ResultsStore, StoreError
 from commit_sweeps.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_search_range_flags,
                                  given_memory_limit, positive_int, search_range_of)
-from commit_sweeps.sweep_command import DASHBOARD_URL, add_sweep_arguments, warn_if_store_is_temporary
+from commit_sweeps.sweep_command import (DASHBOARD_URL, add_sweep_arguments, console_command,
+                                         warn_if_store_is_temporary)
 
 
 def build_parser(grids: Mapping[str, Grid], prog: Optional[str] = None) -> argparse.ArgumentParser:
@@ -188,8 +189,8 @@ def format_run(run, search_range: SearchRange, store_uri: str, summary_path: str
     experiments = sorted({knee_experiment_name(o.curve.experiment) for o in run.outcomes})
     lines += [f"Results:   {ResultsStore(store_uri).location()} (experiment {', '.join(experiments)})",
               f"Summary:   {summary_path}",
-              f"Status:    commit-sweeps status --store {quoted}",
-              f"Dashboard: commit-sweeps dashboard serve --store {quoted}   (then open {DASHBOARD_URL})"]
+              f"Status:    {console_command()} status --store {quoted}",
+              f"Dashboard: {console_command()} dashboard serve --store {quoted}   (then open {DASHBOARD_URL})"]
     return "\n".join(lines)
 
 

@@ -210,9 +210,12 @@ def _probe(args, uri, endpoint, counts, progress) -> int:
             started = time.monotonic()
             result, ops, verdict = _one_count(pool, store, args, clients)
             if verdict is not None:
+                advice = ("use fewer clients or --processes, or a bigger machine" if clients > 1 else
+                          "one client is the fewest: the store answers too fast for this machine to time it, so "
+                          "give it more latency (the store lab: scripts/store-lab.sh up --delay-ms 16), use "
+                          "--processes, or accept more lag with --max-client-lag")
                 print(f"error: clients: {clients} is not allowed; expected a client count this machine can run "
-                      f"without distorting the result ({verdict}); use fewer clients or --processes, or a "
-                      f"bigger machine", file=sys.stderr)
+                      f"without distorting the result ({verdict}); {advice}", file=sys.stderr)
                 return EXIT_FAILED
             measured.append((clients, ops, result))
             if args.out is not None:

@@ -20,9 +20,9 @@ from simcore.config import ARRIVAL_DISTRIBUTIONS, SimConfig
 from simcore.errors import ConfigError
 from simcore.simulate import check_window, simulate
 from commit_sweeps.flags import (EXIT_OK, add_catalog_flags, add_client_flag, add_duration_flag, add_latency_flags,
-                                 add_maintenance_flags, add_max_memory_flag, add_protocol_flag, add_provider_flag,
-                                 add_retry_flags, add_seeds_flag, bad_input, integer, memory_limit, number,
-                                 output_path)
+                                 add_maintenance_flags, add_max_memory_flag, add_object_write_throttle_flag,
+                                 add_protocol_flag, add_provider_flag, add_retry_flags, add_seeds_flag, bad_input,
+                                 integer, memory_limit, number, output_path)
 
 # The columns of the readable table, with their headings and formats.
 TABLE_COLUMNS = (
@@ -72,8 +72,7 @@ def configure(run: argparse.ArgumentParser) -> None:
     run.add_argument("--backoff-jitter", type=number, default=None, help="+/- fraction of each wait (default 0.1)")
     run.add_argument("--cas-throttle-per-s", type=number, default=None,
                      help="per-object write limit on the catalog object (token bucket; default: none)")
-    run.add_argument("--throttle-object-writes", action="store_true",
-                     help="apply the provider's documented per-object write limit (GCS: 1/s; others: none)")
+    add_object_write_throttle_flag(run)
     run.add_argument("--vo-convoy", default="catalog",
                      help="historical manifest lists a VO reads after a same-table conflict: catalog (default, "
                           "one per commit to any table, as the reference) or table (one per commit to its table, "

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import shutil
 import sys
 from typing import Optional, Sequence
 
@@ -190,10 +191,43 @@ def format_summary(summary, store_uri: str, connect_s: float = 0.0) -> str:
     for bad in summary.unreadable:
         lines.append(bad.describe())
     quoted = shlex.quote(redact(store_uri, store_uri))  # a command to copy, its credentials masked
+    command = console_command()
     lines += [f"Results:   {ResultsStore(store_uri).location()}",
-              f"Status:    commit-sweeps status --store {quoted}",
-              f"Dashboard: commit-sweeps dashboard serve --store {quoted}   (then open {DASHBOARD_URL})"]
+              f"Status:    {command} status --store {quoted}",
+              f"Dashboard: {command} dashboard serve --store {quoted}   (then open {DASHBOARD_URL})"]
     return "\n".join(lines)
+
+
+def console_command() -> str:
+    """``commit-sweeps`` as the user's shell can run it: the bare name when the shell finds this installation's
+    script on PATH, else that script's path (``.venv/bin/commit-sweeps`` after the README's setup, which never
+    activates the venv), else this interpreter with ``-m commit_sweeps``.
+
+    The script is looked for beside ``sys.executable``, unresolved: a venv's python is a link to the system's,
+    and the script lives in the venv.
+    """
+    script = os.path.join(os.path.dirname(sys.executable), "commit-sweeps")
+    on_path = shutil.which("commit-sweeps")
+    if os.path.isfile(script) and os.access(script, os.X_OK):
+        if on_path and os.path.samefile(on_path, script):
+            return "commit-sweeps"
+        return shlex.quote(_path_to_type(script))
+    if on_path:
+        return "commit-sweeps"
+    return f"{shlex.quote(_path_to_type(sys.executable))} -m commit_sweeps"
+
+
+def _path_to_type(path: str) -> str:
+    """``path`` relative to the working directory when it is below it (with a slash, so the shell does not
+    look it up on PATH), else absolute."""
+    try:
+        absolute = os.path.abspath(path)
+        relative = os.path.relpath(absolute)
+    except (OSError, ValueError):  # no working directory left: the path as given (sys.executable's is absolute)
+        return path
+    if relative.startswith(os.pardir):
+        return absolute
+    return relative if os.sep in relative else os.path.join(os.curdir, relative)
 
 
 def warn_if_store_is_temporary(store_uri: str) -> None:

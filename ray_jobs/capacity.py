@@ -18,8 +18,12 @@ seeds, after a one-seed screening pass when there are several seeds:
 ``find_capacity`` runs the simulations in local processes (one per core)
 unless a Ray cluster is named. At the knee the answer (``answer``) holds the
 seed range, p50/p99 commit latency, requests per committed transaction by
-kind and the bytes written by attempts that lost. The flags and the printed
-answer are ``commit_sweeps.capacity_command``'s.
+kind and the bytes written by attempts that lost; beside it, the load each
+point offered and what got through (``offered_cps``, ``next_load``), so that
+a heavier load that committed less is not read as a contradiction, and
+whether the figure is only a lower bound (``lower_bound``: the search's range
+ended before the load failed). The flags and the printed answer are
+``commit_sweeps.capacity_command``'s.
 """
 
 from __future__ import annotations
@@ -34,8 +38,9 @@ from typing import Callable, Optional, Sequence
 
 from simcore import SimConfig
 from simcore.bisection import SearchRange, SearchStep
+from simcore.bounds import mean_gap_ms
 from simcore.metrics import REQUEST_KINDS
-from simcore.usable import ERROR, success_metric
+from simcore.usable import ABOVE_SEARCH_RANGE, ERROR, success_metric
 from ray_jobs.search import CurveSpec, Events, Probe, fill_slots, process_pool, ray_tasks, search_curves
 
 
@@ -91,8 +96,39 @@ class SearchFailed(RuntimeError):
     """A simulation of the search raised (or its worker died beyond retries)."""
 
 
-def answer(search: Search, step: SearchStep, simulations: int, wall_s: float) -> dict:
-    """The --json answer: the figure, its bracket, and what the store serves at that point."""
+def offered_cps(config: SimConfig) -> float:
+    """The commits/s ``config`` offers: its writers' (and maintenance jobs') schedule, or the mean rate of its
+    open-loop arrivals (one over the mean gap, ``simcore.bounds.mean_gap_ms``)."""
+    if config.writers is not None:
+        rate = config.writers / config.commit_interval_s
+        if config.maintenance_jobs:
+            rate += config.maintenance_jobs / config.maintenance_interval_s
+        return rate
+    return 1000.0 / mean_gap_ms(config)
+
+
+def load_point(probe: Probe) -> dict:
+    """One measured load: what it offered, what got through, its success rate (the usable rule's metric)."""
+    metric = success_metric(probe.config)
+    out = {"offered_cps": _finite(offered_cps(probe.config)), "throughput_cps": _finite(probe.mean("throughput_cps")),
+           "success_rate": _finite(probe.mean(metric)), "success_metric": metric}
+    if probe.config.writers is not None:
+        out["writers"] = probe.config.writers
+    else:
+        out["inter_arrival_scale_ms"] = probe.scale_ms
+    return out
+
+
+def answer(search: Search, step: SearchStep, simulations: int, wall_s: float,
+           search_range: Optional[SearchRange] = None) -> dict:
+    """The --json answer: the figure, its bracket, and what the store serves at that point.
+
+    ``offered_cps`` is the load offered at the answer (``throughput_cps`` what got through); ``next_load`` the
+    heavier load the search found failing (None when none failed: then ``lower_bound`` is true, the figure is
+    the heaviest load of the range and the store may take more); ``load`` says how the load arrives:
+    ``open_loop`` transactions arrive at random whatever the catalog's state, ``writers`` each wait for their
+    commit before the next, so the two answers are different questions.
+    """
     writers_mode = search.interval_s is not None
     knee = search.probes[step.knee.scale_ms] if step.knee is not None else None
     failing = search.probes[step.failing.scale_ms] if step.failing is not None else None
@@ -105,7 +141,13 @@ def answer(search: Search, step: SearchStep, simulations: int, wall_s: float) ->
     out = {"max_writers" if writers_mode else "usable_throughput_cps": value(knee),
            "protocol": search.base.protocol,
            "bracket": [value(knee), value(failing)],
-           "status": step.status, "within_tolerance": step.within_tolerance, "note": step.note}
+           "status": step.status, "within_tolerance": step.within_tolerance, "note": step.note,
+           "lower_bound": step.status == ABOVE_SEARCH_RANGE, "load": "writers" if writers_mode else "open_loop",
+           "offered_cps": _finite(offered_cps(knee.config)) if knee else None,
+           "next_load": load_point(failing) if failing else None}
+    if search_range is not None:
+        out["search_range"] = {"min_scale_ms": search_range.min_scale_ms, "max_scale_ms": search_range.max_scale_ms,
+                               "tolerance": search_range.tolerance}
     if writers_mode:
         out["commit_interval_s"] = search.interval_s
         out["throughput_cps"] = _finite(knee.mean("throughput_cps")) if knee else None
@@ -186,7 +228,7 @@ def find_capacity(base: SimConfig, interval_s: Optional[float], search_range: Se
             return submit_one(config, seed)
 
         search, step = capacity_search(base, interval_s, search_range, submit, seeds, slots, progress)
-    return answer(search, step, simulations, time.perf_counter() - started)
+    return answer(search, step, simulations, time.perf_counter() - started, search_range)
 
 
 def extrapolation(base: SimConfig, result: dict):
@@ -194,23 +236,27 @@ def extrapolation(base: SimConfig, result: dict):
     does not; False when the profile does not record them (the built-in and older profiles).
 
     The transactions committing at once at the usable point (Little's law: throughput x median commit
-    latency) stand for the benchmark's clients, each always reading or writing the catalog object.
+    latency) stand for the benchmark's clients, each always reading or writing the catalog object. Fewer
+    than one at once is the one-client case, which a fit from one client covers.
     """
-    from simcore.bench import extrapolation_note
-
     if base.catalog == "service":
         return False
     operation = "append" if base.catalog == "append" else "cas"
-    if not base.latency_profile.conditional(operation).fitted_clients:
+    fitted = base.latency_profile.conditional(operation).fitted_clients
+    if not fitted:
         return False
     rate = result.get("throughput_cps", result.get("usable_throughput_cps"))
     latency_ms = result.get("commit_latency_p50_ms")
     if rate is None or latency_ms is None:
         return None
-    committing = rate * latency_ms / 1000.0
-    return extrapolation_note(base.latency_profile, operation, [round(committing, 1)],
-                              f"at the usable point about {committing:.1f} transactions commit at once "
-                              "(throughput x median commit latency), so the answer and its figures")
+    committing = round(rate * latency_ms / 1000.0, 1)
+    if min(fitted) <= max(committing, 1.0) <= max(fitted):
+        return None
+    answer = (f"{result['max_writers']} writers" if result.get("max_writers") is not None else "this answer")
+    return (f"this profile ({base.latency_profile.name} {operation}) was fitted on {min(fitted)}-{max(fitted)} "
+            f"clients ({', '.join(map(str, fitted))}); at the usable point about {committing:.1f} transactions "
+            f"commit at once (throughput x median commit latency), so {answer} is an extrapolation beyond the "
+            f"fitted counts (docs/accuracy.md#your-probed-store)")
 
 
 if __name__ == "__main__":  # python -m ray_jobs.capacity: an entry point, the command line's

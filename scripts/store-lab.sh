@@ -2,14 +2,17 @@
 # A store lab on loopback: MinIO (S3), Azurite (Azure Blob) and fake-gcs-server (GCS), each behind a
 # toxiproxy latency proxy, for `commit-sweeps probe` and `python -m studies.real_stores`.
 #
-#   scripts/store-lab.sh up [--delay-ms 10] [--jitter-ms 0]   build what is missing, start, create bucket "lab"
+#   scripts/store-lab.sh up [--delay-ms 16] [--jitter-ms 0]   build what is missing, start, create bucket "lab"
 #   eval "$(scripts/store-lab.sh env)"                        export the endpoints and the credentials the SDKs read
 #   commit-sweeps probe --store-uri "$STORE_LAB_S3_URI" --endpoint-url "$STORE_LAB_S3_ENDPOINT" --clients 1-4
 #   scripts/store-lab.sh down                                 stop everything, remove the lab's data
 #
 # --delay-ms D delays every byte D ms in each direction (a request/answer round trip gains 2 x D), with
 # +- --jitter-ms J of uniform jitter; `up` on a running lab only changes the delay. This kernel has no netem,
-# so the delay is added in user space by toxiproxy's latency toxic.
+# so the delay is added in user space by toxiproxy's latency toxic. The default, 16 ms each way, puts one
+# client's CAS near seed 000's S3 (about 68 ms), where a fit from 1-4 probed clients predicted 8-16 within
+# 2% (docs/accuracy.md#your-probed-store). With no delay a loopback op takes a few milliseconds or less, a
+# client's own wait for the CPU is then a large share of it, and `probe` refuses even one client.
 #
 # Binaries are built from pinned modules with `go install` (the Go module proxy is what the project's
 # machines reach) and Azurite is installed with npm, all cached per version, like scripts/install-helm.sh:
@@ -23,6 +26,7 @@ FAKE_GCS_VERSION=v1.56.1  # not the PyPI wrapper: it bundles v1.54, which ignore
 TOXIPROXY_VERSION=v2.5.0
 AZURITE_VERSION=3.37.0
 BUCKET=lab
+DEFAULT_DELAY_MS=16  # each way; see the header
 S3_USER=labadmin
 S3_PASSWORD=labadmin-secret
 # Azurite's documented development account and key (public; it accepts no other).
@@ -40,7 +44,7 @@ say() { echo "store-lab: $*" >&2; }
 die() { echo "store-lab: error: $*" >&2; exit 2; }
 
 usage() {
-    echo "usage: scripts/store-lab.sh up [--delay-ms MS] [--jitter-ms MS] | down | env" >&2
+    echo "usage: scripts/store-lab.sh up [--delay-ms MS (default $DEFAULT_DELAY_MS, each way)] [--jitter-ms MS (default 0)] | down | env" >&2
     exit 2
 }
 
@@ -108,7 +112,7 @@ set_delay() {  # the latency toxic, both directions, on every proxy
 running() { [ -f "$lab_dir/toxiproxy.pid" ] && kill -0 "$(cat "$lab_dir/toxiproxy.pid")" 2>/dev/null; }
 
 up() {
-    local delay=0 jitter=0
+    local delay=$DEFAULT_DELAY_MS jitter=0
     while [ $# -gt 0 ]; do
         case $1 in
             --delay-ms) delay=${2:-}; shift 2 || usage ;;

@@ -140,3 +140,83 @@ def test_the_table_heading_states_the_load_the_config_offers():
     assert "inter-arrival" not in render_table(writers, [])
     open_loop = SimConfig(inter_arrival_scale_ms=500.0, duration_s=1900.0)
     assert ", inter-arrival 500 ms lognormal, corrected protocol, 1900 s" in render_table(open_loop, [])
+
+
+def test_the_object_write_throttle_flag_is_defined_once_and_taken_by_every_command_that_builds_configs_from_flags():
+    sources = [p for p in REPO_ROOT.rglob("*.py") if ".venv" not in p.parts and "tests" not in p.parts]
+    places = [f"{p.relative_to(REPO_ROOT)}" for p in sources if '"--throttle-object-writes"' in p.read_text()]
+    assert places == ["commit_sweeps/flags.py"], places
+    parser = build_parser()
+    for command in (["simulate", *SIMULATE, "--seeds", "1"],
+                    ["capacity", "--provider", "gcp", "--num-tables", "10", "--fast-append-ratio", "0.9"]):
+        assert parser.parse_args([*command, "--throttle-object-writes"]).throttle_object_writes is True
+
+
+# -- fit's words: whether its fit is good, what its terms are, what store it describes --------------------------
+
+@pytest.mark.parametrize("loss, word", [(0.53, "a close fit"), (3.05, "a good fit"), (14.04, "a good fit"),
+                                        (30.0, "a poor fit")])
+def test_fit_says_whether_its_fit_is_good_against_a_stated_threshold(loss, word):
+    from commit_sweeps.fit_command import GOOD_FIT_LOSS, fit_verdict
+
+    verdict = fit_verdict("cas", loss)
+    assert verdict.startswith(f"cas: fit loss {loss:.2f}: {word} (")
+    assert f"{GOOD_FIT_LOSS:g}" in verdict or word == "a close fit"
+
+
+def test_the_good_fit_threshold_is_the_accuracy_pages_tolerance_in_loss_units():
+    import math
+
+    from commit_sweeps.fit_command import GOOD_FIT_LOSS
+
+    at_tolerance = (math.log(1.10) / 0.03) ** 2 + (5 / 2) ** 2  # 10% goodput and 5 points, scoring's units
+    assert GOOD_FIT_LOSS <= at_tolerance < GOOD_FIT_LOSS + 1
+    for shipped in ("s3", "s3x", "azure", "azurex", "gcp"):  # all 128 of seed 000's cells within tolerance
+        header = (REPO_ROOT / "simcore" / "measured" / f"{shipped}.toml").read_text()
+        losses = [float(x) for x in header.split("Fit loss per operation:")[1].splitlines()[0].replace(",", " ").split()
+                  if x.replace(".", "").isdigit()]
+        assert losses and all(loss <= GOOD_FIT_LOSS for loss in losses), (shipped, losses)
+
+
+def test_every_term_the_fit_reports_is_explained():
+    from dataclasses import replace
+
+    from commit_sweeps.fit_command import TERM_MEANINGS
+    from simcore.fit import term_values
+    from simcore.profiles import load_profile
+    from simcore.providers import PROVIDERS
+
+    throttled = load_profile(str(REPO_ROOT / "simcore" / "measured" / "gcp.toml"))
+    held = PROVIDERS["s3"].with_conditional("cas", replace(PROVIDERS["s3"].cas, hold_ms=5.0,
+                                                           failed_extra="uncontended"))
+    for profile in (PROVIDERS["s3"], throttled, held):
+        assert set(term_values(profile, "cas")) <= set(TERM_MEANINGS)
+
+
+def test_a_probed_profile_is_described_as_the_store_probed_not_as_its_base():
+    from types import SimpleNamespace
+
+    from commit_sweeps.fit_command import _default_description
+    from simcore.providers import PROVIDERS
+
+    args = SimpleNamespace(samples="/data/minio.csv", base_file=None)
+    described = _default_description(args, PROVIDERS["s3"], reads=object(), writes=None)
+    assert described == ("a store probed into minio.csv (commit-sweeps probe); write and floor from the s3 base "
+                         "(AWS S3 Standard)")
+    assert not described.startswith(PROVIDERS["s3"].description)
+    table = SimpleNamespace(samples=None, base_file=None)  # seed 000's rows are the base store's own
+    assert _default_description(table, PROVIDERS["s3"], None, None) == "AWS S3 Standard"
+
+
+def test_the_store_labs_default_delay_is_stated_and_is_not_zero(tmp_path):
+    script = str(REPO_ROOT / "scripts" / "store-lab.sh")
+    usage = subprocess.run(["bash", script, "help"], capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 2 and "--delay-ms MS (default 16, each way)" in usage.stderr
+    # Jitter up to the delay is allowed: 16 ms passes the check with the default delay (0 would refuse it),
+    # and the lab then stops at the Python check (PYTHON=false) before it builds or starts anything.
+    env = {**os.environ, "PYTHON": "false", "STORE_LAB_DIR": str(tmp_path / "lab")}
+    up = subprocess.run(["bash", script, "up", "--jitter-ms", "16"], capture_output=True, text=True, timeout=60,
+                        env=env)
+    assert up.returncode == 2 and "jitter_ms" not in up.stderr, up.stderr
+    assert "cannot import boto3" in up.stderr or "'curl' is not on PATH" in up.stderr
+    assert not (tmp_path / "lab").exists()

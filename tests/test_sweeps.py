@@ -228,3 +228,70 @@ def test_bad_flags_exit_2_naming_the_value(tmp_path, flags, message):
     assert result.returncode == 2
     assert message in result.stderr
     assert not (tmp_path / "store").exists()
+
+
+# -- the closing lines: commands the user's shell can run as printed -----------
+
+def _summary():
+    """A finished sweep's summary with nothing in it: what ``format_summary`` reads."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(counts=[], total=0, run=0, skipped=0, failed=0, wall_s=0.0, scan_s=0.0, fanout_s=0.0,
+                           batches=0, simulate_s=0.0, write_s=0.0, files_written=0, failures=[], unreadable=[],
+                           interrupted=False, ok=True)
+
+
+def _venv(folder: Path, with_script: bool = True) -> Path:
+    """A venv's bin folder as the README's setup leaves it: a python link and the console script (which
+    prints its arguments here, standing in for the real one)."""
+    bin_dir = folder / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "python").symlink_to(sys.executable)
+    if with_script:
+        script = bin_dir / "commit-sweeps"
+        script.write_text('#!/bin/sh\necho "ran $*"\n')
+        script.chmod(0o755)
+    return bin_dir
+
+
+def _closing_commands(text: str) -> dict[str, str]:
+    return {line.split(":", 1)[0]: line.split(":", 1)[1].split("   (then")[0].strip()
+            for line in text.splitlines() if line.startswith(("Status:", "Dashboard:"))}
+
+
+def test_the_closing_lines_run_as_printed_from_a_shell_without_the_venv_on_path(tmp_path, monkeypatch):
+    from commit_sweeps.sweep_command import format_summary
+
+    bin_dir = _venv(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "executable", str(bin_dir / "python"))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # the README's command never activates the venv
+    commands = _closing_commands(format_summary(_summary(), "./results"))
+    assert commands == {"Status": ".venv/bin/commit-sweeps status --store ./results",
+                        "Dashboard": ".venv/bin/commit-sweeps dashboard serve --store ./results"}
+    for command in commands.values():
+        ran = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                             env={"PATH": "/usr/bin:/bin"})
+        assert ran.returncode == 0, ran.stderr
+        assert ran.stdout.startswith("ran ")
+
+
+def test_the_closing_lines_use_the_bare_name_when_the_shell_finds_this_script(tmp_path, monkeypatch):
+    from commit_sweeps.sweep_command import format_summary
+
+    bin_dir = _venv(tmp_path)
+    monkeypatch.setattr(sys, "executable", str(bin_dir / "python"))
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")  # an activated venv
+    store = str(tmp_path / "results")
+    assert _closing_commands(format_summary(_summary(), store))["Status"] == f"commit-sweeps status --store {store}"
+
+
+def test_without_a_console_script_the_closing_lines_run_the_module(tmp_path, monkeypatch):
+    from commit_sweeps.sweep_command import console_command
+
+    bin_dir = _venv(tmp_path / "elsewhere", with_script=False)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    monkeypatch.setattr(sys, "executable", str(bin_dir / "python"))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert console_command() == f"{bin_dir / 'python'} -m commit_sweeps"

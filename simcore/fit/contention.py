@@ -73,6 +73,14 @@ HOLD_SEEDS = (1, *RECHECK_SEEDS)  # a hold's fit is compared with the fit withou
 # seeds: the one least_change_fit computed when it kept each fit
 
 
+
+def _point_text(x) -> str:
+    """A fit's point in the names ``fit`` explains: [exponent, sigma per ln c, ln failed multiplier, decided at(,
+    observed at)]."""
+    text = (f"contention exponent {x[0]:.3g}, contention sigma {x[1]:.3g}, failed x {math.exp(x[2]):.3g}, "
+            f"decided at {x[3]:.3g}")
+    return text + (f", read observed at {x[4]:.3g}" if len(x) > 4 else "")
+
 def _terms(x) -> tuple[float, float, float, float, float]:
     """[exponent, sigma per ln c, ln failed multiplier, decided at(, observed at)], clipped to their ranges."""
     exponent = float(np.clip(x[0], -1.0, 5.0))
@@ -210,8 +218,9 @@ def _contention_fit(base: Provider, operation: str, compared: Sequence[ClientSta
     if failed_extra != "contended":
         held += f", failures {failed_extra}"
     if progress:
-        progress(f"{base.name} {operation}{held}: grid of {len(grid)} -> best loss {scored[0][0]:.3f} "
-                 f"(contention in {scored[0][1]}, {np.round(scored[0][2], 3).tolist()})")
+        progress(f"{base.name} {operation}{held}: {len(grid)} starting terms tried; the closest to the measurements "
+                 f"(loss {scored[0][0]:.3f}, lower is closer) has contention delaying the {scored[0][1]}, "
+                 f"{_point_text(scored[0][2])}")
     best = (scored[0][0], scored[0][1], np.asarray(scored[0][2], float))
     polish = max(1, ((max_evaluations or CONTENTION_FIT_EVALUATIONS) - len(grid)) // 2)
     free_decision = len(counts) >= FREE_DECISION_MIN_COUNTS
@@ -233,8 +242,8 @@ def _contention_fit(base: Provider, operation: str, compared: Sequence[ClientSta
         x = start.copy()
         x[free] = result.x
         if progress:
-            progress(f"{base.name} {operation}{held}: contention in {where}, from {np.round(start, 3).tolist()} -> "
-                     f"loss {result.fun:.3f} ({result.nfev} simulations)")
+            progress(f"{base.name} {operation}{held}: refined from contention delaying the {where}, "
+                     f"{_point_text(start)} -> loss {result.fun:.3f} ({result.nfev} simulations)")
         if result.fun < best[0]:
             best = (float(result.fun), where, x)
     loss_value, fitted = float(best[0]), profile_for(best[2], best[1])
