@@ -27,6 +27,7 @@ from simcore.bisection import SearchRange, SearchRangeError
 from simcore.builder import config_from_flags
 from simcore.clients import REFERENCE
 from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, USABLE_SUCCESS_THRESHOLD
+from commit_sweeps.kernel_compile import prepare_kernels
 from ray_jobs.capacity import Search, extrapolation, find_capacity
 from commit_sweeps.accuracy import accuracy, accuracy_lines
 from commit_sweeps.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag,
@@ -100,8 +101,11 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, SearchRangeError) as error:
         return bad_input(error)
     progress = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
+    ray_address = args.ray_address or os.environ.get("RAY_ADDRESS")
+    if not ray_address:  # local workers share this machine's kernel cache: compile here once, not in each
+        prepare_kernels([Search(base, args.writers_at_interval_s).config_at(search_range.min_scale_ms)])
     result = find_capacity(base, args.writers_at_interval_s, search_range, seeds,
-                           ray_address=args.ray_address or os.environ.get("RAY_ADDRESS"), workers=args.workers,
+                           ray_address=ray_address, workers=args.workers,
                            max_memory_bytes=limit[0] if limit else None, progress=progress)
     note = extrapolation(base, result)
     if note is not False:  # the profile records the client counts it was fitted on
