@@ -4,6 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# helm (for the chart tests) and helm-docs (for the check that the chart's values table is up to date) are
+# built from their Go modules and cached between runs. The builds need nothing from Python, so they run in the
+# background while the venv is set up; each prints its binary's path, read back once it has finished.
+tool_paths=$(mktemp -d)
+trap 'rm -rf "$tool_paths"' EXIT
+scripts/install-helm.sh >"$tool_paths/helm" &
+helm_build=$!
+scripts/install-helm-docs.sh >"$tool_paths/helm-docs" &
+helm_docs_build=$!
+
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
@@ -22,12 +32,12 @@ if ! command -v chromium >/dev/null 2>&1; then
     fi
 fi
 
-# helm for the chart tests, built from its Go module and cached between runs.
-HELM=$(scripts/install-helm.sh)
-export HELM
-# helm-docs for the check that the chart's values table is up to date, built and cached the same way.
-HELM_DOCS=$(scripts/install-helm-docs.sh)
-export HELM_DOCS
+wait "$helm_build" || { echo "test.sh: scripts/install-helm.sh failed" >&2; exit 1; }
+wait "$helm_docs_build" || { echo "test.sh: scripts/install-helm-docs.sh failed" >&2; exit 1; }
+HELM=$(cat "$tool_paths/helm")
+HELM_DOCS=$(cat "$tool_paths/helm-docs")
+export HELM HELM_DOCS
+rm -rf "$tool_paths"  # exec below replaces this shell: its EXIT trap would not run
 
 # One pytest worker per core, each taking whole files (module fixtures run once; a file's tests stay in order):
 # on two cores the suite takes about half as long. Flags given after these override them (-n 0: one process).

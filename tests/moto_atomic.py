@@ -1,9 +1,8 @@
 """moto's S3 server (``python -m moto.server``'s arguments) with each write under one lock: an atomic store.
 
 moto checks a conditional write's precondition and then writes, without a lock between them, so on a loaded
-machine two writers on one version can both win: `commit-sweeps probe` then rightly refuses it (seen once in a
-CI run beside two other jobs). The probe's tests need a store whose conditional writes are atomic, as the stores
-they stand for are; reads stay concurrent.
+machine two writers on one version can both win: `commit-sweeps probe` then rightly refuses it. The probe's
+tests need a store whose conditional writes are atomic, as the stores they stand for are; reads stay concurrent.
 """
 
 from __future__ import annotations

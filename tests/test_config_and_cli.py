@@ -1,3 +1,5 @@
+"""``python -m simcore run`` and SimConfig: bad input refused in one line, the outputs, the config hash."""
+
 import json
 import subprocess
 import sys
@@ -199,7 +201,7 @@ def test_throttle_flag_applies_the_documented_limit_to_gcs_only(capsys):
 
 
 def test_transactions_dir_runs_each_seed_once(tmp_path, capsys, monkeypatch):
-    """The files and the summary come from one run per seed (they once took two: the run's cost twice)."""
+    """The files and the summary come from one run per seed, not one run for each (the run's cost twice)."""
     import pyarrow.parquet as pq
 
     from simcore import engine

@@ -1,4 +1,5 @@
-"""The corrected protocol against the reference's own post-fix knees (dashboards/data/endive_corrected.csv).
+"""simcore's corrected protocol against the knees the reference reports under its own corrected protocol
+(dashboards/data/endive_corrected.csv).
 
 A knee is the highest-throughput point of seed 001's inter-arrival grid with
 more than 95% success (the reference's "workload knee", judged as the

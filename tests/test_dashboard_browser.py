@@ -62,15 +62,16 @@ def real_store(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def issue6_store(real_store, tmp_path_factory):
-    """exp4c of ``real_store`` plus small real runs of issue 6's experiments and a knee search's rows."""
+def study_store(real_store, tmp_path_factory):
+    """exp4c of ``real_store`` plus small real runs of the experiments that declare their own views (the variant
+    comparisons, client presets, writers) and a knee search's rows."""
     from simcore import SimConfig
 
     from store_fixtures import simulated_rows, write_store_file
 
     from simcore.builder import build_config
 
-    store = tmp_path_factory.mktemp("issue6-store")
+    store = tmp_path_factory.mktemp("study-store")
     shutil.copytree(real_store / "exp4c", store / "exp4c")
     short = {"duration_s": 1200, "runtime_median_ms": 20_000}
     experiments = {
@@ -85,7 +86,7 @@ def issue6_store(real_store, tmp_path_factory):
                                      inter_arrival_scale_ms=scale, **short)
                            for provider in ("s3x", "azure") for tables in (1, 10) for scale in (50, 200, 1000)
                            for catalog in ("storage", "append")],
-        # Issue 11: client presets beside the reference, and writer workloads.
+        # Client presets beside the reference, and writer workloads.
         "clients": [build_config(client=client, provider=provider, num_tables=tables, fast_append_ratio=0.9,
                                  inter_arrival_scale_ms=scale, **short)
                     for client in ("reference", "iceberg-java") for provider in ("s3x", "s3") for tables in (1, 10)
@@ -117,8 +118,8 @@ def page_url(real_store):
 
 
 @pytest.fixture(scope="module")
-def issue6_url(issue6_store):
-    server = _serve(issue6_store)
+def study_url(study_store):
+    server = _serve(study_store)
     yield f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
     server.server_close()
@@ -258,7 +259,7 @@ def text_of(browser, element_id):
     return browser.evaluate(f"document.getElementById({element_id!r}).textContent")
 
 
-def test_the_issue6_views_say_what_a_store_without_them_lacks(browser, page_url):
+def test_the_study_views_say_what_a_store_without_their_runs_lacks(browser, page_url):
     open_page(browser, page_url)
     assert browser.console_errors == []
     assert "No knee search in this store yet" in text_of(browser, "knee-body")
@@ -272,8 +273,8 @@ def test_the_issue6_views_say_what_a_store_without_them_lacks(browser, page_url)
     assert count(browser, "svg.clients-chart, svg.writers-chart") == 0
 
 
-def test_the_issue6_views_draw_with_data_beside_the_grid_views(browser, issue6_url):
-    open_page(browser, issue6_url)
+def test_the_knee_and_variant_views_draw_with_data_beside_the_grid_views(browser, study_url):
+    open_page(browser, study_url)
     assert browser.console_errors == []
     assert browser.evaluate("location.search") == "?experiment=exp4c"  # the grid study stays the default
     # exp4c's frontier holds exp4c's points only: still 2 providers x 2 table counts per mix.
@@ -297,11 +298,11 @@ def test_the_issue6_views_draw_with_data_beside_the_grid_views(browser, issue6_u
     assert marks(browser, "svg.append-chart") == [8]
     assert count(browser, "table.append-table tbody tr") == 4
     os.makedirs(ARTIFACTS, exist_ok=True)
-    browser.screenshot(os.path.join(ARTIFACTS, "dashboard-issue6.png"))
+    browser.screenshot(os.path.join(ARTIFACTS, "dashboard-study-views.png"))
 
 
-def test_the_issue11_views_draw_client_presets_and_writers(browser, issue6_url):
-    open_page(browser, issue6_url)
+def test_the_clients_and_writers_views_draw_presets_and_writers(browser, study_url):
+    open_page(browser, study_url)
     assert browser.console_errors == []
     # 12. clients: one mix (0.9); reference and iceberg-java for 2 providers at 1 and 10 tables (fewer marks where a
     # curve has no usable point); one table row per curve.
@@ -317,8 +318,8 @@ def test_the_issue11_views_draw_client_presets_and_writers(browser, issue6_url):
     assert browser.evaluate("DASHBOARD_DATA.studies.some((s) => s.experiment === 'writers')") is False
 
 
-def test_a_filter_narrows_the_issue6_views_in_place(browser, issue6_url):
-    open_page(browser, issue6_url)
+def test_a_filter_narrows_the_knee_and_variant_views_in_place(browser, study_url):
+    open_page(browser, study_url)
     browser.evaluate("window.notReloaded = true")
     before = browser.evaluate("Number(document.body.dataset.renders)")
     browser.click('button.chip[data-filter="mix"][data-value="0.9"]')
@@ -341,8 +342,8 @@ def test_a_filter_narrows_the_issue6_views_in_place(browser, issue6_url):
     assert browser.console_errors == []
 
 
-def test_every_issue6_control_redraws_without_errors(browser, issue6_url):
-    open_page(browser, issue6_url)
+def test_every_knee_and_variant_control_redraws_without_errors(browser, study_url):
+    open_page(browser, study_url)
     controls = browser.evaluate("[...document.querySelectorAll('#knee select, #throttle select, #retry select, "
                                 "#append select')].map((s) => s.id)")
     assert {"knee-yscale", "retry-provider", "retry-mix", "retry-tables", "append-yscale"} <= set(controls)
@@ -360,8 +361,8 @@ def test_every_issue6_control_redraws_without_errors(browser, issue6_url):
     assert browser.console_errors == []
 
 
-def test_the_searched_experiment_opens_without_a_grid(browser, issue6_url):
-    open_page(browser, issue6_url + "?experiment=exp4c_knee")
+def test_the_searched_experiment_opens_without_a_grid(browser, study_url):
+    open_page(browser, study_url + "?experiment=exp4c_knee")
     assert browser.console_errors == []
     assert "searched, not swept on a grid" in text_of(browser, "heatmaps-body")
     assert count(browser, "svg.heatmap") == 0
@@ -369,15 +370,15 @@ def test_the_searched_experiment_opens_without_a_grid(browser, issue6_url):
     assert "has no grid to be missing points of" in text_of(browser, "provenance-body")
 
 
-def test_the_page_reads_only_keys_the_payload_contract_declares(chromium, issue6_url, page_url):
+def test_the_page_reads_only_keys_the_payload_contract_declares(chromium, study_url, page_url):
     """Every key path the page's scripts read, over every view, is declared in payload.schema.json."""
     from test_payload_contract import RECORDER, SCHEMA, resolve
 
     reads = set()
     with Browser(executable=chromium, width=1400, height=1000) as recording:
         recording.send("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
-        for url in (page_url, page_url + "?experiment=exp4b_zipf", issue6_url,
-                    issue6_url + "?experiment=exp4c_knee"):
+        for url in (page_url, page_url + "?experiment=exp4b_zipf", study_url,
+                    study_url + "?experiment=exp4c_knee"):
             open_page(recording, url)
             assert recording.console_errors == []
             reads |= set(recording.evaluate("window.__payloadReads()"))

@@ -1,4 +1,4 @@
-"""Issue 6's comparison views on hand-made stores with known answers.
+"""The variant comparison views on hand-made stores with known answers.
 
 gcs_throttle (unthrottled vs 1 write/s), retry_policies (immediate vs backoff
 vs split) and append_catalog (CAS vs append) each run the same curves under

@@ -1,3 +1,5 @@
+"""A seed fixes every number: the same in one process, across processes, whatever the seed order or batching."""
+
 import json
 import os
 import subprocess

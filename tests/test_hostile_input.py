@@ -1,4 +1,4 @@
-"""Hostile input on every flag of every command (issue 21): exit 0 or 2, one line, bounded memory.
+"""Hostile input on every flag of every command: exit 0 or 2, one line, bounded memory.
 
 The flags are not listed here: they are read from ``commit_sweeps.cli.build_parser()``,
 so a new subcommand or flag is fed bad values the day it is added. All this file
@@ -7,7 +7,9 @@ flag at a time is given a bad value (negative, zero, NaN, infinities, huge, empt
 not a number, control characters, bytes that are not UTF-8). Whatever the value,
 the command must end with exit status 0 (the value was good) or 2 (refused) and,
 when refused, say so in one line without a traceback, and never grow by more than
-``PEAK_GROWTH_LIMIT_KB``. The numbered reproductions of issue 21 run beside it.
+``PEAK_GROWTH_LIMIT_KB``. Beside it, ``KNOWN_HOSTILE_INPUTS``: whole commands whose input is
+wrong in a way one flag at a time cannot reach (a combination of flags, a bad input file, a busy
+port), each with the exit status it must end with.
 
 How a case runs, and why:
 
@@ -29,8 +31,8 @@ How a case runs, and why:
 
 Each flag gets every value of ``HOSTILE_VALUES`` and ``GENERATED_PER_FLAG`` generated
 ones, the same on every run; ``HOSTILE_INPUT_EXAMPLES=50 pytest tests/test_hostile_input.py``
-tries 50 fresh ones per flag. ``KNOWN_FAILING_FLAGS`` and the reproductions' reasons
-mark what still fails (strict xfail: once fixed, the suite says to drop the mark).
+tries 50 fresh ones per flag. ``KNOWN_FAILING_FLAGS`` and the known inputs' reasons
+mark what is known to fail (strict xfail: when it passes, the suite says to drop the mark).
 """
 
 from __future__ import annotations
@@ -474,8 +476,8 @@ HOSTILE = st.one_of(
 GENERATED_PER_FLAG = 3
 EXPLORE_ENV = "HOSTILE_INPUT_EXAMPLES"
 
-# Flags that fail on this branch in files other helpers are rewriting (issue 21); remove an entry once it passes
-# (strict: the suite says so). Each fails on the values named, deterministically.
+# Flags known to fail on the values named, deterministically; remove an entry once it passes (strict: the suite
+# says so).
 KNOWN_FAILING_FLAGS: dict[str, str] = {}  # "<command> --flag": why it still fails (an xfail, strict)
 
 
@@ -618,7 +620,7 @@ def test_every_uri_flag_never_shows_the_credentials_of_its_uri(warmed, uri_serve
     never_shown()
 
 
-# -- issue 21's numbered reproductions ---------------------------------------------------------------------------
+# -- known hostile inputs: combinations of flags, bad input files, a busy port ----------------------------------
 
 SIMULATE_WRITERS = ["simulate", "--provider", "s3", "--catalog", "storage", "--num-tables", "10",
                     "--fast-append-ratio", "0.9", "--seeds", "1"]
@@ -626,9 +628,6 @@ CAPACITY = ["capacity", "--provider", "s3", "--num-tables", "10", "--fast-append
             "--duration-s", "1900"]
 BENCH = ["bench", "--provider", "s3", "--operation", "cas", "--clients", "1-16", "--seeds", "1"]
 FIT = ["fit", "--quiet", "--max-evaluations", "3", "--observed-at", "0", "--provider", "s3"]
-
-NOT_YET = "issue 21 item {}: fixed after merge"
-
 
 def _replaced(argv: Sequence[str], flag: str, value: str) -> list[str]:
     """``argv`` with ``flag``'s value replaced."""
@@ -716,74 +715,74 @@ PROVIDER_FILE_EDITS = {"sigma = 50": ("read", "sigma", "50"), "sigma = 1e6": ("r
                        "floor_ms = 1e308": (None, "floor_ms", "1e308")}
 
 # (id, argv maker (given the case directory), expected status, extra environment, xfail reason or None)
-REPRODUCTIONS = [
-    # 2: writer workloads go through the memory bound
-    ("2 simulate writers 1e9", lambda cwd: [*SIMULATE_WRITERS, "--writers", "1000000000", "--commit-interval-s", "60"],
+KNOWN_HOSTILE_INPUTS = [
+    # writer workloads go through the memory bound
+    ("simulate writers 1e9", lambda cwd: [*SIMULATE_WRITERS, "--writers", "1000000000", "--commit-interval-s", "60"],
      2, None, None),
-    ("2 simulate commit interval 1e-9",
+    ("simulate commit interval 1e-9",
      lambda cwd: [*SIMULATE_WRITERS, "--writers", "10", "--commit-interval-s", "1e-9"], 2, None, None),
-    ("2 simulate maintenance interval 1e-9",
+    ("simulate maintenance interval 1e-9",
      lambda cwd: [*SIMULATE_WRITERS, "--writers", "10", "--commit-interval-s", "60", "--maintenance-jobs", "2",
                   "--maintenance-interval-s", "1e-9"], 2, None, None),
-    ("2 capacity writers at 0.001 s", lambda cwd: [*CAPACITY, "--writers-at-interval-s", "0.001", "--workers", "1"],
-     2, None, None),  # the bound holds, but in the worker: a traceback
-    # 3: capacity checks its bounds in the parent, before its workers start
-    ("3 capacity workers -3", lambda cwd: [*CAPACITY, "--workers", "-3"], 2, None, None),
-    ("3 capacity workers 0", lambda cwd: [*CAPACITY, "--workers", "0"], 2, None, None),
-    ("3 capacity num tables 1e9", lambda cwd: [*_replaced(CAPACITY, "--num-tables", "1000000000"), "--workers", "1"],
+    ("capacity writers at 0.001 s", lambda cwd: [*CAPACITY, "--writers-at-interval-s", "0.001", "--workers", "1"],
+     2, None, None),  # refused in the parent: the same bound met in a worker would end in its traceback
+    # capacity checks its bounds in the parent, before its workers start
+    ("capacity workers -3", lambda cwd: [*CAPACITY, "--workers", "-3"], 2, None, None),
+    ("capacity workers 0", lambda cwd: [*CAPACITY, "--workers", "0"], 2, None, None),
+    ("capacity num tables 1e9", lambda cwd: [*_replaced(CAPACITY, "--num-tables", "1000000000"), "--workers", "1"],
      2, None, None),
-    ("3 capacity duration 1e9", lambda cwd: [*_replaced(CAPACITY, "--duration-s", "1e9"), "--workers", "1"], 2, None,
+    ("capacity duration 1e9", lambda cwd: [*_replaced(CAPACITY, "--duration-s", "1e9"), "--workers", "1"], 2, None,
      None),
-    ("3 capacity memory 50M", lambda cwd: [*CAPACITY, "--workers", "1"], 2, {"SIMCORE_MAX_MEMORY": "50M"},
+    ("capacity memory 50M", lambda cwd: [*CAPACITY, "--workers", "1"], 2, {"SIMCORE_MAX_MEMORY": "50M"},
      None),
-    # 4: bench duration
-    ("4 bench duration 1e12", lambda cwd: [*BENCH, "--duration-s", "1e12"], 2, None, None),
-    # 5: provider-file magnitudes and non-regular files, in every command that takes one
-    *[(f"5 {command} {label}", _with_provider(argv, *edit), 2, None, None)
+    # bench duration
+    ("bench duration 1e12", lambda cwd: [*BENCH, "--duration-s", "1e12"], 2, None, None),
+    # provider-file magnitudes and non-regular files, in every command that takes one
+    *[(f"{command} {label}", _with_provider(argv, *edit), 2, None, None)
       for label, edit in PROVIDER_FILE_EDITS.items() for command, argv in PROVIDER_FILE_COMMANDS.items()],
-    *[(f"5 {command} /dev/zero", _with_provider(argv), 2, None, None)
+    *[(f"{command} /dev/zero", _with_provider(argv), 2, None, None)
       for command, argv in PROVIDER_FILE_COMMANDS.items()],
-    # 6: fit --table validates as much as --samples
-    ("6 fit negative mean", lambda cwd: [*FIT, "--table", _table(cwd, _edit_row(0, mean_ms="-5"))], 2, None, None),
-    ("6 fit no success at one client",
+    # fit --table validates as much as --samples
+    ("fit negative mean", lambda cwd: [*FIT, "--table", _table(cwd, _edit_row(0, mean_ms="-5"))], 2, None, None),
+    ("fit no success at one client",
      lambda cwd: [*FIT, "--table", _table(cwd, _edit_row(0, success="0", fail="5"))], 2, None, None),
-    ("6 fit negative count", lambda cwd: [*FIT, "--table", _table(cwd, _edit_row(2, fail="-3"))], 2, None, None),
-    ("6 fit wrong columns",
+    ("fit negative count", lambda cwd: [*FIT, "--table", _table(cwd, _edit_row(2, fail="-3"))], 2, None, None),
+    ("fit wrong columns",
      lambda cwd: [*FIT, "--table", _table(cwd, lambda rows: ([{k: v for k, v in r.items() if k != "p95_ms"}
                                                               for r in rows], "utf-8"))], 2, None, None),
-    ("6 fit duplicate rows", lambda cwd: [*FIT, "--table", _table(cwd, lambda rows: (rows + [rows[3]], "utf-8"))],
+    ("fit duplicate rows", lambda cwd: [*FIT, "--table", _table(cwd, lambda rows: (rows + [rows[3]], "utf-8"))],
      2, None, None),
-    ("6 fit table /dev/zero", lambda cwd: [*FIT, "--table", "/dev/zero"], 2, None, None),
-    ("6 fit oversized table", lambda cwd: [*FIT, "--table", _oversized(cwd)], 2, None, None),
-    # 7: fit --out is checked before the fit
-    ("7 fit out is a directory", lambda cwd: [*FIT, "--table", MEASURED_TABLE, "--out", "."], 2, None, None),
-    ("7 fit out folder missing", lambda cwd: [*FIT, "--table", MEASURED_TABLE, "--out", "no/such/p.toml"],
+    ("fit table /dev/zero", lambda cwd: [*FIT, "--table", "/dev/zero"], 2, None, None),
+    ("fit oversized table", lambda cwd: [*FIT, "--table", _oversized(cwd)], 2, None, None),
+    # fit --out is checked before the fit
+    ("fit out is a directory", lambda cwd: [*FIT, "--table", MEASURED_TABLE, "--out", "."], 2, None, None),
+    ("fit out folder missing", lambda cwd: [*FIT, "--table", MEASURED_TABLE, "--out", "no/such/p.toml"],
      2, None, None),
-    # 8: encodings
-    ("8 fit table with a byte-order mark", lambda cwd: [*FIT, "--table", _table(cwd, lambda rows: (rows, "utf-8-sig"))],
+    # encodings
+    ("fit table with a byte-order mark", lambda cwd: [*FIT, "--table", _table(cwd, lambda rows: (rows, "utf-8-sig"))],
      0, None, None),
-    ("8 fit table not UTF-8",
+    ("fit table not UTF-8",
      lambda cwd: [*FIT, "--table", _table(cwd, lambda rows: (b"provider,operation,clients\ns3\xff,cas,1\n", None))],
      2, None, None),
-    ("8 simulate provider file with a byte-order mark",
+    ("simulate provider file with a byte-order mark",
      _with_provider(SIMULATE, raw=b"\xef\xbb\xbf" + S3_PROFILE.read_bytes()), 0, None, None),
-    ("8 simulate provider file not UTF-8",
+    ("simulate provider file not UTF-8",
      _with_provider(SIMULATE, raw=S3_PROFILE.read_bytes().replace(b"AWS", b"AWS\xff")), 2, None, None),
-    # 9: dashboard serve
-    ("9 serve refresh nan", lambda cwd: ["dashboard", "serve", "--store", "store", "--port", "0", "--refresh-s", "nan"],
+    # dashboard serve
+    ("serve refresh nan", lambda cwd: ["dashboard", "serve", "--store", "store", "--port", "0", "--refresh-s", "nan"],
      2, None, None),
-    ("9 serve unresolvable host",
+    ("serve unresolvable host",
      lambda cwd: ["dashboard", "serve", "--store", "store", "--port", "0", "--host", "no-such-host.invalid"],
      2, None, None),
-    ("9 serve busy port", BUSY_PORT, 2, None, None),
+    ("serve busy port", BUSY_PORT, 2, None, None),
 ]
 
 
 @pytest.mark.parametrize("make_argv, expected, env", [
     pytest.param(make, expected, env, id=case_id,
                  marks=[pytest.mark.xfail(strict=True, reason=reason)] if reason else [])
-    for case_id, make, expected, env, reason in REPRODUCTIONS])
-def test_issue_21_reproductions(warmed, make_argv, expected, env):
+    for case_id, make, expected, env, reason in KNOWN_HOSTILE_INPUTS])
+def test_known_hostile_inputs_end_with_their_exit_status(warmed, make_argv, expected, env):
     with case_directory(warmed) as cwd, contextlib.ExitStack() as stack:
         if make_argv == BUSY_PORT:
             argv = ["dashboard", "serve", "--store", "store", "--port", str(stack.enter_context(BusyPort()))]

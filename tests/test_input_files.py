@@ -1,5 +1,5 @@
-"""Input files a user names (measurement CSVs, provider profiles) are checked before any work (issue 21, items
-6-8): a one-line error names the field, the file and why, for every way such a file can be wrong."""
+"""Input files a user names (measurement CSVs, provider profiles) are checked before any work: a
+one-line error names the field, the file and why, for every way such a file can be wrong."""
 
 from __future__ import annotations
 

@@ -108,7 +108,7 @@ def test_table_convoy_is_off_by_default_and_keeps_hashes():
     assert base.vo_convoy is None
     assert SimConfig(provider="s3", num_tables=10, fast_append_ratio=0.9, inter_arrival_scale_ms=100,
                      vo_convoy="catalog", protocol="published") == base
-    assert base.config_hash == "f6741f1855404752"  # pinned in test_extensions too
+    assert base.config_hash == "f6741f1855404752"  # pinned in test_commit_options too
     assert base.replace(vo_convoy="table").config_hash != base.config_hash
     with pytest.raises(ConfigError) as error:
         SimConfig(vo_convoy="partition")

@@ -6,10 +6,10 @@ What is checked, each through the command as a user runs it:
   and ``--json`` carries ``bench --json``'s keys in the same order;
 - a proxy that drops If-Match / If-None-Match makes the probe refuse the store, by name;
 - a gateway that emulates conditions by checking then writing, without a lock, is refused by the
-  single-winner race (moto itself also checks then writes without a lock; its window is short, no two winners
-  in 200 rounds of 8 writers on a quiet machine, but a CI run beside two other jobs once saw two, so the tests
-  serve moto with its writes under one lock, ``moto_atomic.py``; the race is shown to bite through that
-  gateway, and shown to pass on an atomic store with MinIO when its build is cached);
+  single-winner race (moto itself also checks then writes without a lock; its window is short, but on a loaded
+  machine two writers on one version can both win, so the tests serve moto with its writes under one lock,
+  ``moto_atomic.py``; the race is shown to bite through that gateway, and shown to pass on an atomic store
+  with MinIO when its build is cached);
 - an interrupted probe (SIGINT, SIGTERM) leaves no object behind;
 - bad input exits 2 with one line.
 

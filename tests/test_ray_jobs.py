@@ -333,8 +333,8 @@ def finished_tasks(cluster) -> int:
 
 
 def test_a_driver_killed_seconds_after_its_first_run_keeps_the_finished_runs(cluster, tmp_path):
-    # Issue 21, item 11: with the default flush (it was every 30 s) a SIGKILL a few seconds after the
-    # first run finished used to leave nothing; the finished runs must be in the store.
+    # With the default flush interval, a SIGKILL a few seconds after the first run finished must still
+    # leave the finished runs in the store.
     store_dir = tmp_path / "store"
     before = finished_tasks(cluster)
     driver_process = run_driver(cluster, store_dir, GRID_CODE, flush_interval_s=None)  # the command's default

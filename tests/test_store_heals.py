@@ -195,7 +195,7 @@ def test_duckdb_and_pandas_recipes_count_every_key_once_after_kills_quarantine_a
 @pytest.mark.parametrize("damage", ["wrong_digest", "zero_bytes"])
 @pytest.mark.parametrize("command", ["status", "dashboard_build"])
 def test_a_damaged_file_under_a_good_files_stem_is_quarantined_and_the_good_file_kept(tmp_path, damage, command):
-    # Issue 21, item 1: the superseded-file cleanup deleted the good file before verifying the newer one.
+    # The superseded-file cleanup must verify the newer file before it deletes the older, good one.
     store = ResultsStore(str(tmp_path / "s"))
     (good,) = store.write_rows(rows(CONFIGS[0], [1, 2, 3]))
     stem = Path(good).name.rsplit("-", 1)[0]
@@ -214,7 +214,7 @@ def test_a_damaged_file_under_a_good_files_stem_is_quarantined_and_the_good_file
 
 
 def test_a_foreign_file_that_shadows_good_keys_with_a_later_finish_is_quarantined(tmp_path):
-    # Issue 21, item 12: a file named outside the writer's scheme overrode good values.
+    # A file named outside the writer's scheme must never override good values.
     store = ResultsStore(str(tmp_path))
     store.write_rows(rows(CONFIGS[0], [1, 2]))
     forged = rows(CONFIGS[0], [1, 2], finished_at=NOW + timedelta(hours=1)).to_pylist()
@@ -232,7 +232,7 @@ def test_a_foreign_file_that_shadows_good_keys_with_a_later_finish_is_quarantine
 
 
 def test_a_castable_wrong_type_is_not_read_as_the_schemas(tmp_path):
-    # Issue 21, item 12: a seed stored as text ("1") was cast silently.
+    # A seed stored as text ("1") must be refused, not cast silently.
     store = ResultsStore(str(tmp_path))
     store.write_rows(rows(CONFIGS[0], [1]))
     table = rows(CONFIGS[1], [2])
@@ -244,7 +244,7 @@ def test_a_castable_wrong_type_is_not_read_as_the_schemas(tmp_path):
     assert "column seed has type string, expected int64" in bad.reason and "-schema-" in bad.quarantined_to
 
 
-# -- frequent flushes, merged as the sweep goes (issue 21, item 11) ---------------------------------------
+# -- frequent flushes, merged as the sweep goes -----------------------------------------------------------
 
 from ray_jobs import fanout  # noqa: E402
 from ray_jobs.fanout import RowCollector  # noqa: E402

@@ -1,4 +1,4 @@
-"""A run loads only what it uses (issue 20, start-up), and what it skips still works when asked for.
+"""A run loads only what it uses, so that it starts fast, and what it skips still works when asked for.
 
 Each check runs in a fresh interpreter, since what a process has imported
 is the thing under test.

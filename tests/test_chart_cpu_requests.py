@@ -1,5 +1,5 @@
-"""What installing the chart on a real one-node cluster (scripts/e2e-cluster.sh) revealed, each
-locked by a rendering test. docs/guide/kubernetes.md records the run.
+"""The chart's CPU requests: its pods fit a two-CPU node (the local cluster's, scripts/local-cluster.sh), a
+worker may request less CPU than its limit, and KubeRay's workers take the same request.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Beyond the reference: object-write throttle, retry policies, append catalog.
+"""Commit options beyond the reference: a CAS throttle, retry policies, an append catalog.
 
 Each behaviour is checked on a tiny hand-made workload on the ``instant``
 store (every storage operation takes exactly 1 ms), so every instant can be
@@ -135,8 +135,8 @@ def test_extension_fields_are_validated(changes, field):
 
 
 def test_optional_fields_left_unset_do_not_change_existing_hashes():
-    # Pinned: the hash of a plain exp4c config as stored by earlier sweeps. Optional behaviours
-    # added later must leave it alone, or every stored row would look new and be recomputed.
+    # Pinned: the hash of a plain exp4c config as the stored sweeps hold it. An optional field left
+    # unset must leave it alone, or every stored row would look new and be recomputed.
     assert SimConfig(provider="s3", num_tables=10, fast_append_ratio=0.9, inter_arrival_scale_ms=100,
                      protocol="published").config_hash == "f6741f1855404752"
     assert SimConfig(retry_policy="immediate") == SimConfig()
