@@ -77,7 +77,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="simulations per operation fitted (default 492; for a throttled one 5040 a kind of "
                              "bucket, which sets the generations: with the population rounded up to a power of "
                              "two, 5,376 simulations, 9,728 on fewer than 6 client counts)")
-    parser.add_argument("--out", type=output_path, default=None, metavar="PATH", help="write the TOML here (default: print it)")
+    parser.add_argument("--out", type=output_path, default=None, metavar="PATH",
+                        help="write the TOML here (default: print it)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
