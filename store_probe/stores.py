@@ -108,9 +108,11 @@ class Store:
         raise NotImplementedError
 
 
-def _too_large(size) -> StoreError:
-    return StoreError(f"a read of the probe's object answered {size} bytes, more than the {MAX_READ_BYTES:,} a "
-                      f"read may bring back (the object holds a few KB)")
+def _too_large(size: Optional[int] = None) -> StoreError:
+    """``size``: the length the answer gave; None where the body was cut off at the bound."""
+    said = f"{size} bytes, more than" if size is not None else "more than"
+    return StoreError(f"a read of the probe's object answered {said} the {MAX_READ_BYTES:,} bytes a read may "
+                      f"bring back (the object holds a few KB)")
 
 
 class _BoundedBuffer:
@@ -124,7 +126,7 @@ class _BoundedBuffer:
     def write(self, data) -> int:
         self.size += len(data)
         if self.size > MAX_READ_BYTES:
-            raise _too_large(f"over {MAX_READ_BYTES:,}")
+            raise _too_large()
         self.chunks.append(bytes(data))
         return len(data)
 
@@ -234,7 +236,7 @@ class S3Store(Store):
                 size += len(chunk)
                 if size > MAX_READ_BYTES:
                     body.close()
-                    raise _too_large(f"over {MAX_READ_BYTES:,}")
+                    raise _too_large()
         except BotoCoreError as error:  # the body broke off or timed out
             raise StoreError(f"GET failed reading the body: {type(error).__name__}") from None
         return answer, b"".join(chunks)

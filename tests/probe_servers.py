@@ -10,7 +10,8 @@
   ``mode="check-then-write"`` answers a conditional PUT itself, as a gateway that emulates conditions would:
   a HEAD upstream to compare the ETag, a pause, then an unconditional PUT, with no lock (not atomic);
   ``mode="huge-get"`` answers every GET of an object with its headers and a body of ``HUGE_BODY_BYTES`` (5 GiB)
-  of zeros, sent until the client hangs up (a hostile or broken store).
+  of zeros, sent until the client hangs up (a hostile or broken store); ``mode="huge-get-unsized"`` the same
+  without a Content-Length (the body ends when the connection closes).
 """
 
 from __future__ import annotations
@@ -159,7 +160,7 @@ class Proxy:
                     finally:
                         connection.close()
                 time.sleep(delay_ms / 1000.0)
-                if mode == "huge-get" and self.command == "GET" and status == 200 and "/" in self.path.strip("/"):
+                if mode.startswith("huge-get") and self.command == "GET" and status == 200 and "/" in self.path.strip("/"):
                     return self._huge(answer_headers)
                 self.send_response(status, reason)
                 for key, value in answer_headers:
@@ -179,7 +180,10 @@ class Proxy:
                 for key, value in answer_headers:
                     if key.lower() not in _HOP_BY_HOP and key.lower() != "content-length":
                         self.send_header(key, value)
-                self.send_header("Content-Length", str(HUGE_BODY_BYTES))
+                if mode == "huge-get":
+                    self.send_header("Content-Length", str(HUGE_BODY_BYTES))
+                else:
+                    self.send_header("Connection", "close")
                 self.end_headers()
                 chunk, sent = bytes(2**20), 0
                 try:
