@@ -18,11 +18,13 @@ import os
 import sys
 from typing import Optional, Sequence
 
+from simcore.errors import ConfigError
 from simcore.redaction import redact
 from dashboards.site import build_site
 from dashboards.snapshot import StoreError, read_store
 from ray_jobs.knee_curves import knee_experiment_name
-from commit_sweeps.flags import EXIT_BAD_INPUT, add_store_flag, default_store_uri, output_path
+from commit_sweeps.flags import EXIT_BAD_INPUT, add_store_flag, bad_input, check_output_path, default_store_uri, \
+    output_path
 
 
 DASHBOARD_HELP = "build, serve or compare the results dashboard of a results store"
@@ -79,6 +81,10 @@ def _summary(site) -> str:
 def _build(args) -> int:
     store = args.store or default_store_uri()
     shown = redact(store, store)  # the store as printed: its credentials masked
+    try:
+        check_output_path(args.out, directory=True)
+    except ConfigError as error:
+        return bad_input(error)
     try:
         site = build_site(store, args.out)
     except OSError as error:  # the store's problems are StoreError; this is the output side

@@ -29,7 +29,7 @@ import shlex
 import sys
 
 from simcore.errors import ConfigError
-from commit_sweeps.flags import EXIT_BAD_INPUT, EXIT_OK, bad_input
+from commit_sweeps.flags import EXIT_BAD_INPUT, EXIT_OK, bad_input, check_output_path, output_path
 
 FIT_HELP = "write a provider profile (TOML) fitted to conditional-write measurements"
 
@@ -125,7 +125,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="simulations per operation fitted (default 492; for a throttled one 5040 a kind of "
                              "bucket, which sets the generations: with the population rounded up to a power of "
                              "two, 5,376 simulations, 9,728 on fewer than 6 client counts)")
-    parser.add_argument("--out", default=None, metavar="PATH", help="write the TOML here (default: print it)")
+    parser.add_argument("--out", type=output_path, default=None, metavar="PATH",
+                        help="write the TOML here (default: print it)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -153,17 +154,6 @@ def _default_description(args, base, reads, writes) -> str:
     kept = ", ".join(from_base[:-1]) + " and " + from_base[-1] if len(from_base) > 1 else from_base[0]
     return (f"a store probed into {os.path.basename(args.samples)} (commit-sweeps probe); {kept} from the "
             f"{args.base_file or base.name} base ({base.description})")
-
-
-def _check_out(path: str) -> None:
-    """Refuse an ``--out`` that cannot be written before the fit, which takes minutes, starts."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise ConfigError("out", path, "a file path (this is a directory)")
-    if not os.path.isdir(folder):
-        raise ConfigError("out", path, f"a path in an existing folder ({folder} does not exist)")
-    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise ConfigError("out", path, "a path this user can write")
 
 
 def _is_utf8(text: str) -> bool:
@@ -214,8 +204,8 @@ def run(args: argparse.Namespace) -> int:
         for field, text in (("name", name), ("description", description)):
             if text is not None and not _is_utf8(text):  # the profile is written in UTF-8
                 raise ConfigError(field, text, "text in UTF-8 (this holds bytes that are not)")
-        if args.out is not None:
-            _check_out(args.out)
+        if args.out is not None:  # before the fit, which takes minutes
+            check_output_path(args.out)
     except ConfigError as error:
         return bad_input(error)
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))

@@ -34,14 +34,20 @@ Exit status: ``EXIT_OK`` 0, ``EXIT_FAILED`` 1 (some work failed),
 is one line, ``error: <field>: <value> is not allowed; expected <what>``:
 ``OneLineParser`` makes argparse's own errors one line too.
 
-Pure argparse: no Ray, no results store, nothing that runs.
+Every ``--out`` is read as ``output_path`` (its spelling) and checked with
+``check_output_path`` (what it names: no device, FIFO, socket or directory,
+in a folder that takes a file) before the command does any work.
+
+Pure argparse and that one look at the file system: no Ray, no results store, nothing that runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
+import tempfile
 from typing import Optional
 
 from simcore import bounds
@@ -92,7 +98,10 @@ def integer(text: str) -> int:
 
 
 def output_path(text: str) -> str:
-    """A path to write to: non-empty and printable, so every message that names it is one line."""
+    """A path to write to: non-empty and printable, so every message that names it is one line.
+
+    Only its spelling is checked here, as it is read; what it names is ``check_output_path``'s, when the
+    command starts."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -101,6 +110,55 @@ def output_path(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected a non-empty path without "
                                          f"control characters")
     return text
+
+
+# What an output path may not be, by the kind of file it names (``os.stat``'s, through symbolic links): writing
+# there would replace a device node or block on a FIFO, and as root ``os.replace`` swaps /dev/null for a file.
+_SPECIAL_FILES = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+                  (stat.S_ISSOCK, "a socket"))
+
+
+def check_output_path(path: str, *, field: str = "out", directory: bool = False) -> None:
+    """Refuse, as a ConfigError naming ``field``, an output path that cannot take what the command writes.
+
+    The one check of every ``--out``, made before any work starts. A file output (``directory=False``) must
+    be a regular file or a new name, in an existing folder where this user can create a file: that is tried
+    (a temporary file, written and removed), since a folder on a full disk or in /proc passes ``os.access``.
+    A directory output (``directory=True``, the dashboard's site) may be anything but a device, a FIFO or a
+    socket: the command that fills it says what else is wrong.
+    """
+    allowed = ("a directory path (one that exists or a new one)" if directory else
+               "a regular file path in an existing folder this user can write (or a new one there)")
+    try:
+        kind = os.stat(path).st_mode
+    except FileNotFoundError:
+        kind = None
+    except OSError as error:  # a path through a file, a loop of links, a name too long
+        raise ConfigError(field, path, f"{allowed} ({error.strerror})") from None
+    if kind is not None:
+        for is_kind, name in _SPECIAL_FILES:
+            if is_kind(kind):
+                raise ConfigError(field, path, f"{allowed} (this is {name})")
+    if directory:
+        return
+    if kind is not None and stat.S_ISDIR(kind):
+        raise ConfigError(field, path, f"{allowed} (this is a directory)")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ConfigError(field, path, f"{allowed} ({folder} does not exist)")
+    if kind is not None and not os.access(path, os.W_OK):
+        raise ConfigError(field, path, f"{allowed} (this user cannot write it)")
+    try:
+        handle, trial = tempfile.mkstemp(prefix=".write-check-", dir=folder)
+    except OSError as error:
+        raise ConfigError(field, path, f"{allowed} (a file cannot be made in {folder}: {error.strerror})") from None
+    try:
+        os.write(handle, b"x")  # a full disk refuses the first byte
+    except OSError as error:
+        raise ConfigError(field, path, f"{allowed} ({folder} takes no data: {error.strerror})") from None
+    finally:
+        os.close(handle)
+        os.remove(trial)
 
 
 def positive_int(text: str) -> int:

@@ -19,14 +19,16 @@ rounds of log entries take; ``rounds``).
 
 Before measuring, the store must prove its conditional writes atomic
 (``store_probe.atomicity``); the probe's object (``<prefix>/commit-sweeps-probe-<random>``,
-and ``...-put`` for the plain writes) is deleted at the end, also on ^C or SIGTERM. Exit status: 0 measured, 1 the
-client side distorted a count (its figures are not printed), 2 bad input or a
-store refused (one line, nothing measured), 130 interrupted.
+and ``...-put`` for the plain writes) is deleted at the end, also on ^C, SIGTERM or SIGHUP; the client
+processes end when the command does, however it ends. Exit status: 0 measured, 1 the client side distorted a
+count (its figures are not printed) or ``--out`` could not be written after a count, 2 bad input or a store
+refused (one line, nothing measured), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -38,8 +40,8 @@ from urllib.parse import urlsplit
 
 from simcore.errors import ConfigError
 from simcore.redaction import redact
-from commit_sweeps.flags import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_duration_flag, bad_input, number, \
-    output_path, positive_int
+from commit_sweeps.flags import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_duration_flag, bad_input, \
+    check_output_path, number, output_path, positive_int
 
 PROBE_HELP = ("measure seed 000's conditional-write benchmark on a real store (s3://, az://, gs://): N clients "
               "reading then conditionally writing one object, no retry")
@@ -47,6 +49,7 @@ MAX_PROBE_CLIENTS = 256
 # The client side distorts a count when a client ready to send waits for its CPU this long, as a share of the
 # median successful op: above WARN_LAG the count is printed with a warning, above MAX_LAG it is refused.
 WARN_LAG, MAX_LAG = 0.10, 0.25
+MIN_RACE_WRITERS = 2  # one writer has no one to race: it always wins, atomic store or not
 MAX_RACE_ROUNDS, MAX_RACE_WRITERS, MAX_PROCESSES, MAX_WRITE_ROUNDS, MAX_READ_ROUNDS = 10_000, 64, 256, 100_000, 10_000
 WRITE_WARM_UP = 3  # plain writes sent before the timed ones: the first opens the connection
 WARN_CPU = 0.8  # the clients used this share of the machine's cores: latencies may include CPU queueing
@@ -73,7 +76,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--race-rounds", type=positive_int, default=20, metavar="N",
                         help="rounds of the single-winner check before measuring (default 20)")
     parser.add_argument("--race-writers", type=positive_int, default=8, metavar="N",
-                        help="concurrent writers per round of that check (default 8)")
+                        help=f"concurrent writers per round of that check (default 8, at least "
+                             f"{MIN_RACE_WRITERS})")
     parser.add_argument("--write-rounds", type=int, default=60, metavar="N",
                         help="plain writes of a small object one client times before the counts (the profile's "
                              "plain write; default 60, 0: none)")
@@ -101,6 +105,8 @@ def parse_endpoint_url(text: Optional[str]) -> Optional[str]:
     if text is None:
         return None
     allowed = "http://host[:port] or https://host[:port], optionally with a path (Azurite's account)"
+    if not text.isprintable():  # urlsplit drops a newline or a tab silently: the URL used is not the one given
+        raise ConfigError("endpoint_url", text, f"{allowed}, without control characters")
     if "@" in text.partition("?")[0] or redact(text) != text:
         raise ConfigError("endpoint_url", text, f"{allowed}, without credentials: credentials in the URL are not "
                                                 f"accepted; give them through the SDK's usual chain (its "
@@ -119,6 +125,9 @@ class _Interrupted(Exception):
     pass
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def _on_signal(signum, frame):
     raise _Interrupted(signal.Signals(signum).name)
 
@@ -126,7 +135,6 @@ def _on_signal(signum, frame):
 def run(args: argparse.Namespace) -> int:
     from store_probe.uri import parse_store_uri
     from simcore.bench import parse_clients
-    from commit_sweeps.fit_command import _check_out
 
     progress: Callable[[str], None] = (lambda line: None) if args.quiet else (
         lambda line: print(line, file=sys.stderr, flush=True))
@@ -144,19 +152,21 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("write_rounds", args.write_rounds, f"an integer in [0, {MAX_WRITE_ROUNDS}]")
         if not 0 <= args.read_rounds <= MAX_READ_ROUNDS:
             raise ConfigError("read_rounds", args.read_rounds, f"an integer in [0, {MAX_READ_ROUNDS}]")
-        for field, value, most in (("race_rounds", args.race_rounds, MAX_RACE_ROUNDS),
-                                   ("race_writers", args.race_writers, MAX_RACE_WRITERS),
-                                   ("processes", args.processes, MAX_PROCESSES)):
-            if value is not None and not 1 <= value <= most:
-                raise ConfigError(field, value, f"an integer in [1, {most}]")
+        for field, value, least, most in (("race_rounds", args.race_rounds, 1, MAX_RACE_ROUNDS),
+                                          ("race_writers", args.race_writers, MIN_RACE_WRITERS, MAX_RACE_WRITERS),
+                                          ("processes", args.processes, 1, MAX_PROCESSES)):
+            if value is not None and not least <= value <= most:
+                raise ConfigError(field, value, f"an integer in [{least}, {most}]"
+                                  + (" (one writer cannot race)" if field == "race_writers" else ""))
         if args.operation == "append" and uri.scheme == "gs":
             raise ConfigError("operation", "append", "cas (GCS has no conditional append)")
-        if args.out is not None:
-            _check_out(args.out)
+        if args.out is not None:  # before measuring, which takes minutes
+            check_output_path(args.out)
     except ConfigError as error:
         return bad_input(error)
-    # ^C and SIGTERM both unwind through the clean-up below; the client processes ignore ^C themselves.
-    previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    # ^C, SIGTERM and SIGHUP (the terminal or the session went away) all unwind through the clean-up below;
+    # the client processes leave them to the command, and end themselves when it is gone (store_probe.clients).
+    previous = {s: signal.signal(s, _on_signal) for s in STOP_SIGNALS}
     try:
         return _probe(args, uri, endpoint, counts, progress)
     finally:
@@ -219,7 +229,12 @@ def _probe(args, uri, endpoint, counts, progress) -> int:
                 return EXIT_FAILED
             measured.append((clients, ops, result))
             if args.out is not None:
-                _write_samples(args.out, args.operation, measured, writes, rounds)
+                try:
+                    _write_samples(args.out, args.operation, measured, writes, rounds)
+                except OSError as error:  # the disk filled up while measuring: the counts already written stay
+                    kept = f" ({args.out} keeps the {len(measured) - 1} count(s) before)" if len(measured) > 1 else ""
+                    print(f"error: out: {args.out!r} cannot be written ({error.strerror}){kept}", file=sys.stderr)
+                    return EXIT_FAILED
             if args.json:
                 print(json.dumps({key: None if isinstance(value, float) and not math.isfinite(value) else value
                                   for key, value in result.to_json().items()}, allow_nan=False), flush=True)
@@ -242,9 +257,9 @@ def _probe(args, uri, endpoint, counts, progress) -> int:
                      args.endpoint_url or ""), file=sys.stderr)
         return EXIT_FAILED
     finally:
-        # Neither ^C nor SIGTERM may stop the clean-up half-way: both are ignored until the object is gone.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        # No stop signal may end the clean-up half-way: each is ignored until the objects are gone.
+        for number_ in STOP_SIGNALS:
+            signal.signal(number_, signal.SIG_IGN)
         if pool is not None:
             pool.close()
         if created and store is not None:
@@ -360,7 +375,12 @@ def _write_samples(path: str, operation: str, measured, writes, rounds) -> None:
     from store_probe.samples import samples_csv
 
     partial = path + ".partial"
-    with open(partial, "w", newline="") as handle:
-        handle.write(samples_csv(operation, [(clients, ops) for clients, ops, _ in measured], writes,
-                                 rounds.latencies_ms if rounds is not None else {}))
-    os.replace(partial, path)
+    try:
+        with open(partial, "w", newline="") as handle:
+            handle.write(samples_csv(operation, [(clients, ops) for clients, ops, _ in measured], writes,
+                                     rounds.latencies_ms if rounds is not None else {}))
+        os.replace(partial, path)
+    except OSError:
+        with contextlib.suppress(OSError):  # never a .partial left beside the file
+            os.remove(partial)
+        raise

@@ -12,10 +12,18 @@ Every process measures its own cost while the clients run: its CPU time
 time (how late it wakes: how long a client that is ready to send waits for
 the CPU or the GIL). Both come back with the ops, so the command can say
 when the client side, not the store, set the figures.
+
+A client process never outlives the command: on Linux the kernel kills it
+when the command's process dies (``PR_SET_PDEATHSIG``, even after a
+``kill -9``), and everywhere a watcher thread ends it once its parent is
+gone (its parent pid changed), and a closed pipe ends it quietly, so no
+orphan goes on rewriting the object for the rest of ``--duration-s``.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import multiprocessing
 import os
 import resource
@@ -30,6 +38,8 @@ from store_probe.stores import StoreError, open_store
 from store_probe.uri import StoreURI
 
 LAG_TICK_S = 0.005
+PARENT_CHECK_S = 0.2  # how often a client process looks whether the command is still there
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 START_MARGIN_S = 0.5  # the clients start together this long after the last process is ready
 PAYLOAD_BYTES = 1024  # the object a cas writes; an append adds APPEND_BYTES
 APPEND_BYTES = 64
@@ -95,9 +105,41 @@ def _lag_loop(deadline: float, stop, lags: list) -> None:
         lags.append((time.monotonic() - before - LAG_TICK_S) * 1000.0)
 
 
-def _process_main(connection, target: Target, stop) -> None:
+def _die_with_parent(parent_pid: int) -> None:
+    """End this process when the command's process ends, however it ends (see the module docstring)."""
+    if os.getppid() != parent_pid:  # gone before we got here
+        os._exit(0)
+    try:  # Linux: the kernel sends SIGKILL the moment the parent dies
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no libc prctl (not Linux): the watcher alone
+        pass
+    if os.getppid() != parent_pid:  # died between the first check and prctl
+        os._exit(0)
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_CHECK_S)
+        os._exit(0)  # nothing to flush or send: the command that would read it is gone
+
+    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
+
+
+def _process_main(connection, target: Target, stop, parent_pid: Optional[int] = None) -> None:
     """A client process: make adapters when asked, run a client count when told, send back what it measured."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command handles ^C and tells the processes to stop
+    # The command handles ^C and SIGHUP (a closed terminal sends both to the whole group) and tells the
+    # processes to stop; they must not die first, under clients still writing.
+    for number in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(number, signal.SIG_IGN)
+    _die_with_parent(os.getppid() if parent_pid is None else parent_pid)
+    try:
+        _serve(connection, target, stop)
+    except (EOFError, BrokenPipeError, ConnectionResetError):  # the pipe closed: the command is gone, and with
+        # it the reader of a traceback
+        os._exit(0)
+
+
+def _serve(connection, target: Target, stop) -> None:
     stores: dict[int, object] = {}
     while True:
         message = connection.recv()
@@ -142,7 +184,8 @@ class ClientPool:
         self.processes = []
         for _ in range(processes):
             parent, child = context.Pipe()
-            process = context.Process(target=_process_main, args=(child, target, self.stop), daemon=True)
+            process = context.Process(target=_process_main, args=(child, target, self.stop, os.getpid()),
+                                      daemon=True)
             process.start()
             self.connections.append(parent)
             self.processes.append(process)

@@ -35,6 +35,9 @@ from store_probe.uri import StoreURI
 
 CONNECT_TIMEOUT_S = 5.0
 READ_TIMEOUT_S = 30.0
+# The most a read may bring back: the probe's object is a few KB (its cas writes 1 KB; an append object is read
+# only by its length). A store that answers more is refused, not read into memory.
+MAX_READ_BYTES = 2**20
 
 
 class StoreError(RuntimeError):
@@ -103,6 +106,39 @@ class Store:
 
     def exists(self, name: str) -> bool:
         raise NotImplementedError
+
+
+def _too_large(size: Optional[int] = None) -> StoreError:
+    """``size``: the length the answer gave; None where the body was cut off at the bound."""
+    said = f"{size} bytes, more than" if size is not None else "more than"
+    return StoreError(f"a read of the probe's object answered {said} the {MAX_READ_BYTES:,} bytes a read may "
+                      f"bring back (the object holds a few KB)")
+
+
+class _BoundedBuffer:
+    """A file to download into that refuses (StoreError) more than ``MAX_READ_BYTES``: a GCS download writes
+    each chunk as it arrives, so a body too large is stopped at the first chunk past the bound."""
+
+    def __init__(self):
+        self.chunks: list[bytes] = []
+        self.size = 0
+
+    def write(self, data) -> int:
+        self.size += len(data)
+        if self.size > MAX_READ_BYTES:
+            raise _too_large()
+        self.chunks.append(bytes(data))
+        return len(data)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        """Back to the start (all a download asks, when the store sends a body again whole); nothing else."""
+        if (offset, whence) != (0, 0):
+            raise OSError("only seek(0) is supported")
+        self.chunks, self.size = [], 0
+        return 0
+
+    def getvalue(self) -> bytes:
+        return b"".join(self.chunks)
 
 
 def _unreachable(store: Store, error: Exception) -> ConfigError:
@@ -183,16 +219,36 @@ class S3Store(Store):
     def create(self, name: str, data: bytes, append: bool = False) -> bool:
         return self._conditional(Key=name, Body=data, IfNoneMatch="*")
 
-    def read(self, name: str) -> str:
+    def _read(self, name: str) -> tuple[dict, bytes]:
+        """GET the object: (the answer, its body), the body read in chunks up to ``MAX_READ_BYTES``."""
+        from botocore.exceptions import BotoCoreError
+
         answer = self._get(name)
-        answer["Body"].read()
-        return answer["ETag"]
+        body = answer["Body"]
+        if (answer.get("ContentLength") or 0) > MAX_READ_BYTES:
+            body.close()
+            raise _too_large(answer["ContentLength"])
+        chunks, size = [], 0
+        try:
+            # Read to the end (an empty chunk), as a plain read() would: the connection then goes back to the pool.
+            while chunk := body.read(min(64 * 1024, MAX_READ_BYTES + 1 - size)):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_READ_BYTES:
+                    body.close()
+                    raise _too_large()
+        except BotoCoreError as error:  # the body broke off or timed out
+            raise StoreError(f"GET failed reading the body: {type(error).__name__}") from None
+        return answer, b"".join(chunks)
+
+    def read(self, name: str) -> str:
+        return self._read(name)[0]["ETag"]
 
     def _put(self, name: str, data: bytes) -> bool:
         return self._conditional(Key=name, Body=data)
 
     def read_data(self, name: str) -> bytes:
-        return self._get(name)["Body"].read()
+        return self._read(name)[1]
 
     def write(self, name: str, version: str, data: bytes) -> bool:
         return self._conditional(Key=name, Body=data, IfMatch=version)
@@ -233,6 +289,28 @@ def _connection_parts(text: str) -> dict:
     return dict(part.split("=", 1) for part in text.split(";") if "=" in part)
 
 
+def _check_account_key(key: str, where: str) -> None:
+    """An account key is base64: say so by name, before a request, rather than as a signing failure (decoded
+    as the SDK decodes it when it signs, so exactly the keys it cannot sign with are refused)."""
+    import base64
+    import binascii
+
+    try:
+        base64.b64decode(key)
+    except (binascii.Error, ValueError) as error:
+        raise ConfigError("credentials", where, f"an Azure storage account key in base64 (this one is not: "
+                                                f"{error})") from None
+
+
+def _refuse_large_get(response) -> None:
+    """azure-core's ``raw_response_hook``: runs once an answer's headers are in, before its body is read (the
+    SDK would read a whole download into memory)."""
+    if response.http_request.method == "GET":
+        size = response.http_response.headers.get("Content-Length")
+        if size is not None and size.isdigit() and int(size) > MAX_READ_BYTES:
+            raise _too_large(int(size))
+
+
 class AzureStore(Store):
     label = "Azure Blob"
     supports_append = True
@@ -241,10 +319,19 @@ class AzureStore(Store):
         super().__init__(uri, endpoint_url)
         from azure.storage.blob import BlobServiceClient
 
-        options = dict(retry_total=0, connection_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S)
+        options = dict(retry_total=0, connection_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S,
+                       raw_response_hook=_refuse_large_get)
         connection = os.environ.get(CONNECTION_STRING_ENV)
         if connection and not endpoint_url:
-            service = BlobServiceClient.from_connection_string(connection, **options)
+            key = _connection_parts(connection).get("AccountKey")
+            if key is not None:
+                _check_account_key(key, f"the AccountKey of ${CONNECTION_STRING_ENV}")
+            try:
+                service = BlobServiceClient.from_connection_string(connection, **options)
+            except ValueError as error:  # never echoed: a connection string holds the account key
+                raise ConfigError("credentials", f"${CONNECTION_STRING_ENV}",
+                                  f"a connection string such as AccountName=NAME;AccountKey=KEY;BlobEndpoint=URL "
+                                  f"(the SDK refused it: {error})") from None
         else:
             account_url = endpoint_url or (f"https://{os.environ['AZURE_STORAGE_ACCOUNT']}.blob.core.windows.net"
                                            if os.environ.get("AZURE_STORAGE_ACCOUNT") else None)
@@ -260,6 +347,8 @@ class AzureStore(Store):
         name = parts.get("AccountName") or os.environ.get("AZURE_STORAGE_ACCOUNT")
         key = parts.get("AccountKey") or os.environ.get("AZURE_STORAGE_KEY")
         if name and key:
+            _check_account_key(key, f"the AccountKey of ${CONNECTION_STRING_ENV}" if parts.get("AccountKey")
+                               else "$AZURE_STORAGE_KEY")
             return {"account_name": name, "account_key": key}
         try:  # Entra ID through azure-identity's usual chain, where that package is installed
             from azure.identity import DefaultAzureCredential
@@ -278,8 +367,11 @@ class AzureStore(Store):
             raise ConfigError("store_uri", str(self.uri), f"an existing container ({self.uri.bucket} does not "
                                                           f"exist at {self.describe()})") from None
         except ClientAuthenticationError as error:
+            # No status: the request was never sent (the key could not sign it, a token could not be had).
+            cause = (f"it answered {error.status_code}" if error.status_code is not None else
+                     f"no request could be signed: {type(error).__name__}: {str(error.message).splitlines()[0]}")
             raise ConfigError("credentials", "(from the connection string or environment)",
-                              f"credentials {self.describe()} accepts (it answered {error.status_code})") from None
+                              f"credentials {self.describe()} accepts ({cause})") from None
         except ServiceRequestError as error:
             raise _unreachable(self, error) from None
         except HttpResponseError as error:
@@ -313,17 +405,23 @@ class AzureStore(Store):
         return self._conditional(lambda: blob.upload_blob(data, overwrite=False))
 
     def read(self, name: str) -> str:
+        return self._download(name)[0]
+
+    def _download(self, name: str) -> tuple[str, bytes]:
+        """(ETag, body) of the object; a body over ``MAX_READ_BYTES`` is refused by ``_refuse_large_get``
+        before it is read, and by the size the download reports."""
         from azure.core.exceptions import AzureError
 
         try:
             download = self._blob(name).download_blob()
-            download.readall()
+            if download.size > MAX_READ_BYTES:
+                raise _too_large(download.size)
+            return download.properties.etag, download.readall()
         except AzureError as error:
             raise StoreError(f"read failed: {type(error).__name__}") from None
-        return download.properties.etag
 
     def read_data(self, name: str) -> bytes:
-        return self._blob(name).download_blob().readall()
+        return self._download(name)[1]
 
     def write(self, name: str, version: str, data: bytes) -> bool:
         from azure.core import MatchConditions
@@ -362,6 +460,16 @@ class AzureStore(Store):
 
 # -- GCS -----------------------------------------------------------------------------------------------
 
+CREDENTIALS_FILE_ENV = "GOOGLE_APPLICATION_CREDENTIALS"
+
+
+def _google_cause(error: Exception) -> str:
+    """google-auth's reason, in one line: its message, then the error underneath it (a JSON error's position,
+    the fields missing), never the file's content."""
+    parts = [str(error.args[0])] if error.args else [type(error).__name__]
+    parts += [f"{type(cause).__name__}: {cause}" for cause in error.args[1:2] if isinstance(cause, Exception)]
+    return " ".join(": ".join(parts).split())
+
 class GCSStore(Store):
     label = "GCS"
 
@@ -372,11 +480,13 @@ class GCSStore(Store):
 
         try:
             client = storage.Client(client_options={"api_endpoint": endpoint_url} if endpoint_url else None)
-        except DefaultCredentialsError:
-            raise ConfigError("credentials", "(none found)", "Google application default credentials "
-                                                            "(GOOGLE_APPLICATION_CREDENTIALS, gcloud auth "
-                                                            "application-default login), or $STORAGE_EMULATOR_HOST "
-                                                            "for an emulator") from None
+        except DefaultCredentialsError as error:
+            allowed = ("Google application default credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud auth "
+                       "application-default login), or $STORAGE_EMULATOR_HOST for an emulator")
+            if os.environ.get(CREDENTIALS_FILE_ENV):  # a file was named: what is wrong with it is the cause
+                raise ConfigError("credentials", f"${CREDENTIALS_FILE_ENV}={os.environ[CREDENTIALS_FILE_ENV]}",
+                                  f"a credentials file Google's SDK can load ({_google_cause(error)})") from None
+            raise ConfigError("credentials", "(none found)", allowed) from None
         self.bucket = client.bucket(uri.bucket)
         self.timeout = (CONNECT_TIMEOUT_S, READ_TIMEOUT_S)
 
@@ -420,16 +530,28 @@ class GCSStore(Store):
         import requests
 
         blob = self.bucket.blob(name)
+        self._download(blob)
         try:
-            blob.download_as_bytes(retry=None, timeout=self.timeout)
             if blob.generation is None:  # an emulator that sends no x-goog-generation header: ask for it
                 blob.reload(retry=None, timeout=self.timeout)
         except (exceptions.GoogleAPIError, requests.exceptions.RequestException) as error:
             raise StoreError(f"read failed: {type(error).__name__}") from None
         return str(blob.generation)
 
+    def _download(self, blob) -> bytes:
+        """``download_as_bytes``'s request, into a buffer that stops at ``MAX_READ_BYTES``."""
+        from google.api_core import exceptions
+        import requests
+
+        buffer = _BoundedBuffer()
+        try:
+            blob.download_to_file(buffer, retry=None, timeout=self.timeout)
+        except (exceptions.GoogleAPIError, requests.exceptions.RequestException) as error:
+            raise StoreError(f"read failed: {type(error).__name__}") from None
+        return buffer.getvalue()
+
     def read_data(self, name: str) -> bytes:
-        return self.bucket.blob(name).download_as_bytes(retry=None, timeout=self.timeout)
+        return self._download(self.bucket.blob(name))
 
     def write(self, name: str, version: str, data: bytes) -> bool:
         return self._upload(name, data, int(version))

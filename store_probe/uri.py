@@ -53,6 +53,8 @@ def parse_store_uri(text: str) -> StoreURI:
     >>> str(parse_store_uri("gs://b-1"))
     'gs://b-1'
     """
+    if not str(text).isprintable():  # urlsplit drops a newline or a tab silently: s3://lab/p\nq would be prefix pq
+        raise ConfigError("store_uri", text, f"{_ALLOWED} without control characters")
     try:
         parts = urlsplit(str(text))
     except ValueError:

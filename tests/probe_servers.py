@@ -4,10 +4,14 @@
   (``moto_atomic.py``), on a free loopback port; with ``auth=True`` it checks credentials
   (``INITIAL_NO_AUTH_ACTION_COUNT=0``), so unknown keys get 403.
 - ``minio_binary``: the MinIO ``scripts/store-lab.sh`` builds, if it is in the cache (else None).
+- ``special_file``: a device node, FIFO, socket or folder to point an ``--out`` at.
 - ``Proxy``: a threaded HTTP/1.1 proxy on a free loopback port in front of a server, adding ``delay_ms`` each
   way. ``mode="strip"`` drops If-Match and If-None-Match (a gateway that ignores conditions);
   ``mode="check-then-write"`` answers a conditional PUT itself, as a gateway that emulates conditions would:
-  a HEAD upstream to compare the ETag, a pause, then an unconditional PUT, with no lock (not atomic).
+  a HEAD upstream to compare the ETag, a pause, then an unconditional PUT, with no lock (not atomic);
+  ``mode="huge-get"`` answers every GET of an object with its headers and a body of ``HUGE_BODY_BYTES`` (5 GiB)
+  of zeros, sent until the client hangs up (a hostile or broken store); ``mode="huge-get-unsized"`` the same
+  without a Content-Length (the body ends when the connection closes).
 """
 
 from __future__ import annotations
@@ -111,6 +115,7 @@ class MinioServer:
         MotoServer.stop(self)
 
 
+HUGE_BODY_BYTES = 5 * 2**30
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "expect", "proxy-connection", "upgrade", "te"}
 _CONDITIONS = {"if-match", "if-none-match"}
 
@@ -123,6 +128,7 @@ class Proxy:
         host, port = upstream.split("//", 1)[1].rsplit(":", 1)
         proxy = self
         self.requests = 0
+        self.huge_gets = 0  # GETs answered with a huge body (mode="huge-get")
         self.expects = 0  # requests that carried Expect: 100-continue (a second round trip before the body)
 
         class Handler(BaseHTTPRequestHandler):
@@ -154,6 +160,8 @@ class Proxy:
                     finally:
                         connection.close()
                 time.sleep(delay_ms / 1000.0)
+                if mode.startswith("huge-get") and self.command == "GET" and status == 200 and "/" in self.path.strip("/"):
+                    return self._huge(answer_headers)
                 self.send_response(status, reason)
                 for key, value in answer_headers:
                     if key.lower() not in _HOP_BY_HOP and not (key.lower() == "content-length"
@@ -164,6 +172,27 @@ class Proxy:
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(data)
+
+            def _huge(self, answer_headers):
+                """The object's own headers, then zeros, as if it were HUGE_BODY_BYTES long."""
+                proxy.huge_gets += 1
+                self.send_response(200)
+                for key, value in answer_headers:
+                    if key.lower() not in _HOP_BY_HOP and key.lower() != "content-length":
+                        self.send_header(key, value)
+                if mode == "huge-get":
+                    self.send_header("Content-Length", str(HUGE_BODY_BYTES))
+                else:
+                    self.send_header("Connection", "close")
+                self.end_headers()
+                chunk, sent = bytes(2**20), 0
+                try:
+                    while sent < HUGE_BODY_BYTES:
+                        self.wfile.write(chunk)
+                        sent += len(chunk)
+                except OSError:  # the client hung up: what a bounded read does
+                    pass
+                self.close_connection = True
 
             def _check(self, headers, conditional):
                 """A gateway's emulation of a condition: look, pause, then let the write through (or 412)."""
@@ -195,3 +224,26 @@ class Proxy:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def special_file(folder: Path, kind: str) -> str:
+    """A path in ``folder`` of ``kind``: CHAR (a character device, /dev/full's twin: never the real one, which a
+    probe that wrongly wrote there would replace), FIFO, SOCKET or DIR."""
+    import stat
+
+    import pytest
+
+    path = folder / kind.lower()
+    if kind == "CHAR":
+        try:
+            os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+        except PermissionError:
+            pytest.skip("making a device node needs root")
+    elif kind == "FIFO":
+        os.mkfifo(path)
+    elif kind == "SOCKET":
+        with socket.socket(socket.AF_UNIX) as unix:
+            unix.bind(str(path))  # the socket file stays after the socket closes
+    else:
+        path.mkdir()
+    return str(path)

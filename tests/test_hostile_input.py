@@ -62,7 +62,7 @@ from hypothesis import HealthCheck, example, given, seed, settings
 from hypothesis import strategies as st
 
 from commit_sweeps.cli import build_parser, main
-from probe_servers import MotoServer, free_port
+from probe_servers import MotoServer, free_port, special_file
 from store_fixtures import contract_row, write_store_file
 
 REPO = Path(__file__).resolve().parents[1]
@@ -629,6 +629,15 @@ CAPACITY = ["capacity", "--provider", "s3", "--num-tables", "10", "--fast-append
 BENCH = ["bench", "--provider", "s3", "--operation", "cas", "--clients", "1-16", "--seeds", "1"]
 FIT = ["fit", "--quiet", "--max-evaluations", "3", "--observed-at", "0", "--provider", "s3"]
 
+PROBE = ["probe", *BASE_COMMANDS["probe"]]
+OUT_COMMANDS = {"probe": PROBE, "fit": [*FIT, "--table", MEASURED_TABLE, "--out", "p.toml"],
+                "dashboard build": ["dashboard", "build", *BASE_COMMANDS["dashboard build"]]}
+
+
+def _out_at(argv: Sequence[str], path: str) -> list[str]:
+    return _replaced(argv, "--out", path)
+
+
 def _replaced(argv: Sequence[str], flag: str, value: str) -> list[str]:
     """``argv`` with ``flag``'s value replaced."""
     argv = list(argv)
@@ -775,6 +784,17 @@ KNOWN_HOSTILE_INPUTS = [
      lambda cwd: ["dashboard", "serve", "--store", "store", "--port", "0", "--host", "no-such-host.invalid"],
      2, None, None),
     ("serve busy port", BUSY_PORT, 2, None, None),
+    # every --out refuses what is not a file (a folder, for dashboard build) to write, before any work
+    *[(f"{command} out {kind.lower()}", lambda cwd, argv=argv, kind=kind: _out_at(argv, special_file(cwd, kind)), 2,
+       None, None) for command, argv in OUT_COMMANDS.items() for kind in ("CHAR", "FIFO", "SOCKET")],
+    *[(f"{command} out /proc/version", lambda cwd, argv=argv: _out_at(argv, "/proc/version"), 2, None, None)
+      for command, argv in OUT_COMMANDS.items() if command != "dashboard build"],
+    # probe: one racer proves nothing; control characters would be dropped from the address, not refused
+    ("probe race writers 1", lambda cwd: [*PROBE, "--race-writers", "1"], 2, None, None),
+    ("probe store uri with a newline", lambda cwd: _replaced(PROBE, "--store-uri", "s3://bucket/p\nq"), 2, None,
+     None),
+    ("probe endpoint with a tab", lambda cwd: _replaced(PROBE, "--endpoint-url", "http://127.0.0.1:9\t"), 2, None,
+     None),
 ]
 
 

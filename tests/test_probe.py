@@ -10,8 +10,12 @@ What is checked, each through the command as a user runs it:
   machine two writers on one version can both win, so the tests serve moto with its writes under one lock,
   ``moto_atomic.py``; the race is shown to bite through that gateway, and shown to pass on an atomic store
   with MinIO when its build is cached);
-- an interrupted probe (SIGINT, SIGTERM) leaves no object behind;
-- bad input exits 2 with one line.
+- an interrupted probe (SIGINT, SIGTERM, SIGHUP) leaves no object behind, and its client processes end with
+  it, after a SIGKILL too;
+- a store that answers a read with a huge body is refused, not read into memory;
+- bad input exits 2 with one line, before measuring: a race of one writer, control characters in the
+  store's address, credentials the SDK cannot use (naming why), an ``--out`` that is no file to write (a
+  device, FIFO, socket or folder, /proc, a full disk); a disk that fills while measuring is one line too.
 
 moto is reached through a proxy adding 5 ms each way, so that an op costs more than the client's own CPU and
 the probe's client-overhead check has something real to compare against.
@@ -19,6 +23,7 @@ the probe's client-overhead check has something real to compare against.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -33,7 +38,8 @@ from pathlib import Path
 
 import pytest
 
-from probe_servers import KEYS, MINIO_VERSION, MinioServer, MotoServer, Proxy, free_port, minio_binary
+from probe_servers import KEYS, MINIO_VERSION, MinioServer, MotoServer, Proxy, free_port, minio_binary, \
+    special_file
 
 ROOT = Path(__file__).resolve().parents[1]
 BUCKET = "probe-bucket"
@@ -225,13 +231,16 @@ def test_a_gateway_that_checks_then_writes_without_a_lock_fails_the_race(moto):
 
 
 def interrupt(prefix: str, flags: list[str], endpoint: str, wait_for: str, after_s: float, signum,
-              check=None) -> tuple[int, str, str]:
+              check=None, started=None) -> tuple[int, str, str]:
     """Start a probe under ``prefix``, send ``signum`` ``after_s`` after its progress first says ``wait_for``
-    (``check()`` runs just before); (exit status, the progress up to then, the rest of stderr)."""
+    (``check()`` runs just before; ``started(pid)`` once it is started); (exit status, the progress up to then,
+    the rest of stderr)."""
     env = {**os.environ, **KEYS, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen([sys.executable, "-m", "commit_sweeps", "probe", "--store-uri",
                                 f"s3://{BUCKET}/{prefix}", "--endpoint-url", endpoint, *flags],
                                stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    if started is not None:
+        started(process.pid)
     try:
         seen = ""
         deadline = time.monotonic() + 90
@@ -419,3 +428,253 @@ def test_the_store_lab_serves_all_three_stores_on_loopback_to_the_probe(tmp_path
         down = subprocess.run(["bash", "scripts/store-lab.sh", "down"], cwd=ROOT, env=lab, capture_output=True,
                               text=True, timeout=60)
     assert down.returncode == 0 and not (tmp_path / "lab").exists()
+
+
+# -- what the probe refuses, and how it ends ---------------------------------------------------------
+
+def test_one_race_writer_is_refused_as_it_cannot_race(moto):
+    # Through a gateway that is not atomic: one writer always wins its round, so it would "prove" it atomic.
+    proxy = Proxy(moto.endpoint, mode="check-then-write")
+    try:
+        result = probe("--store-uri", f"s3://{BUCKET}/one-racer", "--endpoint-url", proxy.endpoint,
+                       "--clients", "1", "--duration-s", "2", "--race-rounds", "2", "--race-writers", "1")
+    finally:
+        proxy.stop()
+    assert result.returncode == 2, result.stderr
+    line = one_error_line(result)
+    assert line.startswith("error: race_writers: 1 is not allowed; expected an integer in [2, 64]"), line
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+    assert proxy.requests == 0 and leftover(moto, "one-racer") == []  # refused before reaching the store
+
+
+def _tree(pid: int) -> list:
+    import psutil
+
+    return psutil.Process(pid).children(recursive=True)
+
+
+def test_a_hung_up_probe_cleans_up_and_its_clients_end(moto, slow_moto):
+    import psutil
+
+    prefix = "hung-up"
+    clients = []
+
+    def exists():
+        assert leftover(moto, prefix) != []
+        clients.extend(_tree(process_pid[0]))
+
+    process_pid = []
+    status, seen, rest = interrupt(prefix, ["--clients", "2", "--duration-s", "60", "--race-rounds", "2",
+                                            "--processes", "2", "--write-rounds", "2", "--read-rounds", "0"],
+                                   slow_moto.endpoint, "measuring", 2.0, signal.SIGHUP, exists,
+                                   started=process_pid.append)
+    assert status == 130, seen + rest
+    assert "interrupted (SIGHUP)" in rest and "deleted" in rest and "Traceback" not in rest
+    assert leftover(moto, prefix) == []
+    assert len(clients) >= 2 and not psutil.wait_procs(clients, timeout=10)[1]
+
+
+def test_a_killed_probe_s_clients_end_at_once_without_tracebacks(moto, slow_moto):
+    import psutil
+
+    prefix = "killed"
+    env = {**os.environ, **KEYS, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([sys.executable, "-m", "commit_sweeps", "probe", "--store-uri",
+                                f"s3://{BUCKET}/{prefix}", "--endpoint-url", slow_moto.endpoint, "--clients", "2",
+                                "--duration-s", "60", "--race-rounds", "2", "--processes", "2", "--write-rounds", "2",
+                                "--read-rounds", "0"],
+                               stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    try:
+        seen = ""
+        while "measuring" not in seen:
+            line = process.stderr.readline()
+            assert line, seen
+            seen += line
+        time.sleep(1.0)
+        clients = _tree(process.pid)
+        assert len(clients) >= 2
+        process.kill()  # no handler runs: only the kernel and the clients themselves can end them
+        # The clients hold the same stderr: it reaches its end only once every one of them has exited.
+        _, rest = process.communicate(timeout=15)
+        assert not psutil.wait_procs(clients, timeout=5)[1]
+        assert "Traceback" not in rest and "Error" not in rest, rest
+        # No clean-up after kill -9 (the object and the plain writes' are left); but nothing writes them any more.
+        (key,) = [key for key in leftover(moto, prefix) if not key.endswith("-put")]
+        before = moto.client().head_object(Bucket=BUCKET, Key=key)["ETag"]
+        time.sleep(1.0)
+        assert moto.client().head_object(Bucket=BUCKET, Key=key)["ETag"] == before
+    finally:
+        if process.poll() is None:
+            process.kill()
+        for key in leftover(moto, prefix):
+            moto.client().delete_object(Bucket=BUCKET, Key=key)
+
+
+@pytest.mark.parametrize("mode, said", [("huge-get", "5368709120 bytes, more than the 1,048,576"),
+                                        ("huge-get-unsized", "answered more than the 1,048,576 bytes")])
+def test_a_store_that_answers_a_huge_body_is_refused_in_one_line(moto, mode, said):
+    import resource
+
+    def bounded_memory():  # a read into memory fails here, well short of the body (5 GiB)
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, resource.RLIM_INFINITY))
+
+    proxy = Proxy(moto.endpoint, mode=mode)
+    try:
+        env = {**os.environ, **KEYS, "PYTHONPATH": str(ROOT)}
+        result = subprocess.run([sys.executable, "-m", "commit_sweeps", "probe", "--store-uri",
+                                 f"s3://{BUCKET}/huge", "--endpoint-url", proxy.endpoint, "--clients", "1",
+                                 "--duration-s", "2", "--race-rounds", "2"], capture_output=True, text=True, env=env,
+                                cwd=ROOT, timeout=120, preexec_fn=bounded_memory)
+    finally:
+        proxy.stop()
+    assert result.returncode == 2, result.stderr
+    line = one_error_line(result)
+    assert f"S3 store s3://{BUCKET}/huge" in line and said in line, line
+    assert "Traceback" not in result.stderr and "measuring" not in result.stderr and proxy.huge_gets >= 1
+    assert leftover(moto, "huge") == []
+
+
+def test_reads_stop_at_the_bound_when_the_length_is_not_told():
+    # GCS downloads into this buffer chunk by chunk; Azure's answer is refused by its length before its body.
+    from types import SimpleNamespace
+
+    from store_probe import stores
+
+    def answer(method, length):
+        return SimpleNamespace(http_request=SimpleNamespace(method=method),
+                               http_response=SimpleNamespace(headers={"Content-Length": str(length)}))
+
+    stores._refuse_large_get(answer("GET", stores.MAX_READ_BYTES))
+    stores._refuse_large_get(answer("PUT", 5 * 2**30))  # an upload's answer is no read
+    with pytest.raises(stores.StoreError, match="5368709120 bytes, more than the 1,048,576 bytes"):
+        stores._refuse_large_get(answer("GET", 5 * 2**30))
+
+    buffer = stores._BoundedBuffer()
+    buffer.write(b"x" * stores.MAX_READ_BYTES)
+    with pytest.raises(stores.StoreError, match="answered more than the 1,048,576 bytes"):
+        buffer.write(b"x")
+    buffer.seek(0)
+    buffer.write(b"y" * 10)
+    assert buffer.getvalue() == b"y" * 10
+
+
+@pytest.mark.parametrize("flag, value, field", [
+    ("--store-uri", "s3://lab/p\nq", "store_uri"), ("--store-uri", "s3://lab/p\tq", "store_uri"),
+    ("--endpoint-url", "http://127.0.0.1:9\n", "endpoint_url"),
+    ("--endpoint-url", "http://127.0.0.1\t:9", "endpoint_url"),
+])
+def test_control_characters_in_the_store_s_address_are_refused(flag, value, field):
+    flags = {"--store-uri": "s3://lab/p", "--endpoint-url": "http://127.0.0.1:9", flag: value}
+    result = probe(*[part for pair in flags.items() for part in pair], "--clients", "1", "--duration-s", "2")
+    assert result.returncode == 2, result.stderr
+    line = one_error_line(result)
+    assert line.startswith(f"error: {field}: {value!r} is not allowed") and "without control characters" in line
+
+
+@pytest.mark.parametrize("uri, env, expected", [
+    ("az://cont/p", {"AZURE_STORAGE_CONNECTION_STRING": "garbage"},
+     "credentials: '$AZURE_STORAGE_CONNECTION_STRING' is not allowed; expected a connection string"),
+    ("az://cont/p", {"AZURE_STORAGE_CONNECTION_STRING": "AccountName=a;AccountKey=not base64!;BlobEndpoint="
+                                                        "http://127.0.0.1:9/a"},
+     "the AccountKey of $AZURE_STORAGE_CONNECTION_STRING' is not allowed; expected an Azure storage account key "
+     "in base64"),
+    ("az://cont/p", {"AZURE_STORAGE_ACCOUNT": "a", "AZURE_STORAGE_KEY": "not base64!"},
+     "credentials: '$AZURE_STORAGE_KEY' is not allowed; expected an Azure storage account key in base64"),
+    ("gs://cont/p", {"GOOGLE_APPLICATION_CREDENTIALS": "{creds}"}, "is not a valid json file"),
+    ("gs://cont/p", {"GOOGLE_APPLICATION_CREDENTIALS": "{creds}.missing"}, ".missing was not found"),
+])
+def test_credentials_the_sdk_cannot_use_are_refused_naming_why(tmp_path, uri, env, expected):
+    creds = tmp_path / "creds.json"
+    creds.write_text('{"type": "service_account", "private_key": "SECRET-KEY-TEXT",')  # cut short
+    env = {"AZURE_STORAGE_CONNECTION_STRING": None, "STORAGE_EMULATOR_HOST": None,
+           **{key: value.format(creds=creds) for key, value in env.items()}}
+    flags = ["--endpoint-url", "http://127.0.0.1:9/a"] if "AZURE_STORAGE_KEY" in env else []
+    result = probe("--store-uri", uri, *flags, "--clients", "1", "--duration-s", "2", env_extra=env, timeout=60)
+    assert result.returncode == 2, result.stderr
+    line = one_error_line(result)
+    assert expected.format(creds=creds) in line and len(result.stderr.strip().splitlines()) == 1, line
+    assert "answered None" not in line and "none found" not in line
+    assert "not base64!" not in line and "SECRET-KEY-TEXT" not in line  # what the secret is, never shown
+
+
+@pytest.mark.parametrize("out", ["CHAR", "FIFO", "SOCKET", "DIR", "/proc/version"])
+def test_an_out_that_is_no_file_to_write_is_refused_before_measuring(moto, tmp_path, out):
+    out = out if out.startswith("/") else special_file(tmp_path, out)
+    kind = os.stat(out).st_mode
+    result = probe("--store-uri", f"s3://{BUCKET}/devices", "--endpoint-url", moto.endpoint, "--clients", "1",
+                   "--duration-s", "2", "--out", out)
+    assert result.returncode == 2, result.stderr
+    line = one_error_line(result)
+    assert line.startswith(f"error: out: {out!r} is not allowed; expected a regular file path"), line
+    assert "measuring" not in result.stderr and leftover(moto, "devices") == []
+    assert os.stat(out).st_mode == kind  # the device (or FIFO, socket, folder) is still what it was
+    assert not os.path.exists(out + ".partial")
+
+
+@contextlib.contextmanager
+def _small_tmpfs(folder: Path, size: str):
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                             capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("mounting a tmpfs needs root (CAP_SYS_ADMIN)")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_an_out_on_a_full_disk_is_refused_before_measuring(moto, tmp_path):
+    with _small_tmpfs(tmp_path / "full", "64k") as folder:
+        with contextlib.suppress(OSError), open(folder / "filler", "wb") as filler:
+            while True:
+                filler.write(b"x" * 4096)
+                filler.flush()
+        out = folder / "samples.csv"
+        result = probe("--store-uri", f"s3://{BUCKET}/full", "--endpoint-url", moto.endpoint, "--clients", "1",
+                       "--duration-s", "2", "--out", str(out))
+        assert result.returncode == 2, result.stderr
+        line = one_error_line(result)
+        assert line.startswith(f"error: out: {str(out)!r} is not allowed") and "No space left" in line, line
+        assert "measuring" not in result.stderr and sorted(p.name for p in folder.iterdir()) == ["filler"]
+    assert leftover(moto, "full") == []
+
+
+def test_an_out_that_fills_up_while_measuring_is_one_line_and_leaves_no_partial(moto, tmp_path):
+    with _small_tmpfs(tmp_path / "small", "4k") as folder:  # a page: the check's byte fits, the samples do not
+        out = folder / "samples.csv"
+        result = probe("--store-uri", f"s3://{BUCKET}/filled", "--endpoint-url", moto.endpoint, "--clients", "1",
+                       "--duration-s", "2", "--race-rounds", "2", "--max-client-lag", "100", "--read-rounds", "0",
+                       "--write-rounds", "250", "--out", str(out))  # 250 rows of plain writes: over 4 KB
+        assert result.returncode == 1, result.stderr
+        line = one_error_line(result)
+        assert line == f"error: out: {str(out)!r} cannot be written (No space left on device)", line
+        assert "Traceback" not in result.stderr and "deleted" in result.stderr
+        assert list(folder.iterdir()) == []
+    assert leftover(moto, "filled") == []
+
+
+def test_a_client_process_ends_when_its_parent_does_without_the_kernel_s_help():
+    # Where PR_SET_PDEATHSIG is not to be had, the watcher ends the process once its parent is gone.
+    grandchild = ("import ctypes, os, time\n"
+                  "from store_probe.clients import _die_with_parent\n"
+                  "def no_prctl(*args, **kwargs): raise OSError('no prctl here')\n"
+                  "ctypes.CDLL = no_prctl  # after the imports, which load libraries of their own\n"
+                  "_die_with_parent(os.getppid())\n"
+                  "print('watching', flush=True)\n"
+                  "time.sleep(60)\n")
+    parent = ("import subprocess, sys\n"
+              f"child = subprocess.Popen([sys.executable, '-c', {grandchild!r}], stdout=subprocess.PIPE, text=True)\n"
+              "assert child.stdout.readline() == 'watching\\n'\n"
+              "print(child.pid, flush=True)\n")  # and exits: the grandchild's parent is gone
+    import psutil
+
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    orphan = int(result.stdout)
+    with contextlib.suppress(psutil.NoSuchProcess):
+        psutil.Process(orphan).wait(timeout=5)  # psutil.TimeoutExpired: the orphan went on
+    assert not psutil.pid_exists(orphan) or psutil.Process(orphan).status() == psutil.STATUS_ZOMBIE
+    assert time.monotonic() - started < 30
