@@ -50,6 +50,7 @@ HELM_DOCS=$(cat "$tool_paths/helm-docs")
 export HELM HELM_DOCS
 rm -rf "$tool_paths"  # exec below replaces this shell: its EXIT trap would not run
 
-# One pytest worker per core, each taking whole files (module fixtures run once; a file's tests stay in order):
-# on two cores the suite takes about half as long. Flags given after these override them (-n 0: one process).
-exec .venv/bin/python -m pytest -n auto --dist loadfile "$@"
+# One pytest worker per core, each taking whole files (module fixtures run once; a file's tests stay in order),
+# in the order tests/conftest.py collects them: the longest files first, so that none starts last. Flags given
+# after these override them (-n 0: one process).
+exec .venv/bin/python -m pytest -n auto --dist loadfile --no-loadscope-reorder "$@"

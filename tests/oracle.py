@@ -2,8 +2,11 @@
 
 Each transaction is a Python generator that yields one latency per storage
 or catalog operation; a heap of (time, tiebreak, transaction) drives them.
-Every single I/O is its own event (the engine collapses chains of them into
-sums), randomness comes from Python's ``random`` module (the engine uses
+Every single I/O is its own draw (the engine collapses chains of them into
+sums, long ones into one draw of the sum), and its own event, except a run
+of reads whose count grows with the load (the log entries a commit missed, a
+convoy): nothing is observed between them, so they are one event of the sum
+of their draws, which keeps the heap small under contention. Randomness comes from Python's ``random`` module (the engine uses
 NumPy streams), and nothing is shared with the engine but the provider
 figures and the metric code. Agreement between the two is therefore evidence
 that the engine's shortcuts do not change the model.
@@ -130,6 +133,30 @@ class Oracle:
             state = (self.seq, self.table_version[table])
         return state
 
+    def reads_in_turn(self, count: int) -> float:
+        """How long ``count`` storage reads sent one after another take, each drawn on its own.
+
+        Each read is ``latency``'s lognormal, its normal drawn the way ``random.gauss`` draws one (Box-Muller:
+        two normals from each pair of uniforms), in one loop: the log entries a delta-rs commit reads under
+        load are most of the oracle's draws, and a call of ``gauss`` per read was most of its time."""
+        dist = self.storage_read
+        if dist.sigma == 0:
+            return count * dist.median_ms
+        mu, sigma, floor = math.log(dist.median_ms), dist.sigma, dist.floor_ms
+        uniform, exp, log, sqrt, cos, sin = self.random.random, math.exp, math.log, math.sqrt, math.cos, math.sin
+        total = 0.0
+        pairs, odd = divmod(count, 2)
+        for _ in range(pairs):
+            angle = uniform() * math.tau
+            radius = sqrt(-2.0 * log(1.0 - uniform())) * sigma
+            first, second = exp(mu + cos(angle) * radius), exp(mu + sin(angle) * radius)
+            total += (first if first > floor else floor) + (second if second > floor else floor)
+        if odd:   # the last read: one normal of one more pair
+            angle = uniform() * math.tau
+            last = exp(mu + cos(angle) * sqrt(-2.0 * log(1.0 - uniform())) * sigma)
+            total += last if last > floor else floor
+        return total
+
     def round_extra(self, entries: int) -> float:
         """What a traced call's round of ``entries`` reads sent at once takes beyond one read."""
         if self.config.table_load_reads is None:
@@ -185,8 +212,8 @@ class Oracle:
         record["commit_start"] = self.now
         if log_entries:
             listed = yield from self.read_catalog(table)
-            for _ in range(listed[0] - snapshot[0]):
-                yield self.latency(self.storage_read)
+            if listed[0] > snapshot[0]:
+                yield self.reads_in_turn(listed[0] - snapshot[0])
             if delta_call and listed[0] > snapshot[0]:
                 yield from self.snapshot_update(table, listed[0] - snapshot[0])
             snapshot = listed
@@ -229,8 +256,8 @@ class Oracle:
                 yield self.backoff(record["retries"] + 1)   # wait, then look
             new_snapshot = yield from self.read_catalog(table)   # learn what changed
             if log_entries:
-                for _ in range(new_snapshot[0] - snapshot[0]):   # ... from each log entry that beat it
-                    yield self.latency(self.storage_read)
+                if new_snapshot[0] > snapshot[0]:   # ... from each log entry that beat it
+                    yield self.reads_in_turn(new_snapshot[0] - snapshot[0])
                 if delta_call and new_snapshot[0] > snapshot[0]:
                     yield from self.snapshot_update(table, new_snapshot[0] - snapshot[0])
             elif self.corrected:
@@ -241,8 +268,8 @@ class Oracle:
                 yield self.backoff(record["same"])      # wait, then look again
                 new_snapshot = yield from self.read_catalog(table)
                 if log_entries:
-                    for _ in range(new_snapshot[0] - snapshot[0]):
-                        yield self.latency(self.storage_read)
+                    if new_snapshot[0] > snapshot[0]:
+                        yield self.reads_in_turn(new_snapshot[0] - snapshot[0])
                     if delta_call and new_snapshot[0] > snapshot[0]:
                         yield from self.snapshot_update(table, new_snapshot[0] - snapshot[0])
                 elif self.corrected:
@@ -252,15 +279,16 @@ class Oracle:
             behind = new_snapshot[counted] - snapshot[counted]
             if same_table and record["op"] == VALIDATED_OVERWRITE:
                 # The corrected attempt's own manifest-list read covers the newest version.
-                for _ in range(max(behind - 1, 0) if self.corrected else behind):   # the I/O convoy
-                    yield self.latency(self.storage_read)
+                convoy = max(behind - 1, 0) if self.corrected else behind   # the I/O convoy
+                if convoy > 0:
+                    yield self.reads_in_turn(convoy)
                 if self.random.random() < c.real_conflict_probability:
                     record["status"] = ABORTED_VALIDATION
                     return
             if same_table and record["op"] == MERGE_APPEND:
-                for _ in range(int(behind * c.merge_manifests_per_commit)):
-                    yield self.latency(self.storage_read)
-                    yield self.latency(self.mf_write)
+                merged = int(behind * c.merge_manifests_per_commit)   # read and rewrite each, one after another
+                if merged > 0:
+                    yield sum(self.latency(self.storage_read) + self.latency(self.mf_write) for _ in range(merged))
             if not retrying:
                 break
             record["retries"] += 1

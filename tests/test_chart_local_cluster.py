@@ -15,8 +15,9 @@ and only that:
 
 Then the worker's wait-for-head init command must block until the head is up, the readiness probe
 commands must pass, a submission without the Ray token must be refused, `ray job submit ... python
-sweeps/exp4c.py --quick` with the token (as NOTES.txt says) must land rows in the store through
-SWEEPS_STORE as the chart sets it, and the dashboard's command must serve them.
+sweeps/exp4c.py` with the token (as NOTES.txt says; the quick grid, one seed, a short simulated run)
+must land rows in the store through SWEEPS_STORE as the chart sets it, and the dashboard's command must
+serve them.
 """
 
 from __future__ import annotations
@@ -220,7 +221,8 @@ def test_rendered_cluster_runs_a_quick_sweep_and_the_dashboard_serves_it():
         # find the store through the head's environment, as the chart sets it. Without the token
         # the job API refuses; with it (exported as NOTES.txt says) the job runs.
         submit_command = ["ray", "job", "submit", "--address", f"http://127.0.0.1:{ports['dashboard']}",
-                          "--working-dir", ".", "--", "python", "sweeps/exp4c.py", "--quick"]
+                          "--working-dir", ".", "--", "python", "sweeps/exp4c.py", "--quick", "--seeds", "1",
+                          "--duration-s", "1810"]
         refused = subprocess.run(submit_command, env=dict(pods.base_env, RAY_AUTH_MODE="disabled"), cwd=REPO_ROOT,
                                  capture_output=True, text=True, timeout=START_TIMEOUT_S)
         assert refused.returncode != 0, "the job API accepted a submission without the token"

@@ -157,18 +157,21 @@ def _oracle_summary(config: SimConfig, seed: int) -> dict:
     return summarize(config, *Oracle(config, seed).run())
 
 
+def _engine_summaries(config: SimConfig) -> list:
+    return [summarize(config, *run_seed(config, seed)) for seed in SEEDS]
+
+
 @pytest.fixture(scope="module")
 def summaries():
-    # The scalar oracle is most of this suite's time: its runs go to one process per core (spawned, so each
-    # child imports the oracle afresh and shares nothing with this process's Ray or numba state).
-    jobs = [(name, config, seed) for name, config in CONFIGS.items() for seed in SEEDS]
+    # Both sides run in one process per core (spawned, so each child imports afresh and shares nothing with
+    # this process's Ray or numba state). The engine's runs go first: on a machine without Numba's on-disk
+    # cache each config's first run compiles a specialisation of the kernel (tens of seconds), and spread
+    # over the cores those compiles no longer queue one after another; the scalar oracle's runs follow.
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {(name, seed): pool.submit(_oracle_summary, config, seed) for name, config, seed in jobs}
-        out = {}
-        for name, config in CONFIGS.items():
-            engine = [summarize(config, *run_seed(config, seed)) for seed in SEEDS]
-            out[name] = (engine, [futures[name, seed].result() for seed in SEEDS])
-    return out
+        engine = {name: pool.submit(_engine_summaries, config) for name, config in CONFIGS.items()}
+        oracle = {(name, seed): pool.submit(_oracle_summary, config, seed)
+                  for name, config in CONFIGS.items() for seed in SEEDS}
+        return {name: (engine[name].result(), [oracle[name, seed].result() for seed in SEEDS]) for name in CONFIGS}
 
 
 def _check(engine_values, oracle_values, slack):

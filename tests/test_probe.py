@@ -267,7 +267,7 @@ def test_an_interrupted_probe_leaves_no_object_behind(moto, slow_moto, signum, t
         assert leftover(moto, prefix) != []  # its object exists while it measures
 
     status, seen, rest = interrupt(prefix, ["--clients", "2", "--duration-s", "60", "--race-rounds", "2",
-                                            "--processes", "2"], slow_moto.endpoint,
+                                            "--processes", "2", "--read-rounds", "0"], slow_moto.endpoint,
                                    "measuring", 2.0, signum, exists)  # interrupted while its clients write
     assert status == 130, seen + rest
     assert "interrupted" in rest and "deleted" in rest
