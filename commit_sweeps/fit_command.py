@@ -34,6 +34,9 @@ from commit_sweeps.flags import EXIT_BAD_INPUT, EXIT_OK, bad_input
 FIT_HELP = "write a provider profile (TOML) fitted to conditional-write measurements"
 
 
+# What the fit's errors call the profile it makes (the file it writes must load as --provider-file loads one).
+FITTED = "the fitted profile"
+
 # The report's spread is that of the fits of this model the data find equally good, not the model's own error:
 # where the store's mechanism is not the model's, every such fit can miss together (seed 000's Azure Premium CAS
 # fitted on 1,5,6,8: all 48 put 16 clients at 64.5-69.3% failed, the store 72.2%; docs/reference/profiles.md).
@@ -118,7 +121,7 @@ def _is_utf8(text: str) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from simcore import fit
-    from simcore.profiles import dump_profile
+    from simcore.profiles import check_name, check_profile, dump_profile, profile_from_toml
 
     try:
         for flag, what in (("base_read", "reads"), ("base_write", "writes")):
@@ -154,6 +157,10 @@ def run(args: argparse.Namespace) -> int:
         for field, text in (("name", name), ("description", args.description)):
             if text is not None and not _is_utf8(text):  # the profile is written in UTF-8
                 raise ConfigError(field, text, "text in UTF-8 (this holds bytes that are not)")
+        check_name(name, "name" if args.name else "provider")  # the profile's name: what results call the store
+        # What the samples measured goes into the profile as it is: checked before minutes of fitting.
+        check_profile(fit.starting_profile(base, name=name, description=args.description, read=reads, write=writes,
+                                           round_ms_per_read=rounds), FITTED)
         if args.out is not None:
             _check_out(args.out)
     except ConfigError as error:
@@ -196,6 +203,10 @@ def run(args: argparse.Namespace) -> int:
               + f"\n{DETERMINATION_TITLE}:\n"
               + "\n".join(determined))
     text = dump_profile(profile, header)
+    try:  # never a file that --provider-file would refuse: a fitted term past a profile's limits is refused here
+        profile_from_toml(text, FITTED, field="fit")
+    except ConfigError as error:
+        return bad_input(error)
     if args.out is None:
         sys.stdout.write(text)
     else:
