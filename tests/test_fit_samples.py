@@ -79,7 +79,7 @@ def test_a_table_row_that_no_fit_can_use_is_refused_in_one_line(capsys, tmp_path
 
 
 def _samples(path: pathlib.Path, text: str) -> str:
-    path.write_text("operation,latency_ms,succeeded,clients\ncas,50,1,1\ncas,60,0,2\n" + text)
+    path.write_text("operation,latency_ms,succeeded,clients\ncas,50,1,1\ncas,60,1,2\n" + text)
     return str(path)
 
 
