@@ -60,7 +60,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_duration_flag(parser)
     add_seeds_flag(parser)
     add("--workers", type=integer, default=None, help="local processes (default: all cores)")
-    add("--ray-address", default=None, help="run on this Ray cluster (default $RAY_ADDRESS, else local processes)")
+    add("--ray-address", default=None, metavar="ADDRESS",
+        help="run on this Ray cluster: HOST:PORT, ray://HOST:PORT or auto (default $RAY_ADDRESS, else local "
+             "processes); one that does not answer within 10 s is refused")
     add("--json", action="store_true", help="print the answer as one JSON object")
 
 
@@ -98,15 +100,23 @@ def run(args: argparse.Namespace) -> int:
         limit = given_memory_limit()  # $SIMCORE_MAX_MEMORY, else each worker's machine's default
         bounds.check(Search(base, args.writers_at_interval_s).config_at(search_range.min_scale_ms),
                      *(limit or bounds.memory_limit()))
+        address, field = ((args.ray_address, "ray_address") if args.ray_address is not None
+                          else (os.environ.get("RAY_ADDRESS") or None, "RAY_ADDRESS"))
+        if address is not None:
+            from ray_jobs.connect import reach_ray  # imports Ray: only where a cluster is named
+
+            reach_ray(address, field)  # one line within seconds, not minutes of Ray's retries
     except (ConfigError, SearchRangeError) as error:
         return bad_input(error)
     progress = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
-    ray_address = args.ray_address or os.environ.get("RAY_ADDRESS")
-    if not ray_address:  # local workers share this machine's kernel cache: compile here once, not in each
+    if address is None:  # local workers share this machine's kernel cache: compile here once, not in each
         prepare_kernels([Search(base, args.writers_at_interval_s).config_at(search_range.min_scale_ms)])
-    result = find_capacity(base, args.writers_at_interval_s, search_range, seeds,
-                           ray_address=ray_address, workers=args.workers,
-                           max_memory_bytes=limit[0] if limit else None, progress=progress)
+    try:
+        result = find_capacity(base, args.writers_at_interval_s, search_range, seeds, ray_address=address,
+                               workers=args.workers, max_memory_bytes=limit[0] if limit else None,
+                               progress=progress)
+    except ConfigError as error:  # the cluster stopped answering between the check and the connection
+        return bad_input(error)
     note = extrapolation(base, result)
     if note is not False:  # the profile records the client counts it was fitted on
         result["extrapolation"] = note

@@ -34,6 +34,9 @@ from commit_sweeps.flags import EXIT_BAD_INPUT, EXIT_OK, bad_input, check_output
 FIT_HELP = "write a provider profile (TOML) fitted to conditional-write measurements"
 
 
+# What the fit's errors call the profile it makes (the file it writes must load as --provider-file loads one).
+FITTED = "the fitted profile"
+
 # The report's spread is that of the fits of this model the data find equally good, not the model's own error:
 # where the store's mechanism is not the model's, every such fit can miss together (seed 000's Azure Premium CAS
 # fitted on 1,5,6,8: all 48 put 16 clients at 64.5-69.3% failed, the store 72.2%; docs/reference/profiles.md).
@@ -167,7 +170,7 @@ def _is_utf8(text: str) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from simcore import fit
-    from simcore.profiles import dump_profile
+    from simcore.profiles import check_name, check_profile, dump_profile, profile_from_toml
 
     try:
         for flag, what in (("base_read", "reads"), ("base_write", "writes")):
@@ -204,7 +207,11 @@ def run(args: argparse.Namespace) -> int:
         for field, text in (("name", name), ("description", description)):
             if text is not None and not _is_utf8(text):  # the profile is written in UTF-8
                 raise ConfigError(field, text, "text in UTF-8 (this holds bytes that are not)")
-        if args.out is not None:  # before the fit, which takes minutes
+        check_name(name, "name" if args.name else "provider")  # the profile's name: what results call the store
+        # What the samples measured goes into the profile as it is: checked before minutes of fitting.
+        check_profile(fit.starting_profile(base, name=name, description=args.description, read=reads, write=writes,
+                                           round_ms_per_read=rounds), FITTED)
+        if args.out is not None:
             check_output_path(args.out)
     except ConfigError as error:
         return bad_input(error)
@@ -250,6 +257,10 @@ def run(args: argparse.Namespace) -> int:
               + f"\n{DETERMINATION_TITLE}:\n"
               + "\n".join(determined + (["What the terms are:"] + legend if legend else [])))
     text = dump_profile(profile, header)
+    try:  # never a file that --provider-file would refuse: a fitted term past a profile's limits is refused here
+        profile_from_toml(text, FITTED, field="fit")
+    except ConfigError as error:
+        return bad_input(error)
     if args.out is None:
         sys.stdout.write(text)
     else:

@@ -20,14 +20,24 @@ oversized point into an endless loop); ``RAY_task_oom_retries`` in the
 environment overrides this. Before starting a local Ray, the processes a
 killed driver left behind are stopped, and the new session is marked as
 this driver's (see ``ray_jobs.orphans``).
+
+A cluster's address is checked before ``ray.init``, which retries an
+address where no cluster answers for minutes, printing a warning every few
+seconds: ``check_ray_address`` refuses what is no Ray address at all, and
+``connect_ray`` first reaches the address itself, so a host that does not
+resolve, a port where nothing listens and a server that is not Ray (or does
+not answer) are each one ``ConfigError`` line within ``RAY_CONNECT_TIMEOUT_S``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import os
+import re
 import signal
+import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +47,7 @@ import ray
 
 from ray_jobs.orphans import cleanup_orphans, mark_session
 from ray_jobs.orphans import describe as describe_orphans
+from simcore.errors import ConfigError
 
 # The embedded cluster only moves small result tables through its object store.
 _LOCAL_OBJECT_STORE_BYTES = 256 * 1024 * 1024
@@ -44,6 +55,95 @@ _WORKER_NICENESS_ENV = "RAY_worker_niceness"
 _OOM_RETRIES_ENV = "RAY_task_oom_retries"
 OOM_RETRIES = 2
 _TOKEN_SETUP_LOGGER = "ray._private.authentication.authentication_token_setup"
+
+# How long a named cluster has to accept a connection and answer, before ray.init is called at all.
+RAY_CONNECT_TIMEOUT_S = 10.0
+RAY_CLIENT_PORT = 10001  # Ray Client's port, where a ray:// address names none
+RAY_ADDRESS_ALLOWED = ("a Ray cluster's address: HOST:PORT (its GCS, e.g. 10.0.0.5:6379), ray://HOST[:PORT] "
+                       "(Ray Client), auto or local")
+_HOST_NAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                        r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?")
+# A gRPC server (the GCS, which a HOST:PORT address names) answers HTTP/2's connection preface with its SETTINGS.
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])  # + empty SETTINGS
+_HTTP2_SETTINGS = 4
+
+
+@dataclass(frozen=True)
+class RayAddress:
+    """Where a named cluster is: ``host`` and ``port``; ``client``: a ray:// (Ray Client) address."""
+
+    host: str
+    port: int
+    client: bool
+
+
+def check_ray_address(address: str, field: str = "ray_address") -> Optional[RayAddress]:
+    """The host and port ``address`` names (None for ``auto``, which Ray resolves on this machine, and ``local``,
+    a new cluster on it), or a ConfigError naming ``field`` (a flag, or ``RAY_ADDRESS``).
+
+    >>> check_ray_address("ray://head:10001"), check_ray_address("10.0.0.5:6379").port, check_ray_address("auto")
+    (RayAddress(host='head', port=10001, client=True), 6379, None)
+    """
+    text = address.strip() if isinstance(address, str) else address
+    if text in ("auto", "local"):
+        return None
+    client = isinstance(text, str) and text.startswith("ray://")
+    rest = text[len("ray://"):] if client else text
+    if not isinstance(rest, str) or not rest.isascii() or not rest.isprintable():
+        raise ConfigError(field, address, RAY_ADDRESS_ALLOWED)
+    if rest.startswith("["):  # [IPv6]:port
+        host, _, port_text = rest[1:].partition("]")
+        port_text = port_text[1:] if port_text.startswith(":") else ("" if not port_text else "x")
+        valid_host = _is_ip(host, 6)
+    else:
+        host, colon, port_text = rest.rpartition(":")
+        if not colon:
+            host, port_text = rest, ""
+        valid_host = _HOST_NAME.fullmatch(host) is not None or _is_ip(host, 4)
+    if not port_text and client:
+        port_text = str(RAY_CLIENT_PORT)
+    if not valid_host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        raise ConfigError(field, address, RAY_ADDRESS_ALLOWED)
+    return RayAddress(host, int(port_text), client)
+
+
+def _is_ip(text: str, version: int) -> bool:
+    try:
+        return ipaddress.ip_address(text).version == version
+    except ValueError:
+        return False
+
+
+def reach_ray(address: str, field: str = "ray_address", timeout_s: Optional[float] = None) -> None:
+    """Raise a ConfigError unless a server at ``address`` accepts a connection and, for a GCS address, answers
+    as a gRPC server does, all within ``timeout_s`` (default ``RAY_CONNECT_TIMEOUT_S``). Ray's own connection
+    attempts, which this saves the user from, retry for minutes."""
+    where = check_ray_address(address, field)
+    if where is None:
+        return
+    timeout_s = RAY_CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
+    deadline = time.monotonic() + timeout_s
+
+    def refuse(why: str):
+        return ConfigError(field, address, f"a Ray cluster that answers there within {timeout_s:g} s ({why})")
+
+    try:
+        with socket.create_connection((where.host, where.port), timeout=timeout_s) as connection:
+            # Ray Client's server is gRPC too, but may sit behind a proxy that speaks first; TLS (RAY_USE_TLS)
+            # would not answer a plain preface: only a plain GCS address is asked to answer.
+            if where.client or os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+                return
+            connection.settimeout(max(deadline - time.monotonic(), 0.1))
+            connection.sendall(_HTTP2_PREFACE)
+            answer = connection.recv(9)
+    except socket.gaierror:
+        raise refuse(f"the host {where.host} is not known") from None
+    except (socket.timeout, TimeoutError):
+        raise refuse(f"no answer from {where.host}:{where.port}") from None
+    except OSError as error:
+        raise refuse(f"{where.host}:{where.port}: {error.strerror or error}") from None
+    if len(answer) < 4 or answer[3] != _HTTP2_SETTINGS:
+        raise refuse(f"the server at {where.host}:{where.port} does not answer as a Ray cluster's GCS")
 
 
 class _DropTokenEnabledNotice(logging.Filter):
@@ -78,6 +178,7 @@ def connect_ray(num_cpus: int | None = None) -> RayConnection:
     os.environ.setdefault(_OOM_RETRIES_ENV, str(OOM_RETRIES))
     address = os.environ.get("RAY_ADDRESS")
     if address:
+        reach_ray(address, "RAY_ADDRESS")  # one line now, not minutes of ray.init's retries
         ray.init(address=address, logging_level=logging.WARNING)
         cpus = int(ray.cluster_resources().get("CPU", 0))
         return RayConnection(f"Ray cluster at {address} ({cpus} CPUs now)", started_local=False)

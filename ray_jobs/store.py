@@ -19,6 +19,15 @@ region and endpoint come from the usual AWS environment variables, e.g.
 Credentials in the URI are never shown: every message and ``location()``
 give it through ``simcore.redaction.redact``.
 
+A remote store that does not answer is one line, not a silent wait: the
+first request a command makes of it (``require_readable``: status and the
+dashboard; ``check_usable``: a sweep) waits at most ``STORE_ANSWER_S``, and a
+GCS store opened from a URI without its own ``retry_limit_seconds`` retries a
+failing request for ``GCS_RETRY_LIMIT_S`` instead of the client's 15 minutes.
+(S3's client gives up within seconds already: the AWS SDK's connect and
+request timeouts, 1 s and 3 s, over 3 attempts.) A prefix with nothing under
+it is an empty store, but one in a bucket that does not exist is an error.
+
 Why the write path looks the way it does:
 
 - A file is serialized completely in memory first, so a failure while
@@ -77,6 +86,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
 import uuid
 from datetime import datetime, timezone
@@ -106,6 +116,11 @@ MAX_DATA_FILE_BYTES = 512 * 2**20  # no writer of ours writes a larger data file
 
 # Filesystems whose writes are single all-or-nothing uploads (no rename needed).
 _ATOMIC_PUT_FILESYSTEMS = {"s3", "gcs"}
+# How long a remote store has to answer a command's first request (a network with no route to it answers never).
+STORE_ANSWER_S = 30.0
+# How long GCS's client retries a failing request, where the store's URI does not say (its default: 15 minutes).
+GCS_RETRY_LIMIT_S = 20  # under STORE_ANSWER_S: where the client gets an error (a name that does not resolve), it shows
+_GCS_SCHEMES = ("gs://", "gcs://")
 
 
 def is_internal_name(name: str) -> bool:
@@ -206,7 +221,7 @@ class ResultsStore:
         self._shown_uri = redact(uri, uri)  # the URI in every message: its credentials masked
         try:
             if "://" in uri:
-                self._fs, self._root = pafs.FileSystem.from_uri(uri)
+                self._fs, self._root = pafs.FileSystem.from_uri(_with_retry_limit(uri))
             else:
                 self._fs, self._root = pafs.LocalFileSystem(), os.path.abspath(uri)
         except Exception as error:  # pyarrow raises several types for bad URIs, and quotes the URI in them
@@ -220,12 +235,56 @@ class ResultsStore:
         return self._root if self._is_local else self._shown_uri
 
     def _quoted(self, error: BaseException) -> str:
-        """A library's error for a message: it may quote the URI or a key from it."""
-        return redact(str(error), self.uri)
+        """A library's error for a message: it may quote the URI or a key from it. GCS's client appends its
+        retry policy's metadata, which repeats the message: that is left out."""
+        return redact(str(error).split(" error_info={")[0], self.uri)
+
+    def _first_answer(self, call, failing: str):
+        """``call()``, the first request a command makes of the store, waited for at most ``STORE_ANSWER_S`` where
+        the store is remote; past it a StoreError (``failing``: how the message begins) says it did not answer.
+
+        The request runs in a daemon thread: one that never returns (no route to the store) is left behind,
+        and the command still ends.
+        """
+        if self._is_local:
+            return call()
+        outcome: dict = {}
+
+        def run() -> None:
+            try:
+                outcome["value"] = call()
+            except BaseException as error:  # noqa: B036 - handed to the caller's thread as it is
+                outcome["error"] = error
+
+        thread = threading.Thread(target=run, name="store-first-answer", daemon=True)
+        thread.start()
+        thread.join(STORE_ANSWER_S)
+        if thread.is_alive():
+            raise StoreError(f"{failing}: it did not answer within {STORE_ANSWER_S:g} s (no route to it, or a "
+                             f"server that does not answer)")
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome.get("value")
+
+    def _bucket_missing(self) -> Optional[str]:
+        """The bucket of an object store whose root prefix holds nothing, where that bucket does not exist (an
+        empty prefix is an empty store; a missing bucket is a typo); None otherwise, or where it cannot be told
+        (a key may read objects without the right to look at the bucket)."""
+        bucket = self._root.split("/", 1)[0]
+        if self._is_local or not bucket:
+            return None
+        try:
+            missing = self._fs.get_file_info(bucket).type == pafs.FileType.NotFound
+        except OSError:
+            return None
+        return bucket if missing else None
 
     def check_usable(self) -> None:
         """Raise StoreError unless the store can be written: a sweep checks this before
         starting Ray, so a file in the way or a read-only mount fails at once."""
+        self._first_answer(self._check_usable, f"store: {self._shown_uri!r} cannot be opened")
+
+    def _check_usable(self) -> None:
         try:
             info = self._fs.get_file_info(self._root)
         except OSError as error:
@@ -425,8 +484,11 @@ class ResultsStore:
         """Raise ``StoreError`` unless the store can be read: a local store must be an existing directory.
 
         An object store has no empty directories, so a prefix with nothing
-        under it is simply an empty store.
+        under it is simply an empty store, unless its bucket does not exist.
         """
+        self._first_answer(self._require_readable, f"cannot read the results store {self._shown_uri!r}")
+
+    def _require_readable(self) -> None:
         try:
             info = self._fs.get_file_info(self._root)
         except OSError as error:  # an endpoint that does not answer, keys it refuses
@@ -437,6 +499,11 @@ class ResultsStore:
         if info.type == pafs.FileType.File:
             raise StoreError(f"cannot read the results store {self._shown_uri!r}: {shown(self._root)} is a file, "
                              f"not a store directory")
+        if info.type == pafs.FileType.NotFound:
+            bucket = self._bucket_missing()
+            if bucket is not None:
+                raise StoreError(f"cannot read the results store {self._shown_uri!r}: the bucket {shown(bucket)} "
+                                 f"does not exist")
         self._list(self._root)
 
     def signature(self) -> tuple:
@@ -661,6 +728,14 @@ class ResultsStore:
 
 class _BadDocument(StoreError):
     """A plan or summary whose content is not one of ours (as opposed to one that cannot be read now)."""
+
+
+def _with_retry_limit(uri: str) -> str:
+    """``uri`` as pyarrow opens it: a GCS URI without its own ``retry_limit_seconds`` gets
+    ``GCS_RETRY_LIMIT_S``; every other URI as it is."""
+    if not uri.lower().startswith(_GCS_SCHEMES) or "#" in uri or "retry_limit_seconds=" in uri:
+        return uri
+    return f"{uri}{'&' if '?' in uri else '?'}retry_limit_seconds={GCS_RETRY_LIMIT_S}"
 
 
 _WRITER_STEM = re.compile(r"^part-[0-9a-f]{20}$")  # part-<keys digest>, as write_rows names files

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 import numba
 import numpy as np
@@ -126,9 +126,11 @@ def run_clients(profile: Provider, operation: str, clients: int, duration_s: flo
 
 
 def bench(profile: Provider, operation: str, clients: Iterable[int], seeds: Sequence[int],
-          duration_s: float = 300.0, memory_limit: Optional[tuple[int, str]] = None) -> list[BenchResult]:
+          duration_s: float = 300.0, memory_limit: Optional[tuple[int, str]] = None,
+          progress: Optional[Callable[[Optional[BenchResult]], None]] = None) -> list[BenchResult]:
     """The benchmark at each client count, each over every seed; ``memory_limit``: (bytes, where it came from)
-    of the work bound (default: ``simcore.bounds.memory_limit()``)."""
+    of the work bound (default: ``simcore.bounds.memory_limit()``); ``progress``: called with None once the
+    inputs are checked, before the first simulation, then with each client count's result as it is done."""
     params = _kernel_inputs(profile, operation)
     if not seeds:
         raise ConfigError("seeds", list(seeds), "at least one seed")
@@ -141,6 +143,8 @@ def bench(profile: Provider, operation: str, clients: Iterable[int], seeds: Sequ
     check_bench(params, max(clients, default=1), duration_s, *(memory_limit or ()))
     window_s = duration_s - warmup_s(duration_s)
     results = []
+    if progress:
+        progress(None)
     for n in clients:
         ok = failed = 0
         goodputs, latencies = [], []
@@ -160,6 +164,8 @@ def bench(profile: Provider, operation: str, clients: Iterable[int], seeds: Sequ
             failure_rate=failed / (ok + failed) if ok + failed else math.nan,
             latency_mean_ms=stats[0], latency_p50_ms=stats[1], latency_p95_ms=stats[2], latency_p99_ms=stats[3],
             seeds=tuple(int(s) for s in seeds), successes=ok, failures=failed, duration_s=float(duration_s)))
+        if progress:
+            progress(results[-1])
     return results
 
 

@@ -41,7 +41,10 @@ def read_text(path: str, field: str, max_bytes: int, kind: str) -> str:
             raise ConfigError(field, path, f"{kind} of at most {max_bytes // 2**20} MiB "
                                            f"(this one is {status.st_size / 2**20:.1f} MiB)")
         with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
+            # As large as the file, not the limit: read(n) allocates n bytes first, whatever the file holds.
+            data = handle.read(min(status.st_size, max_bytes) + 1)
+            if len(data) > status.st_size:  # it grows while being read: up to one byte past the limit
+                data += handle.read(max_bytes + 1 - len(data))
     except OSError as error:
         raise ConfigError(field, path, f"a readable {kind.removeprefix('a ')} ({error.strerror})") from None
     if len(data) > max_bytes:  # it grew while being read

@@ -131,7 +131,8 @@ _THROTTLE_SCHEMA = {"writes_per_s": ("writes_per_s", _RATE, True), "burst": ("bu
 _DEFAULT_PROVIDER = Provider("x", "", 1.0, 0.0, 1.0, 0.0, 0.0, OperationLatency(1.0, 0.0), None, 0.0)
 _DEFAULT_TERMS = OperationLatency(1.0, 0.0)
 _DEFAULT_THROTTLE = Throttle(writes_per_s=1.0)
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # matched whole (fullmatch): no trailing newline
+NAME_ALLOWED = "a name of letters, digits, '_', '.', '-' (at most 64)"
 
 LATENCY_MODELS = ("reference", "measured")
 
@@ -140,13 +141,18 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def check_name(name: Any, field: str = "name") -> str:
+    """``name`` if a profile may be called so (what results call the provider), else a ConfigError on ``field``."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ConfigError(field, name, NAME_ALLOWED)
+    return name
+
+
 def profile_from_mapping(data: Mapping[str, Any], prefix: str = "") -> Provider:
     """A Provider from a profile's parsed content; ``prefix`` goes before every field name in errors."""
     if not isinstance(data, Mapping):
         raise ConfigError(prefix.rstrip(".") or "profile", data, "a table of profile fields")
-    name = data.get("name")
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ConfigError(prefix + "name", name, "a name of letters, digits, '_', '.', '-' (at most 64)")
+    name = check_name(data.get("name"), prefix + "name")
     description = data.get("description", f"provider profile {name}")
     if not isinstance(description, str):
         raise ConfigError(prefix + "description", description, "a string")
@@ -183,6 +189,12 @@ def profile_from_mapping(data: Mapping[str, Any], prefix: str = "") -> Provider:
                               f"a number >= decided_at ({terms.decided_at:g}): a failure is answered no earlier "
                               "than decided")
     return Provider(**values)
+
+
+def check_profile(provider: Provider, source: str) -> Provider:
+    """``provider`` checked as a profile file of its figures would be (``profile_from_mapping``), for a profile
+    made rather than read (``fit``'s); errors name ``source`` and the field."""
+    return profile_from_mapping(profile_to_mapping(provider), prefix=f"{source}: ")
 
 
 def _checked_fields(section: Mapping[str, Any], keys: Mapping[str, tuple[str, tuple, bool]], where: str,
@@ -273,7 +285,7 @@ def profile_from_json(text: str, field: str = "provider_profile") -> Provider:
 def _profile_from_json(text: str, field: str) -> Provider:
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays or objects nested past Python's stack
         raise ConfigError(field, text, "a provider profile as JSON (from simcore.profiles.canonical_json)") from None
     return profile_from_mapping(data, prefix=field + ".")
 
@@ -286,18 +298,43 @@ def load_profile(path: str) -> Provider:
     from simcore.input_files import read_text
 
     text = read_text(path, "provider_file", MAX_PROFILE_BYTES, "a TOML file")
+    return profile_from_toml(text, path)
+
+
+def profile_from_toml(text: str, source: str, field: str = "provider_file") -> Provider:
+    """A profile file's text parsed and checked as ``load_profile`` checks a file; errors name ``source`` (the
+    file, or what wrote the text) and the field."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError("provider_file", path, f"valid TOML ({error})") from None
-    return profile_from_mapping(data, prefix=f"{path}: ")
+        raise ConfigError(field, source, f"valid TOML ({error})") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise ConfigError(field, source, "valid TOML (arrays or inline tables nest too deep for a profile, which "
+                                         "nests one level)") from None
+    return profile_from_mapping(data, prefix=f"{source}: ")
+
+
+# What a TOML basic string must escape: the quote, the backslash and control characters other than tab.
+_TOML_ESCAPED = re.compile(r'["\\\x00-\x08\x0a-\x1f\x7f]')
+_TOML_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _toml_string(text: str) -> str:
+    """``text`` as a TOML basic string: every other character (non-ASCII included) as it is, in UTF-8."""
+    return '"' + _TOML_ESCAPED.sub(lambda m: _TOML_SHORT_ESCAPES.get(m.group(), f"\\u{ord(m.group()):04x}"),
+                                   text) + '"'
+
+
+def _toml_comment(line: str) -> str:
+    """``line`` as a TOML comment: control characters other than tab, which a comment may not hold, escaped."""
+    return "# " + re.sub(r"[\x00-\x08\x0a-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}", line)
 
 
 def _toml_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, str):
-        return json.dumps(value)  # a TOML basic string is a JSON string for these characters
+        return _toml_string(value)
     if isinstance(value, int):
         return str(value)
     return repr(float(value))
@@ -306,7 +343,7 @@ def _toml_value(value: Any) -> str:
 def dump_profile(provider: Provider, header: str = "") -> str:
     """The profile as a TOML file's text, with ``header`` as leading comments."""
     data = profile_to_mapping(provider)
-    lines = [f"# {line}".rstrip() for line in header.splitlines()]
+    lines = [_toml_comment(line).rstrip() for line in header.splitlines()]
     tables = [k for k in data if isinstance(data[k], dict)]
     lines += [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
     for table in tables:

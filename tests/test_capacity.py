@@ -290,3 +290,63 @@ def test_every_client_preset_and_store_kind_has_a_statement_with_its_figures_on_
         for figure in re.findall(r"[+-]?\d+(?:\.\d+)?%?", statement):
             assert figure in page_text, (figure, statement)
     assert {t.page.split("#")[1] for t in _PROFILES.values()} <= _anchors(page_text)
+
+# -- a named Ray cluster: refused in one line unless it answers ---------------------------------------------
+
+CAPACITY = ["--provider", "s3", "--num-tables", "10", "--fast-append-ratio", "0.9", "--seeds", "1", "--workers", "1"]
+
+
+def _capacity_on(address: str, capsys) -> tuple[int, list[str], float]:
+    import time
+
+    started = time.monotonic()
+    code = capacity_command.main([*CAPACITY, "--ray-address", address])
+    return code, capsys.readouterr().err.strip().splitlines(), time.monotonic() - started
+
+
+@pytest.mark.parametrize("address", ["garbage", "1e308", "http://head:8265", "head:99999", "", "ray://"])
+def test_what_is_no_ray_address_is_refused_in_one_line(address, capsys):
+    code, err, _ = _capacity_on(address, capsys)
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"error: ray_address: {address!r} is not allowed; expected a Ray cluster's address")
+
+
+def test_an_address_where_nothing_listens_is_refused_at_once(capsys):
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on: bound, never listened
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        code, err, seconds = _capacity_on(f"127.0.0.1:{port}", capsys)
+    assert code == 2 and len(err) == 1 and seconds < 10, (err, seconds)
+    assert f"expected a Ray cluster that answers there within 10 s (127.0.0.1:{port}: Connection refused)" in err[0]
+
+
+@pytest.mark.parametrize("answer", [None, b"HTTP/1.1 400 Bad Request\r\n\r\n"], ids=["silent", "not-grpc"])
+def test_a_server_that_does_not_answer_as_ray_is_refused_within_the_timeout(answer, capsys, monkeypatch):
+    import socket
+    import threading
+
+    from ray_jobs import connect
+
+    monkeypatch.setattr(connect, "RAY_CONNECT_TIMEOUT_S", 1.0)
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(4)
+        port = server.getsockname()[1]
+        accepted = []
+
+        def serve():
+            connection, _ = server.accept()
+            accepted.append(connection)
+            if answer is not None:
+                connection.recv(100)
+                connection.sendall(answer)
+
+        threading.Thread(target=serve, daemon=True).start()
+        code, err, seconds = _capacity_on(f"127.0.0.1:{port}", capsys)
+        for connection in accepted:
+            connection.close()
+    assert code == 2 and len(err) == 1 and seconds < 5, (err, seconds)
+    why = "no answer from" if answer is None else "does not answer as a Ray cluster's GCS"
+    assert "expected a Ray cluster that answers there within 1 s (" in err[0] and why in err[0], err

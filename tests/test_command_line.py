@@ -220,3 +220,41 @@ def test_the_store_labs_default_delay_is_stated_and_is_not_zero(tmp_path):
     assert up.returncode == 2 and "jitter_ms" not in up.stderr, up.stderr
     assert "cannot import boto3" in up.stderr or "'curl' is not on PATH" in up.stderr
     assert not (tmp_path / "lab").exists()
+
+def test_a_long_bench_says_how_long_before_it_simulates_anything(capsys, monkeypatch):
+    import simcore.bench
+
+    class Stopped(Exception):
+        pass
+
+    def first_simulation(*args):
+        raise Stopped(capsys.readouterr().err)  # what stderr held when the first simulation began
+
+    monkeypatch.setattr(simcore.bench, "_closed_loop", first_simulation)
+    with pytest.raises(Stopped) as stopped:
+        main(["bench", "--provider", "s3", "--operation", "cas", "--clients", "1-1024", "--duration-s", "300",
+              "--seeds", "1"])
+    (line,) = str(stopped.value).splitlines()
+    assert line.startswith("bench: 1024 client count(s) x 1 seed(s) x 300 s, at most about 3.6e+09 ops to simulate: "
+                           "estimated ") and line.endswith(" min; progress follows as client counts finish"), line
+
+
+def test_bench_reports_progress_as_client_counts_finish(capsys, monkeypatch):
+    from commit_sweeps import bench_command
+
+    monkeypatch.setattr(bench_command, "PROGRESS_FROM_S", 0.0)
+    monkeypatch.setattr(bench_command, "PROGRESS_EVERY_S", 0.0)
+    assert main(["bench", "--provider", "s3", "--operation", "cas", "--clients", "1-3", "--duration-s", "20",
+                 "--seeds", "1", "--json"]) == 0
+    captured = capsys.readouterr()
+    err = captured.err.splitlines()
+    assert err[0].startswith("bench: 3 client count(s) x 1 seed(s) x 20 s, at most about ")
+    assert [line.split(" client counts done")[0] for line in err[1:4]] == ["bench: 1/3", "bench: 2/3", "bench: 3/3"]
+    assert "left" in err[1] and err[3].endswith("elapsed")
+    assert len(captured.out.splitlines()) == 3  # the results on stdout, as without progress
+
+
+def test_a_short_bench_prints_no_progress(capsys):
+    assert main(["bench", "--provider", "s3", "--operation", "cas", "--clients", "1-2", "--duration-s", "20",
+                 "--seeds", "1", "--json"]) == 0
+    assert not [line for line in capsys.readouterr().err.splitlines() if line.startswith("bench: ")]

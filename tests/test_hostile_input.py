@@ -813,3 +813,59 @@ def test_known_hostile_inputs_end_with_their_exit_status(warmed, make_argv, expe
     if outcome.status != expected or outcome.work_would_start:
         found.append(f"expected exit {expected}" + (" before any work" if expected == 2 else ""))
     assert not found, f"{'; '.join(found)}\n  {outcome.describe()}"
+
+
+# -- small inputs that ask for much, overflow, or give a profile no command loads -----------------------------
+
+FIT_SAMPLES = ["fit", "--quiet", "--max-evaluations", "3", "--observed-at", "0", "--base", "s3", "--name", "mine"]
+SAMPLES_HEADER = "operation,latency_ms,succeeded,clients"
+
+
+def _samples(cwd: Path, text: str, header: str = SAMPLES_HEADER) -> str:
+    (cwd / "samples.csv").write_text(f"{header}\ncas,50,1,1\ncas,60,1,2\ncas,60,0,2\n{text}")
+    return "samples.csv"
+
+
+def _wide_samples(cwd: Path) -> str:
+    """3.3 MB: a header of 3,000 more columns over 300,000 short rows (a row of 3,004 fields each, read whole)."""
+    header = SAMPLES_HEADER + "," + ",".join(f"x{i}" for i in range(3000))
+    return _samples(cwd, "".join(f"cas,{50 + i % 7},1,{1 + i % 4}\n" for i in range(300_000)), header)
+
+
+def _closed_port() -> int:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        return unused.getsockname()[1]  # closed again: nothing listens there
+
+
+def _deep_profile(cwd: Path) -> str:
+    (cwd / "deep.toml").write_text('name = "deep"\nx = ' + "[" * 50_000 + "]" * 50_000 + "\n")
+    return "deep.toml"
+
+
+SMALL_BUT_HOSTILE = [
+    ("fit samples of 3,000 extra columns", lambda cwd: [*FIT_SAMPLES, "--samples", _wide_samples(cwd)]),
+    ("fit samples at 1e9 clients", lambda cwd: [*FIT_SAMPLES, "--samples", _samples(cwd, "cas,60,1,1000000000\n")]),
+    ("fit table at 1e8 clients", lambda cwd: [*FIT, "--table", _table(cwd, _edit_row(1, clients="1e8"))]),
+    ("fit table clients inf", lambda cwd: [*FIT, "--table", _table(cwd, _edit_row(1, clients="inf"))]),
+    ("fit table success 1e400", lambda cwd: [*FIT, "--table", _table(cwd, _edit_row(1, success="1e400"))]),
+    ("fit samples clients 1.9", lambda cwd: [*FIT_SAMPLES, "--samples", _samples(cwd, "cas,60,1,1.9\n")]),
+    ("fit samples clients 2.5", lambda cwd: [*FIT_SAMPLES, "--samples", _samples(cwd, "cas,60,1,2.5\n")]),
+    ("fit samples latency 1e300", lambda cwd: [*FIT_SAMPLES, "--samples", _samples(cwd, "cas,1e300,1,2\n")]),
+    ("fit name with a quote, a newline and [read]",
+     lambda cwd: [*_replaced(FIT_SAMPLES, "--name", 'my"store\n[read]'), "--samples", _samples(cwd, "")]),
+    ("simulate provider file nested 50k deep", lambda cwd: [*SIMULATE, "--provider-file", _deep_profile(cwd)]),
+    ("capacity ray address garbage", lambda cwd: [*CAPACITY, "--workers", "1", "--ray-address", "garbage"]),
+    ("capacity ray address with nothing there",
+     lambda cwd: [*CAPACITY, "--workers", "1", "--ray-address", f"127.0.0.1:{_closed_port()}"]),
+]
+
+
+@pytest.mark.parametrize("make_argv", [pytest.param(make, id=case_id) for case_id, make in SMALL_BUT_HOSTILE])
+def test_small_inputs_that_ask_for_much_are_refused_in_one_line(warmed, make_argv):
+    with case_directory(warmed) as cwd:
+        outcome = run_isolated(make_argv(cwd), cwd)
+    found = problems(outcome)
+    if outcome.status != 2 or outcome.work_would_start:
+        found.append("expected exit 2 before any work")
+    assert not found, f"{'; '.join(found)}\n  {outcome.describe()}"

@@ -86,3 +86,29 @@ def test_fit_out_is_checked_before_the_fit_and_leaves_nothing(capsys, tmp_path, 
     status, err = _fit(capsys, "--table", str(TABLE), "--provider", "s3", "--out", target)
     assert status == 2 and len(err) == 1 and err[0].startswith("error: out: ")
     assert not list(tmp_path.rglob("*.partial"))
+
+
+@pytest.mark.parametrize("nesting", ["[", "{a = "])
+def test_a_provider_file_nested_past_pythons_stack_is_one_line(capsys, tmp_path, nesting):
+    deep = tmp_path / "deep.toml"
+    closing = "]" if nesting == "[" else "}"
+    deep.write_text(f'name = "deep"\nx = {nesting * 50_000}1{closing * 50_000}\n')
+    status = main(["run", "--catalog", "storage", "--num-tables", "1", "--fast-append-ratio", "1",
+                   "--inter-arrival-scale-ms", "100", "--seeds", "1", "--provider-file", str(deep)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and "Traceback" not in err[0], err
+    assert err[0].startswith("error: provider_file: ") and "nest too deep" in err[0], err
+
+
+@pytest.mark.parametrize("description", ['a "quoted"\nline [read]', "tab\there, bell \x07, del \x7f", "emoji \U0001F600"])
+def test_a_profile_written_with_any_description_loads_back(tmp_path, description):
+    from dataclasses import replace
+
+    from simcore.profiles import dump_profile, load_profile
+    from simcore.providers import PROVIDERS
+
+    profile = replace(PROVIDERS["s3"], name="mine", description=description)
+    path = tmp_path / "mine.toml"
+    path.write_text(dump_profile(profile, f"made from {description}\nsecond line\x0c\x01"), encoding="utf-8")
+    loaded = load_profile(str(path))
+    assert loaded.description == description and loaded.name == "mine"

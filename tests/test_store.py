@@ -445,3 +445,98 @@ def test_status_of_an_unreachable_store_is_one_line_without_its_keys():
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: cannot read the results store "
                                                                        "'s3://***@results-bucket/p?")
     assert "wJal" not in result.stderr and "testing" not in result.stderr
+
+
+# -- a remote store that does not answer, refuses the keys, or is not there ---------------------------------
+
+def _command(argv, env=None, patch: str = "") -> tuple[subprocess.CompletedProcess, float]:
+    """``commit-sweeps argv`` as its own process (``patch``: Python run first, to shorten a wait), timed."""
+    code = f"import sys\n{patch}\nfrom commit_sweeps.cli import main\nsys.exit(main(sys.argv[1:]))"
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120,
+                            env=env or without_aws_environment())
+    return result, time.monotonic() - started
+
+
+@pytest.mark.parametrize("command", [["status"], ["dashboard", "compare"], ["dashboard", "build", "--out", "SITE"]])
+def test_a_bucket_that_does_not_exist_is_named_not_read_as_an_empty_store(s3_endpoint, command, tmp_path):
+    uri = credentialed_uri(s3_endpoint, "p").replace("@results-bucket/", "@no-such-bucket/")
+    argv = [part.replace("SITE", str(tmp_path / "site")) for part in command]
+    result, _ = _command([*argv, "--store", uri])
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(f"error: cannot read the results store {redact(uri)!r}: the bucket "
+                                    f"no-such-bucket does not exist"), result.stderr
+    assert not (tmp_path / "site").exists() and "wJal" not in result.stderr
+
+
+def test_an_empty_prefix_of_a_bucket_that_exists_is_still_an_empty_store(s3_endpoint, request):
+    result, _ = _command(["status", "--store", credentialed_uri(s3_endpoint, f"{request.node.name}-empty")])
+    assert result.returncode == 0 and "nothing stored yet" in result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def s3_refusing_keys():
+    """moto's S3 server checking credentials: the keys a URI names are unknown to it, so every request is a 403."""
+    server = MotoServer(auth=True)
+    try:
+        yield server.endpoint
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("command", [["status"], ["dashboard", "compare"], ["dashboard", "build", "--out", "SITE"]])
+def test_a_store_that_refuses_the_keys_is_one_line_about_the_store(s3_refusing_keys, command, tmp_path):
+    uri = credentialed_uri(s3_refusing_keys, "p")
+    argv = [part.replace("SITE", str(tmp_path / "site")) for part in command]
+    result, _ = _command([*argv, "--store", uri])
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(f"error: cannot read the results store {redact(uri)!r}: ")
+    assert "ACCESS_DENIED" in result.stderr and "--out" not in result.stderr and "wJal" not in result.stderr
+
+
+def test_a_failure_reading_the_store_in_dashboard_build_is_not_blamed_on_out(tmp_path, monkeypatch, capsys):
+    import dashboards.site
+    from commit_sweeps import dashboard_command
+    from commit_sweeps.cli import main
+
+    def refused(uri):
+        raise PermissionError(13, "Permission denied", uri)  # as a library may raise it, unwrapped
+
+    monkeypatch.setattr(dashboard_command, "read_store", refused)
+    monkeypatch.setattr(dashboards.site, "read_store", refused)
+    assert main(["dashboard", "build", "--store", str(tmp_path / "store"), "--out", str(tmp_path / "site")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot read the results store ") and "--out" not in err, err
+    assert not (tmp_path / "site").exists()
+
+
+@pytest.fixture
+def silent_server():
+    """A loopback port whose server takes connections (the kernel's backlog) and never answers a byte."""
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        yield server.getsockname()[1]
+
+
+@pytest.mark.parametrize("command", [["status"], ["dashboard", "compare"]])
+def test_a_store_that_never_answers_is_one_line_within_the_stated_time(silent_server, command):
+    uri = f"gs://anonymous@bucket/p?scheme=http&endpoint_override=127.0.0.1:{silent_server}"
+    result, seconds = _command([*command, "--store", uri], patch="import ray_jobs.store\n"
+                                                                 "ray_jobs.store.STORE_ANSWER_S = 2.0")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(f"error: cannot read the results store {redact(uri)!r}: it did not answer "
+                                    f"within 2 s"), result.stderr
+    assert seconds < 30, seconds  # the wait, the interpreter's start and its exit: not GCS's 15 minutes of retries
+
+
+def test_a_gcs_store_retries_a_failing_request_for_a_bounded_time():
+    from ray_jobs import store
+
+    limit = lambda uri: ResultsStore(uri)._fs.__reduce__()[1][0]["retry_time_limit"].total_seconds()
+    assert limit("gs://anonymous@bucket/p") == store.GCS_RETRY_LIMIT_S < store.STORE_ANSWER_S
+    assert limit("gs://anonymous@bucket/p?scheme=http&endpoint_override=h:1") == store.GCS_RETRY_LIMIT_S
+    assert limit("gs://anonymous@bucket/p?retry_limit_seconds=300") == 300  # the URI's own limit is kept
+    assert ResultsStore("gs://anonymous@bucket/p?scheme=http").location() == "gs://***@bucket/p?scheme=http"

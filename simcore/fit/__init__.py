@@ -28,8 +28,9 @@ from simcore.fit.prior import (FAILURE_LINE_TOLERANCE, FAILURE_TOLERANCE, GAP_TO
                                competitor_odds_rate, gap_counts, gap_failure_rates, goodput_change, least_change_fit,
                                least_change_index, near_failure_line, prior_clients, prior_prediction, two_seed_stats,
                                uses_prior)
-from simcore.fit.profile import fit_profile, with_measured_read, with_measured_write
-from simcore.fit.samples import (MAX_CSV_BYTES, MAX_TABLE_ROWS, SAMPLE_COLUMNS, SAMPLE_READ_COLUMN,
+from simcore.fit.profile import fit_profile, starting_profile, with_measured_read, with_measured_write
+from simcore.fit.samples import (MAX_CSV_BYTES, MAX_CSV_COLUMNS, MAX_FIT_CLIENTS, MAX_SAMPLE_ROWS, MAX_TABLE_ROWS,
+                                 SAMPLE_COLUMNS, SAMPLE_READ_COLUMN,
                                  SAMPLE_ROUND_OPERATION, SAMPLE_WRITE_BYTES, SAMPLE_WRITE_OPERATION, TABLE_COLUMNS,
                                  ClientStats, MeasuredLatency, Samples, measured_latency, measuring_time_s,
                                  read_samples, read_samples_file, read_table, round_ms_per_read, summarise,
@@ -46,7 +47,8 @@ from simcore.seed000 import SEED000_THROTTLED  # study data: kept importable her
 
 __all__ = [
     # samples
-    "ClientStats", "MeasuredLatency", "Samples", "MAX_CSV_BYTES", "MAX_TABLE_ROWS", "TABLE_COLUMNS", "SAMPLE_COLUMNS",
+    "ClientStats", "MeasuredLatency", "Samples", "MAX_CSV_BYTES", "MAX_CSV_COLUMNS", "MAX_FIT_CLIENTS",
+    "MAX_SAMPLE_ROWS", "MAX_TABLE_ROWS", "TABLE_COLUMNS", "SAMPLE_COLUMNS",
     "SAMPLE_READ_COLUMN", "SAMPLE_WRITE_OPERATION", "SAMPLE_WRITE_BYTES", "SAMPLE_ROUND_OPERATION", "summarise",
     "read_table", "read_samples", "read_samples_file", "measuring_time_s", "with_recovered_goodput",
     "measured_latency", "round_ms_per_read",
@@ -70,7 +72,7 @@ __all__ = [
     "continued_failure_rate", "drains_write_bucket", "expected_write_bucket_change", "expected_write_bucket_failure",
     "fit_throttled_operation", "kinds_failure_line", "kept_kind",
     # profile
-    "fit_profile", "with_measured_read", "with_measured_write",
+    "fit_profile", "starting_profile", "with_measured_read", "with_measured_write",
     # study data
     "SEED000_THROTTLED",
 ]

@@ -29,6 +29,23 @@ def with_measured_write(base: Provider, write: MeasuredLatency, size_bytes: int 
     return replace(base, write_base_ms=fixed, write_sigma=write.sigma, floor_ms=min(base.floor_ms, write.min_ms))
 
 
+def starting_profile(base: Provider, *, name: Optional[str] = None, description: Optional[str] = None,
+                     read: Optional[MeasuredLatency] = None, write: Optional[MeasuredLatency] = None,
+                     round_ms_per_read: Optional[float] = None) -> Provider:
+    """The profile ``fit_profile`` starts from: ``base`` renamed, with what the samples measured in place of the
+    base's figures; only the conditional writes' terms are left to fit. ``fit`` checks it before fitting, so a
+    name or a measured figure no profile may hold is refused before minutes of simulations."""
+    profile = replace(base, name=name or base.name, description=description or base.description,
+                      all_fixed=False)
+    if read is not None:
+        profile = with_measured_read(profile, read)
+    if write is not None:
+        profile = with_measured_write(profile, write)
+    if round_ms_per_read is not None:
+        profile = replace(profile, read_round_ms_per_read=round_ms_per_read)
+    return profile
+
+
 def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]], *, name: Optional[str] = None,
                 description: Optional[str] = None, observed_at: Optional[float] = None,
                 max_evaluations: Optional[int] = None, failed_ratios: Optional[Mapping[str, float]] = None,
@@ -45,14 +62,8 @@ def fit_profile(base: Provider, measurements: Mapping[str, Sequence[ClientStats]
     ``round_ms_per_read``: what each further read adds to a round of reads sent at once (``Samples``); the
     profile keeps it (only delta-rs's call reads in such rounds; no fitted term depends on it).
     """
-    profile = replace(base, name=name or base.name, description=description or base.description,
-                      all_fixed=False)
-    if read is not None:
-        profile = with_measured_read(profile, read)
-    if write is not None:
-        profile = with_measured_write(profile, write)
-    if round_ms_per_read is not None:
-        profile = replace(profile, read_round_ms_per_read=round_ms_per_read)
+    profile = starting_profile(base, name=name, description=description, read=read, write=write,
+                               round_ms_per_read=round_ms_per_read)
     losses = {}
     for operation in sorted(measurements, key=lambda op: op != "cas"):
         if operation == "append" and not profile.supports_append:

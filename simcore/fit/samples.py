@@ -23,12 +23,13 @@ import csv
 import io
 import math
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Optional, Sequence
+from typing import Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
 from simcore.errors import ConfigError
 from simcore.input_files import read_text
+from simcore.profiles import MAX_FITTED_CLIENTS, MAX_LATENCY_MS
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,14 @@ def summarise(clients: int, latencies: np.ndarray, succeeded: np.ndarray, window
 MAX_CSV_BYTES = 64 * 2**20
 # A per-thread table has one row per (provider, operation, client count): seed 000's has 128.
 MAX_TABLE_ROWS = 10_000
+# A samples file has one row per op: twice the million ops a long probe records. Rows are read one at a time and
+# only their known columns kept, so memory grows with the ops, never with the columns a file has.
+MAX_SAMPLE_ROWS = 2_000_000
+# Seed 000's table has 14 columns and a probe's samples 5; a header far wider is not a measurements file.
+MAX_CSV_COLUMNS = 256
+# The most clients a row may have measured (and reads a round may send): as many as bench simulates, and the
+# most a profile's fitted_clients may name, since the fit simulates every measured client count.
+MAX_FIT_CLIENTS = MAX_FITTED_CLIENTS
 TABLE_COLUMNS = ("provider", "operation", "clients", "success", "fail", "mean_ms", "p50_ms", "p95_ms", "p99_ms")
 SAMPLE_COLUMNS = ("operation", "latency_ms", "succeeded", "clients")
 # Optional: how long the op's read took (``commit-sweeps probe`` writes it). Where one client's reads are timed,
@@ -93,30 +102,70 @@ SAMPLE_WRITE_BYTES = 4096  # the size the probe writes: a one-row data file, a m
 SAMPLE_ROUND_OPERATION = "round"
 
 
-def _open_rows(path: str, field: str, columns: Sequence[str]) -> list[dict]:
-    """The CSV's rows, after checking the file (input_files.read_text) and that its header has ``columns``."""
+def _open_rows(path: str, field: str, columns: Sequence[str], optional: Sequence[str] = (), *,
+               max_rows: int, rows_are: str) -> Iterator[tuple[int, dict]]:
+    """(line, row) of the CSV's rows, one at a time, after checking the file (input_files.read_text) and that its
+    header has ``columns``; a row holds only ``columns`` and the ``optional`` ones the header has (a field the
+    row lacks is None). ``line`` counts the header as line 1 and skips blank lines; past ``max_rows`` rows (what
+    ``rows_are``, for the error) the file is refused."""
     text = read_text(path, field, MAX_CSV_BYTES, "a CSV file")
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = [name.strip() for name in reader.fieldnames or ()]
-    missing = [name for name in columns if name not in header]
-    if missing:
-        raise ConfigError(field, path, f"a CSV file with the columns {', '.join(columns)} "
-                                       f"(missing: {', '.join(missing)})")
-    reader.fieldnames = header
+    reader = csv.reader(io.StringIO(text, newline=""))
     try:
-        return list(reader)
+        header = next((row for row in reader if row), [])
+        if len(header) > MAX_CSV_COLUMNS:
+            raise ConfigError(field, path, f"a CSV file of at most {MAX_CSV_COLUMNS} columns (this header has "
+                                           f"{len(header)})")
+        header = [name.strip() for name in header]
+        missing = [name for name in columns if name not in header]
+        if missing:
+            raise ConfigError(field, path, f"a CSV file with the columns {', '.join(columns)} "
+                                           f"(missing: {', '.join(missing)})")
+        # The first column of a name, as csv.DictReader would keep the last: a repeated name is not ours to guess.
+        wanted = {name: header.index(name) for name in (*columns, *optional) if name in header}
+        line = 1
+        for row in reader:
+            if not row:
+                continue
+            line += 1
+            if line - 1 > max_rows:
+                raise ConfigError(field, path, f"a CSV file of at most {max_rows:,} rows ({rows_are})")
+            yield line, {name: row[index] if index < len(row) else None for name, index in wanted.items()}
     except csv.Error as error:
         raise ConfigError(field, path, f"a CSV file ({error})") from None
 
 
-def _number(row: Mapping, column: str, line: int, path: str, kind=float):
+def _number(row: Mapping, column: str, line: int, path: str) -> float:
+    """The row's ``column`` as a finite number."""
     try:
-        value = kind(float(row[column])) if kind is int else kind(row[column])
+        value = float(row[column])
     except (KeyError, TypeError, ValueError):
         raise ConfigError(f"{path}:{line}: {column}", row.get(column), "a number") from None
-    if not math.isfinite(value):
-        raise ConfigError(f"{path}:{line}: {column}", value, "a finite number")
+    if not math.isfinite(value):  # as written: 1e400 reads as inf
+        raise ConfigError(f"{path}:{line}: {column}", row[column], "a finite number")
     return value
+
+
+def _whole(row: Mapping, column: str, line: int, path: str, low: int, high: Optional[int], allowed: str) -> int:
+    """The row's ``column`` as a whole number in [low, high] (no upper limit where ``high`` is None): written as
+    an integer or as a float without a fraction (1e3), never rounded (1.9 is not 1 client)."""
+    value = _number(row, column, line, path)
+    if not value.is_integer():
+        raise ConfigError(f"{path}:{line}: {column}", row[column], allowed)
+    if value < low or (high is not None and value > high):
+        raise ConfigError(f"{path}:{line}: {column}", int(value), allowed)
+    return int(value)
+
+
+def _latency(row: Mapping, column: str, line: int, path: str) -> float:
+    """The row's ``column`` as a latency a profile can hold (ms, > 0 and at most ``MAX_LATENCY_MS``)."""
+    value = _number(row, column, line, path)
+    if not 0 < value <= MAX_LATENCY_MS:
+        raise ConfigError(f"{path}:{line}: {column}", value,
+                          f"a latency > 0 (ms) and <= {MAX_LATENCY_MS:g} (what a provider profile allows)")
+    return value
+
+
+_CLIENTS_ALLOWED = f"a whole number of clients in [1, {MAX_FIT_CLIENTS}]"
 
 
 def read_table(path: str, provider: str) -> dict[str, list[ClientStats]]:
@@ -124,21 +173,17 @@ def read_table(path: str, provider: str) -> dict[str, list[ClientStats]]:
 
     Goodput is recomputed as successes / T with T recovered from the one-client row (see the module doc).
     """
-    rows = _open_rows(path, "table", TABLE_COLUMNS)
-    if len(rows) > MAX_TABLE_ROWS:
-        raise ConfigError("table", path, f"a table of at most {MAX_TABLE_ROWS} rows (one per provider, operation "
-                                         f"and client count; this one has {len(rows)})")
+    rows = _open_rows(path, "table", TABLE_COLUMNS, max_rows=MAX_TABLE_ROWS,
+                      rows_are="one per provider, operation and client count")
     by_op: dict[str, list[ClientStats]] = {}
     seen: dict[tuple[str, int], int] = {}
-    for line, row in enumerate(rows, start=2):
+    for line, row in rows:
         if row.get("provider") != provider:
             continue
         operation = row.get("operation")
         if operation not in ("cas", "append"):
             raise ConfigError(f"{path}:{line}: operation", operation, "cas or append")
-        clients = _number(row, "clients", line, path, int)
-        if clients < 1:
-            raise ConfigError(f"{path}:{line}: clients", clients, "an integer >= 1")
+        clients = _whole(row, "clients", line, path, 1, MAX_FIT_CLIENTS, _CLIENTS_ALLOWED)
         if (operation, clients) in seen:
             raise ConfigError(f"{path}:{line}: clients", clients, f"one row per operation and client count "
                                                                    f"({operation} at {clients} is on line "
@@ -146,16 +191,12 @@ def read_table(path: str, provider: str) -> dict[str, list[ClientStats]]:
         seen[operation, clients] = line
         counts = {}
         for column in ("success", "fail"):
-            counts[column] = _number(row, column, line, path, int)
-            if counts[column] < 0:
-                raise ConfigError(f"{path}:{line}: {column}", counts[column], "a count >= 0")
+            counts[column] = _whole(row, column, line, path, 0, None, "a count >= 0 (a whole number)")
         if counts["success"] + counts["fail"] == 0:
             raise ConfigError(f"{path}:{line}: success", 0, "at least one op (success + fail >= 1)")
         times = {}
         for column in ("mean_ms", "p50_ms", "p95_ms", "p99_ms"):
-            times[column] = _number(row, column, line, path)
-            if not times[column] > 0:
-                raise ConfigError(f"{path}:{line}: {column}", times[column], "a latency > 0 (ms)")
+            times[column] = _latency(row, column, line, path)
         by_op.setdefault(operation, []).append(ClientStats(
             clients=clients, successes=counts["success"], failures=counts["fail"], goodput_ops=math.nan, **times))
     if not by_op:
@@ -247,20 +288,20 @@ def read_samples_file(path: str) -> Samples:
     reads: list[float] = []
     writes: list[float] = []
     rounds: dict[int, list[float]] = {}
-    for line, row in enumerate(_open_rows(path, "samples", SAMPLE_COLUMNS), start=2):
+    rows = _open_rows(path, "samples", SAMPLE_COLUMNS, (SAMPLE_READ_COLUMN,), max_rows=MAX_SAMPLE_ROWS,
+                      rows_are="one per measured op")
+    for line, row in rows:
         operation = row.get("operation")
         if operation not in ("cas", "append", SAMPLE_WRITE_OPERATION, SAMPLE_ROUND_OPERATION):
             raise ConfigError(f"{path}:{line}: operation", operation,
                               f"cas, append, {SAMPLE_WRITE_OPERATION} or {SAMPLE_ROUND_OPERATION}")
-        latency = _number(row, "latency_ms", line, path)
-        if latency <= 0:
-            raise ConfigError(f"{path}:{line}: latency_ms", latency, "a latency > 0 (ms)")
+        latency = _latency(row, "latency_ms", line, path)
         flag = str(row.get("succeeded", "")).strip().lower()
         if flag not in ("1", "0", "true", "false"):
             raise ConfigError(f"{path}:{line}: succeeded", row.get("succeeded"), "1/0 or true/false")
-        clients = _number(row, "clients", line, path, int)
-        if clients < 1:
-            raise ConfigError(f"{path}:{line}: clients", clients, "an integer >= 1")
+        clients = _whole(row, "clients", line, path, 1, MAX_FIT_CLIENTS,
+                         f"a whole number of reads in [1, {MAX_FIT_CLIENTS}]" if operation == SAMPLE_ROUND_OPERATION
+                         else _CLIENTS_ALLOWED)
         if operation == SAMPLE_WRITE_OPERATION:
             if clients != 1 or flag not in ("1", "true"):
                 raise ConfigError(f"{path}:{line}: {SAMPLE_WRITE_OPERATION}", f"clients {clients}, succeeded {flag}",
