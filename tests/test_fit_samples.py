@@ -8,7 +8,8 @@ import pathlib
 
 import pytest
 
-from commit_sweeps.simcore_command import main
+from fit_inputs import edited, run_fit, write_rows
+
 from simcore.fit import read_table
 
 SEED000 = str(pathlib.Path(__file__).resolve().parents[1] / "simcore" / "measured" / "seed000_conditional_writes.csv")
@@ -19,35 +20,18 @@ def _s3_rows() -> list[dict]:
         return [row for row in csv.DictReader(handle) if row["provider"] == "s3"]
 
 
-def _write(path: pathlib.Path, rows: list[dict]) -> pathlib.Path:
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
-def _fit(capsys, *argv) -> tuple[int, list[str]]:
-    status = main(["fit", "--quiet", "--max-evaluations", "3", *argv])
-    return status, capsys.readouterr().err.strip().splitlines()
-
-
-def _edited(rows, line, **changes):
-    rows = [dict(row) for row in rows]
-    rows[line].update(changes)
-    return rows
 
 
 @pytest.mark.parametrize("make, words", [
-    (lambda rows: _edited(rows, 0, mean_ms="-5"), "2: mean_ms: -5.0 is not allowed; expected a latency > 0"),
-    (lambda rows: _edited(rows, 0, success="0", fail="5"), "success: 0 is not allowed; expected at least one success at 1"),
-    (lambda rows: _edited(rows, 2, fail="-3"), "4: fail: -3 is not allowed; expected a count >= 0"),
+    (lambda rows: edited(rows, 0, mean_ms="-5"), "2: mean_ms: -5.0 is not allowed; expected a latency > 0"),
+    (lambda rows: edited(rows, 0, success="0", fail="5"), "success: 0 is not allowed; expected at least one success at 1"),
+    (lambda rows: edited(rows, 2, fail="-3"), "4: fail: -3 is not allowed; expected a count >= 0"),
     (lambda rows: rows + [rows[3]], "18: clients: 4 is not allowed; expected one row per operation and client count"),
     (lambda rows: [{k: v for k, v in row.items() if k != "p95_ms"} for row in rows], "(missing: p95_ms)"),
-    (lambda rows: _edited(rows, 1, operation="delete"), "3: operation: 'delete' is not allowed"),
+    (lambda rows: edited(rows, 1, operation="delete"), "3: operation: 'delete' is not allowed"),
 ])
 def test_a_bad_table_is_refused_in_one_line_naming_the_row(capsys, tmp_path, make, words):
-    status, err = _fit(capsys, "--table", str(_write(tmp_path / "t.csv", make(_s3_rows()))), "--provider", "s3")
+    status, err = run_fit(capsys, "--table", str(write_rows(tmp_path / "t.csv", make(_s3_rows()))), "--provider", "s3")
     assert status == 2 and len(err) == 1 and words in err[0], err
 
 
@@ -73,8 +57,8 @@ def test_recovered_goodput_fixes_seed_000s_azure_column():
     ("p99_ms", "1e300", "2: p99_ms: 1e+300 is not allowed; expected a latency > 0 (ms) and <= 1e+07"),
 ])
 def test_a_table_row_that_no_fit_can_use_is_refused_in_one_line(capsys, tmp_path, column, value, words):
-    rows = _edited(_s3_rows(), 0, **{column: value})
-    status, err = _fit(capsys, "--table", str(_write(tmp_path / "t.csv", rows)), "--provider", "s3")
+    rows = edited(_s3_rows(), 0, **{column: value})
+    status, err = run_fit(capsys, "--table", str(write_rows(tmp_path / "t.csv", rows)), "--provider", "s3")
     assert status == 2 and len(err) == 1 and words in err[0], err
 
 
@@ -91,7 +75,7 @@ def _samples(path: pathlib.Path, text: str) -> str:
     ("cas,1e300,1,2\n", "4: latency_ms: 1e+300 is not allowed; expected a latency > 0 (ms) and <= 1e+07"),
 ])
 def test_a_samples_row_that_no_fit_can_use_is_refused_in_one_line(capsys, tmp_path, row, words):
-    status, err = _fit(capsys, "--samples", _samples(tmp_path / "s.csv", row), "--base", "s3", "--name", "x")
+    status, err = run_fit(capsys, "--samples", _samples(tmp_path / "s.csv", row), "--base", "s3", "--name", "x")
     assert status == 2 and len(err) == 1 and words in err[0], err
 
 
@@ -99,7 +83,7 @@ def test_a_header_of_thousands_of_columns_is_refused_by_its_width(capsys, tmp_pa
     path = tmp_path / "wide.csv"
     path.write_text("operation,latency_ms,succeeded,clients," + ",".join(f"x{i}" for i in range(3000)) + "\n"
                     + "cas,50,1,1\n" * 1000)
-    status, err = _fit(capsys, "--samples", str(path), "--base", "s3", "--name", "x")
+    status, err = run_fit(capsys, "--samples", str(path), "--base", "s3", "--name", "x")
     assert status == 2 and len(err) == 1, err
     assert "expected a CSV file of at most 256 columns (this header has 3004)" in err[0]
 
@@ -128,7 +112,7 @@ def test_more_rows_than_a_measurements_file_holds_are_refused(capsys, tmp_path, 
     from simcore.fit import samples
 
     monkeypatch.setattr(samples, "MAX_SAMPLE_ROWS", 3)
-    status, err = _fit(capsys, "--samples", _samples(tmp_path / "s.csv", "cas,60,1,2\ncas,60,1,2\n"), "--base",
+    status, err = run_fit(capsys, "--samples", _samples(tmp_path / "s.csv", "cas,60,1,2\ncas,60,1,2\n"), "--base",
                        "s3", "--name", "x")
     assert status == 2 and len(err) == 1 and "expected a CSV file of at most 3 rows (one per measured op)" in err[0]
 
@@ -141,7 +125,7 @@ def test_a_name_no_profile_may_have_is_refused_before_the_fit(capsys, tmp_path, 
 
     monkeypatch.setattr(fit, "fit_profile", lambda *a, **k: pytest.fail("the fit started"))
     out = tmp_path / "p.toml"
-    status, err = _fit(capsys, "--table", SEED000, "--provider", "s3", "--name", name, "--out", str(out))
+    status, err = run_fit(capsys, "--table", SEED000, "--provider", "s3", "--name", name, "--out", str(out))
     assert status == 2 and len(err) == 1 and err[0].startswith("error: name: "), err
     assert "expected a name of letters, digits" in err[0] and not out.exists()
 
@@ -152,7 +136,7 @@ def test_measured_reads_no_profile_may_hold_are_refused_before_the_fit(capsys, t
     monkeypatch.setattr(fit, "fit_profile", lambda *a, **k: pytest.fail("the fit started"))
     path = tmp_path / "s.csv"  # one read of a millionth of a ms among reads of 30-40 ms: a sigma above 5
     path.write_text("operation,latency_ms,succeeded,clients,read_ms\ncas,50,1,1,1e-6\ncas,50,1,1,30\ncas,60,1,1,40\n")
-    status, err = _fit(capsys, "--samples", str(path), "--base", "s3", "--name", "x")
+    status, err = run_fit(capsys, "--samples", str(path), "--base", "s3", "--name", "x")
     assert status == 2 and len(err) == 1, err
     assert err[0].startswith("error: the fitted profile: read.sigma: ") and "expected a number > 0 and <= 5" in err[0]
 
@@ -163,6 +147,8 @@ def test_a_fitted_term_past_a_profiles_limits_writes_nothing(capsys, tmp_path, m
     from simcore import fit
 
     class Report:
+        terms = ("median_ms",)
+
         def lines(self):
             return ["cas: well determined"]
 
@@ -172,7 +158,7 @@ def test_a_fitted_term_past_a_profiles_limits_writes_nothing(capsys, tmp_path, m
 
     monkeypatch.setattr(fit, "fit_profile", too_slow)
     out = tmp_path / "p.toml"
-    status, err = _fit(capsys, "--table", SEED000, "--provider", "s3", "--out", str(out))
+    status, err = run_fit(capsys, "--table", SEED000, "--provider", "s3", "--out", str(out))
     assert status == 2 and len(err) == 1 and not out.exists(), err
     assert err[0].startswith("error: the fitted profile: cas.median_ms: 20000000.0 is not allowed; expected a "
                              "number of ms > 0 and <= 1e+07"), err

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import csv
 import os
-import shutil
 from pathlib import Path
 
 import pytest
+
+from fit_inputs import run_fit, write_rows
 
 from commit_sweeps.simcore_command import main
 from simcore.fit import read_samples, read_table
@@ -21,28 +22,11 @@ def _s3_rows() -> list[dict]:
         return [row for row in csv.DictReader(handle) if row["provider"] == "s3"]
 
 
-def _write(path: Path, rows: list[dict], encoding: str = "utf-8") -> Path:
-    with open(path, "w", newline="", encoding=encoding) as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
-def _fit(capsys, *argv) -> tuple[int, list[str]]:
-    status = main(["fit", "--quiet", "--max-evaluations", "3", *argv])
-    return status, capsys.readouterr().err.strip().splitlines()
-
-
-def _edited(rows, line, **changes):
-    rows = [dict(row) for row in rows]
-    rows[line].update(changes)
-    return rows
 
 
 def test_a_spreadsheets_byte_order_mark_is_read_as_written(tmp_path):
-    plain = read_table(str(_write(tmp_path / "plain.csv", _s3_rows())), "s3")
-    marked = read_table(str(_write(tmp_path / "bom.csv", _s3_rows(), encoding="utf-8-sig")), "s3")
+    plain = read_table(str(write_rows(tmp_path / "plain.csv", _s3_rows())), "s3")
+    marked = read_table(str(write_rows(tmp_path / "bom.csv", _s3_rows(), encoding="utf-8-sig")), "s3")
     assert marked == plain and (tmp_path / "bom.csv").read_bytes().startswith(b"\xef\xbb\xbf")
     samples = tmp_path / "samples.csv"
     samples.write_bytes(b"\xef\xbb\xbfoperation,latency_ms,succeeded,clients\ncas,50,1,1\ncas,60,0,1\n")
@@ -53,7 +37,7 @@ def test_a_spreadsheets_byte_order_mark_is_read_as_written(tmp_path):
 def test_invalid_utf8_is_named_with_its_file_and_line(capsys, tmp_path, flag):
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"operation,latency_ms,succeeded,clients,provider\ncas,5,1,1,s3\ncas,5\xff,1,1,s3\n")
-    status, err = _fit(capsys, flag, str(bad), "--provider", "s3")
+    status, err = run_fit(capsys, flag, str(bad), "--provider", "s3")
     assert status == 2 and len(err) == 1 and "line 3 has the byte 0xff, which is not UTF-8" in err[0] and "bad.csv" in err[0]
 
 
@@ -64,7 +48,7 @@ def test_files_that_are_not_regular_are_refused_before_reading(capsys, tmp_path,
     elif path == "FIFO":
         path = str(tmp_path / "fifo")
         os.mkfifo(path)
-    status, err = _fit(capsys, "--table", path, "--provider", "s3")
+    status, err = run_fit(capsys, "--table", path, "--provider", "s3")
     assert status == 2 and len(err) == 1 and "regular file" in err[0]
     status = main(["run", "--provider", "s3", "--catalog", "storage", "--num-tables", "1", "--fast-append-ratio",
                    "1", "--inter-arrival-scale-ms", "100", "--seeds", "1", "--provider-file", path])
@@ -76,14 +60,14 @@ def test_an_oversized_file_is_refused_by_its_size(capsys, tmp_path):
     big = tmp_path / "big.csv"
     with open(big, "wb") as handle:
         handle.truncate(65 * 2**20)  # sparse: no disk used
-    status, err = _fit(capsys, "--samples", str(big))
+    status, err = run_fit(capsys, "--samples", str(big))
     assert status == 2 and len(err) == 1 and "at most 64 MiB" in err[0]
 
 
 @pytest.mark.parametrize("out", ["DIR", "MISSING"])
 def test_fit_out_is_checked_before_the_fit_and_leaves_nothing(capsys, tmp_path, out):
     target = str(tmp_path) if out == "DIR" else str(tmp_path / "no" / "such" / "p.toml")
-    status, err = _fit(capsys, "--table", str(TABLE), "--provider", "s3", "--out", target)
+    status, err = run_fit(capsys, "--table", str(TABLE), "--provider", "s3", "--out", target)
     assert status == 2 and len(err) == 1 and err[0].startswith("error: out: ")
     assert not list(tmp_path.rglob("*.partial"))
 
