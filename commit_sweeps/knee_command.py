@@ -29,7 +29,7 @@ from ray_jobs.knee_curves import curves_from_grid, evidence_from_rows, knee_expe
 from ray_jobs.lease import Lease
 from ray_jobs.store import ResultsStore, StoreError
 from commit_sweeps.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_search_range_flags,
-                                 given_memory_limit, positive_int, search_range_of)
+                                 bad_input, given_memory_limit, positive_int, search_range_of)
 from commit_sweeps.sweep_command import (DASHBOARD_URL, add_sweep_arguments, console_command,
                                          warn_if_store_is_temporary)
 
@@ -146,6 +146,8 @@ def run_knee_command(grids: Mapping[str, Grid], args: argparse.Namespace, *,
     except StoreError as error:
         print(f"error: {error}\nRows already written are kept; rerun to resume.", file=sys.stderr)
         return EXIT_FAILED
+    except ConfigError as error:  # the cluster named cannot be reached (ray_jobs.connect): nothing ran
+        return bad_input(error)
     except KeyboardInterrupt:
         print("interrupted; rerun to resume", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -35,7 +35,7 @@ from ray_jobs.lease import Lease
 from ray_jobs.store import ResultsStore, StoreError
 from commit_sweeps.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, STORE_ENV, add_client_flag,
                                  add_duration_flag, add_latency_flags, add_max_memory_flag, add_protocol_flag,
-                                 add_seeds_flag, add_store_flag, memory_limit, positive_int)
+                                 add_seeds_flag, add_store_flag, bad_input, memory_limit, positive_int)
 
 DASHBOARD_URL = "http://127.0.0.1:8080"
 
@@ -147,6 +147,8 @@ def run_sweep_command(grids: Sequence[Grid], args: argparse.Namespace, *,
     except StoreError as error:
         print(f"error: {error}\nRows already written are kept; rerun to resume.", file=sys.stderr)
         return EXIT_FAILED
+    except ConfigError as error:  # the cluster named cannot be reached (ray_jobs.connect): nothing ran
+        return bad_input(error)
     except KeyboardInterrupt:  # before the fan-out started: nothing to save
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -70,6 +70,11 @@ class SearchRangeError(ValueError):
         super().__init__(f"{field}: {value!r} is not allowed; expected {allowed}")
 
 
+# The workload floors every arrival gap here (simcore.workload.ARRIVAL_FLOOR_MS): a smaller scale offers no
+# more load, only slower probes.
+MIN_SCALE_MS = 1.0
+
+
 @dataclass(frozen=True)
 class SearchRange:
     """The scales a search may probe and how close it must bracket the knee.
@@ -90,8 +95,10 @@ class SearchRange:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise SearchRangeError(name, value, "a finite number")
             object.__setattr__(self, name, float(value))
-        if self.min_scale_ms <= 0:
-            raise SearchRangeError("min_scale_ms", self.min_scale_ms, "a number > 0 (ms)")
+        if self.min_scale_ms < MIN_SCALE_MS:
+            raise SearchRangeError("min_scale_ms", self.min_scale_ms,
+                                   f"a number >= {MIN_SCALE_MS:g} (ms): arrival gaps are floored at "
+                                   f"{MIN_SCALE_MS:g} ms, so a smaller scale offers no more load")
         if not MIN_TOLERANCE <= self.tolerance <= MAX_TOLERANCE:
             raise SearchRangeError("tolerance", self.tolerance,
                                    f"a relative width between {MIN_TOLERANCE:g} and {MAX_TOLERANCE:g} (0.02 = 2%)")

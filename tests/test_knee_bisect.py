@@ -193,8 +193,19 @@ def test_probe_scales_are_rounded_to_six_significant_digits():
     assert geometric_midpoint(1.0, 2.0) == 1.41421
 
 
+MIN_SCALE_ALLOWED = "a number >= 1 (ms): arrival gaps are floored at 1 ms, so a smaller scale offers no more load"
+
+
+def test_the_search_range_starts_where_the_workload_floors_arrival_gaps():
+    from simcore.bisection import MIN_SCALE_MS
+    from simcore.workload import ARRIVAL_FLOOR_MS
+
+    assert MIN_SCALE_MS == ARRIVAL_FLOOR_MS
+
+
 @pytest.mark.parametrize("values, field, allowed", [
-    ((0.0, 5000.0, 0.02), "min_scale_ms", "a number > 0 (ms)"),
+    ((0.0, 5000.0, 0.02), "min_scale_ms", MIN_SCALE_ALLOWED),
+    ((1e-308, 5000.0, 0.02), "min_scale_ms", MIN_SCALE_ALLOWED),  # probes that offer no more load, slowly
     ((100.0, 101.0, 0.02), "max_scale_ms", "a number > min_scale_ms x (1 + tolerance) = 102 (ms)"),
     ((20.0, 5000.0, 0.0), "tolerance", "a relative width between 0.001 and 1 (0.02 = 2%)"),
     ((20.0, 5000.0, float("nan")), "tolerance", "a finite number"),
