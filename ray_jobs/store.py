@@ -415,10 +415,13 @@ class ResultsStore:
 
     def data_files(self, experiment: str) -> list[str]:
         """Paths of the experiment's data files (internal and temporary names skipped)."""
-        infos = self._list(self._experiment_dir(experiment))
-        return sorted(info.path for info in infos
-                      if info.type == pafs.FileType.File and info.base_name.endswith(".parquet")
-                      and not is_internal_name(info.base_name))
+        return sorted(self._data_file_sizes(experiment))
+
+    def _data_file_sizes(self, experiment: str) -> dict[str, Optional[int]]:
+        """path -> size as the listing gave it, of each data file of ``experiment``."""
+        return {info.path: info.size for info in self._list(self._experiment_dir(experiment))
+                if info.type == pafs.FileType.File and info.base_name.endswith(".parquet")
+                and not is_internal_name(info.base_name)}
 
     def read_plan(self, experiment: str) -> Optional[dict]:
         """The latest sweep plan of ``experiment``, or None.
@@ -533,13 +536,15 @@ class ResultsStore:
         """
         names = self.experiments() if experiments is None else sorted(set(experiments))
         schema = _projected_schema(columns)
-        paths = [path for experiment in names for path in self.data_files(experiment)]
+        sizes = {path: size for experiment in names for path, size in self._data_file_sizes(experiment).items()}
+        paths = sorted(sizes)
         if heal:
             for experiment in names:
                 self._remove_stale_temporaries(experiment)
         # Every file is verified before any is deleted or moved: only a file proven superseded by a
         # verified file of the same keys is deleted, and a file that fails never wins over one that passes.
-        results = dict(zip(paths, _map_threads(self._read_verified, paths)))
+        # The listing's sizes: on an object store a second request per file would only repeat them.
+        results = dict(zip(paths, _map_threads(lambda path: self._read_verified(path, sizes[path]), paths)))
         redundant = superseded({path: results[path][0] for path in paths if results[path][1] is None})
         redundant |= copies({path: results[path][0] for path in paths
                              if results[path][1] is None and path not in redundant})
@@ -563,10 +568,12 @@ class ResultsStore:
                          duplicates_dropped=rows.num_rows - latest.num_rows, unreadable=tuple(unreadable),
                          missing_columns=missing)
 
-    def _read_verified(self, path: str) -> tuple[Optional[pa.Table], Optional[str], frozenset]:
+    def _read_verified(self, path: str, size: Optional[int] = None) -> tuple[Optional[pa.Table], Optional[str],
+                                                                             frozenset]:
         """(rows in ``RESULTS_SCHEMA``, None, columns the file had) or (None, why it is unreadable, {})."""
         try:
-            size = self._fs.get_file_info(path).size
+            if size is None:  # not listed just before (a merge's input)
+                size = self._fs.get_file_info(path).size
             if size is not None and size > MAX_DATA_FILE_BYTES:
                 return None, (f"too large: {size} bytes, more than the {MAX_DATA_FILE_BYTES} bytes of the largest "
                               f"file the results store writes"), frozenset()
