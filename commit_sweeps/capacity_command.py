@@ -27,14 +27,16 @@ from simcore.bisection import SearchRange, SearchRangeError
 from simcore.builder import config_from_flags
 from simcore.clients import REFERENCE
 from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, USABLE_SUCCESS_THRESHOLD
+from simcore.designs import DESIGNS, design_fields
+from simcore.request_prices import cost_per_1000_commits, list_prices, parse_prices, store_requests
 from commit_sweeps.kernel_compile import prepare_kernels
-from ray_jobs.capacity import Search, extrapolation, find_capacity
+from ray_jobs.capacity import Search, extrapolation, find_capacities, find_capacity
 from commit_sweeps.accuracy import accuracy, accuracy_lines
 from commit_sweeps.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag,
-                                 add_duration_flag, add_latency_flags, add_maintenance_flags,
+                                 add_duration_flag, add_group_commit_flag, add_latency_flags, add_maintenance_flags,
                                  add_object_write_throttle_flag, add_protocol_flag,
                                  add_provider_flag, add_retry_flags, add_search_range_flags, add_seeds_flag, bad_input,
-                                 given_memory_limit, integer, number, search_range_of)
+                                 given_memory_limit, integer, number, search_range_of, COMPARE_MIN_SCALE_MS)
 
 DEFAULT_MAX_WRITERS = 20_000
 MAX_WORKERS = 1024  # local processes; more is a typo, and the pool would fail to start them
@@ -63,13 +65,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--ray-address", default=None, metavar="ADDRESS",
         help="run on this Ray cluster: HOST:PORT, ray://HOST:PORT or auto (default $RAY_ADDRESS, else local "
              "processes); one that does not answer within 10 s is refused")
-    add("--json", action="store_true", help="print the answer as one JSON object")
+    add("--json", action="store_true", help="print the answer as one JSON object (with --compare: one per design)")
+    add("--compare", action="store_true",
+        help="every commit design valid for the store side by side (docs/architectures.md): usable c/s, max writers "
+             "with --writers-at-interval-s, p50/p99 commit latency, requests and store cost per commit")
+    add("--writers", type=integer, default=None,
+        help="with --compare and --writers-at-interval-s: mark the first design that takes this many writers")
+    add("--request-prices", type=parse_prices, default=None, metavar="WRITE,READ",
+        help="store request prices in US dollars per 1,000 write-class and read-class requests, for --compare's "
+             "cost (default: the store's list prices, docs/reference/prices.md)")
+    add_group_commit_flag(parser)
 
 
 def _base_config(args: argparse.Namespace) -> SimConfig:
     """The config of the flags (``simcore.builder``), at one writer in writers mode (the search sets how many)."""
     if args.writers_at_interval_s is None and args.maintenance_jobs is not None:
         raise ConfigError("maintenance_jobs", args.maintenance_jobs, "no value without --writers-at-interval-s")
+    if args.writers_at_interval_s is None and args.group_commit_s is not None:
+        raise ConfigError("group_commit_s", args.group_commit_s, "no value without --writers-at-interval-s")
     fields = {}
     if args.writers_at_interval_s is not None:
         fields.update(writers=1, commit_interval_s=args.writers_at_interval_s)
@@ -88,6 +101,8 @@ def _search_range(args: argparse.Namespace) -> SearchRange:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.compare:
+        return run_compare(args)
     try:
         seeds = args.seeds
         base = _base_config(args)
@@ -293,3 +308,140 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except UsageError as error:
         return bad_input(error)
     return run(args)
+
+
+# -- --compare: every design valid for the store, one search each, side by side ---------------------------
+
+def compare_configs(args: argparse.Namespace, writers_mode: bool) -> dict[str, SimConfig]:
+    """The base config of each design valid for the store (``simcore.designs``), from the flags: the store,
+    tables, mix, retry flags and search are the user's; the catalog, metadata and client the design's."""
+    base = _base_config(args)
+    designs = {}
+    for design in DESIGNS:
+        if not design.applies_to(base.latency_profile, writers_mode):
+            continue
+        fields = design_fields(design, args.client)
+        if writers_mode:
+            fields.update(writers=1, commit_interval_s=args.writers_at_interval_s)
+        fields = {"catalog_latency_ms": None, "metadata_format": None, "group_commit_s": None,
+                  "rest_metadata_writer": None, **fields}
+        designs[design.name] = config_from_flags(args, **fields)
+    return designs
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    writers_mode = args.writers_at_interval_s is not None
+    try:
+        if args.writers is not None and not writers_mode:
+            raise ConfigError("writers", args.writers, "no value without --writers-at-interval-s")
+        if args.writers is not None and args.writers < 1:
+            raise ConfigError("writers", args.writers, "an integer >= 1")
+        bases = compare_configs(args, writers_mode)
+        open_loop = {name: base.replace(writers=None, commit_interval_s=None, group_commit_s=None)
+                     for name, base in bases.items() if base.group_commit_s is None}
+        usable_range = search_range_of(args, min_scale_ms=COMPARE_MIN_SCALE_MS)
+        limit = given_memory_limit()
+        for base in open_loop.values():
+            bounds.check(Search(base, None).config_at(usable_range.min_scale_ms), *(limit or bounds.memory_limit()))
+        writers_range = _search_range(args) if writers_mode else None
+        if writers_mode:
+            for base in bases.values():
+                bounds.check(Search(base, args.writers_at_interval_s).config_at(writers_range.min_scale_ms),
+                             *(limit or bounds.memory_limit()))
+        address = args.ray_address if args.ray_address is not None else (os.environ.get("RAY_ADDRESS") or None)
+        if address is not None:
+            from ray_jobs.connect import reach_ray
+
+            reach_ray(address, "ray_address" if args.ray_address is not None else "RAY_ADDRESS")
+        prices = args.request_prices or list_prices(next(iter(bases.values())).provider)
+    except (ConfigError, SearchRangeError) as error:
+        return bad_input(error)
+    progress = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
+    if address is None:
+        prepare_kernels([Search(b, None).config_at(usable_range.min_scale_ms) for b in open_loop.values()])
+    common = dict(seeds=args.seeds, ray_address=address, workers=args.workers,
+                  max_memory_bytes=limit[0] if limit else None, progress=progress)
+    try:
+        usable = find_capacities(open_loop, None, usable_range, **common)
+        writers = find_capacities(bases, args.writers_at_interval_s, writers_range, **common) if writers_mode else {}
+    except ConfigError as error:
+        return bad_input(error)
+    rows = [compare_row(name, bases[name], usable.get(name), writers.get(name), prices) for name in bases]
+    rows.sort(key=lambda row: -(row["max_writers"] or 0) if writers_mode else -(row["usable_throughput_cps"] or 0))
+    if args.writers is not None:
+        for row in rows:
+            row["meets"] = row["max_writers"] is not None and row["max_writers"] >= args.writers
+        first = next((row for row in rows if row["meets"]), None)
+        if first is not None:
+            first["first_to_meet"] = True
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+    else:
+        print(render_compare(args, next(iter(bases.values())), rows, prices))
+    return EXIT_OK
+
+
+def compare_row(name: str, base: SimConfig, usable: Optional[dict], writers: Optional[dict], prices) -> dict:
+    """One design's line of ``--compare --json``: the contract's keys, then what qualifies them."""
+    at = usable if usable is not None else writers  # group commit: only the writers' answer
+    per_commit = (at or {}).get("requests_per_commit") or {}
+    store_writes, store_reads = store_requests(base, per_commit) if per_commit else (None, None)
+    row = {
+        "design": name,
+        "usable_throughput_cps": usable["usable_throughput_cps"] if usable else None,
+        "commit_latency_p50_ms": at.get("commit_latency_p50_ms") if at else None,
+        "commit_latency_p99_ms": at.get("commit_latency_p99_ms") if at else None,
+        "requests_per_commit": per_commit or None,
+        "cost_per_1000_commits_usd": (round(cost_per_1000_commits(base, per_commit, prices), 6)
+                                      if per_commit and prices is not None else None),
+    }
+    if writers is not None:
+        row["max_writers"] = writers["max_writers"]
+        row["max_writers_lower_bound"] = writers["lower_bound"]
+    row.update({"usable_lower_bound": usable["lower_bound"] if usable else None,
+                "store_requests_per_commit": {"write": store_writes, "read": store_reads},
+                "catalog": base.catalog, "metadata": base.metadata_format or "v3", "client": base.client or REFERENCE,
+                "group_commit_s": base.group_commit_s,
+                "config_hash": (at or {}).get("config_hash")})
+    return row
+
+
+def render_compare(args: argparse.Namespace, base: SimConfig, rows: list[dict], prices) -> str:
+    writers_mode = args.writers_at_interval_s is not None
+    head = (f"{base.provider}, {base.num_tables} table(s), FA {base.fast_append_ratio:g}: every commit design "
+            f"(docs/architectures.md), best first")
+    lines = [head]
+    header = ["design", "usable c/s"] + ([f"writers @{args.writers_at_interval_s:g} s"] if writers_mode else []) + [
+        "p50", "p99", "store req/commit (write+read)", "catalog calls/commit", "$/1000 commits"]
+    table = [header]
+    for row in rows:
+        usable = row["usable_throughput_cps"]
+        shown = ("n/a (paced)" if row["group_commit_s"] is not None else "none" if usable is None
+                 else (">= " if row["usable_lower_bound"] else "") + f"{usable:.2f}")
+        cells = [row["design"] + (" *" if row.get("first_to_meet") else ""), shown]
+        if writers_mode:
+            cells.append("none" if row["max_writers"] is None
+                         else (">= " if row["max_writers_lower_bound"] else "") + f"{row['max_writers']}")
+        store = row["store_requests_per_commit"]
+        per_commit = row["requests_per_commit"] or {}
+        catalog_calls = ((per_commit.get("catalog_read") or 0) + (per_commit.get("cas") or 0)
+                         if row["catalog"] in ("rest", "ducklake", "unity", "service") else 0.0)
+        cells += [_ms(row["commit_latency_p50_ms"]), _ms(row["commit_latency_p99_ms"]),
+                  "not measured" if store["write"] is None else f"{store['write']:.1f}+{store['read']:.1f}",
+                  f"{catalog_calls:.1f}",
+                  "no price" if row["cost_per_1000_commits_usd"] is None else f"{row['cost_per_1000_commits_usd']:.4f}"]
+        table.append(cells)
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in table]
+    if args.writers is not None:
+        first = next((row for row in rows if row.get("first_to_meet")), None)
+        lines.append(f"* the first design, best first, that takes {args.writers} writers every "
+                     f"{args.writers_at_interval_s:g} s" if first else
+                     f"no design takes {args.writers} writers every {args.writers_at_interval_s:g} s")
+    lines.append("usable c/s: the searched knee of open-loop arrivals (95% success), seed mean; "
+                 ">= a bound at the search's end; group commit's commits are paced by its committers")
+    lines.append("cost: store requests only, at " + (f"{prices.source}" if prices is not None else
+                                                       "no cited price (give --request-prices WRITE,READ)")
+                 + "; a catalog service's own cost is not included")
+    return "\n".join(lines)

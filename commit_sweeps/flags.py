@@ -53,7 +53,10 @@ from typing import Optional
 from simcore import bounds
 from simcore.bisection import SearchRange
 from simcore.clients import REFERENCE, client_names
-from simcore.config import CATALOG_BACKENDS, DEFAULT_CATALOG_LATENCY_MS, DEFAULT_PROTOCOL, PROTOCOLS, TABLE_DISTRIBUTIONS
+from simcore.catalog_databases import catalog_database_names
+from simcore.config import (CATALOG_BACKENDS, DEFAULT_CATALOG_DATABASE, DEFAULT_CATALOG_LATENCY_MS, DEFAULT_PROTOCOL,
+                            DEFAULT_SERVICE_ROUND_TRIP_MS, METADATA_FORMATS, METADATA_WRITERS, PROTOCOLS,
+                            TABLE_DISTRIBUTIONS, V4_CATALOGS)
 from simcore.errors import ConfigError
 from simcore.providers import PROVIDERS
 from simcore.redaction import redact
@@ -283,7 +286,20 @@ def add_catalog_flags(parser: argparse.ArgumentParser, *, catalog_default: Optio
                              + " (append: conditional-append log, s3x/azurex/azure)"
                              + (f"; default {catalog_default}" if catalog_default else ""))
     parser.add_argument("--catalog-latency-ms", type=number, default=None,
-                        help=f"fixed read/CAS latency of the service catalog (default {DEFAULT_CATALOG_LATENCY_MS:g})")
+                        help=f"service: the fixed read/CAS latency (default {DEFAULT_CATALOG_LATENCY_MS:g}); "
+                             f"rest, ducklake, unity: the round trip to the catalog service, added to each call "
+                             f"(default {DEFAULT_SERVICE_ROUND_TRIP_MS:g})")
+    parser.add_argument("--catalog-database", default=None, metavar="NAME",
+                        help="rest, ducklake, unity: the database behind the catalog service, whose commit time "
+                             "and concurrency bound it: " + ", ".join(catalog_database_names())
+                             + f" (default {DEFAULT_CATALOG_DATABASE}; docs/architectures.md)")
+    parser.add_argument("--metadata", default=None, choices=METADATA_FORMATS,
+                        help="Iceberg table metadata: v3 (default: metadata.json and a manifest list) or v4 (a root "
+                             "manifest per attempt, leaf manifests reused, no metadata file; catalogs "
+                             + ", ".join(V4_CATALOGS) + ")")
+    parser.add_argument("--rest-metadata-writer", default=None, choices=METADATA_WRITERS,
+                        help="rest: who writes the new metadata file, the server (default: the reference server, "
+                             "Polaris, Lakekeeper) or the client (Glue, S3 Tables, JDBC)")
     parser.add_argument("--num-tables", type=integer, required=True, help="tables sharing the catalog object (>= 1)")
     parser.add_argument("--table-dist", default="uniform", help="table choice: " + " or ".join(TABLE_DISTRIBUTIONS))
     parser.add_argument("--fast-append-ratio", type=number, required=True,
@@ -306,6 +322,13 @@ def add_maintenance_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--maintenance-jobs", type=integer, default=None,
                         help="maintenance jobs (validated overwrites) beside the writers")
     parser.add_argument("--maintenance-interval-s", type=number, default=None, help="each maintenance job's interval")
+
+
+def add_group_commit_flag(parser: argparse.ArgumentParser) -> None:
+    """``--group-commit-s S``: writers hand their files to one committer per table (writers only)."""
+    parser.add_argument("--group-commit-s", type=number, default=None, metavar="S",
+                        help="writers hand their files to one committer per table, which commits every S seconds "
+                             "(0: as soon as its previous commit lands); docs/architectures.md")
 
 
 def add_latency_flags(parser: argparse.ArgumentParser, *, variant: bool = False) -> None:
@@ -353,9 +376,9 @@ def add_object_write_throttle_flag(parser: argparse.ArgumentParser) -> None:
 def add_search_range_flags(parser: argparse.ArgumentParser) -> None:
     """``--min-scale-ms``, ``--max-scale-ms`` and ``--tolerance``: the range a knee search probes."""
     default = SearchRange()
-    parser.add_argument("--min-scale-ms", type=number, default=default.min_scale_ms, metavar="MS",
+    parser.add_argument("--min-scale-ms", type=number, default=None, metavar="MS",
                         help=f"fastest inter-arrival scale searched, the heaviest load (default "
-                             f"{default.min_scale_ms:g})")
+                             f"{default.min_scale_ms:g}; {COMPARE_MIN_SCALE_MS:g} with --compare)")
     parser.add_argument("--max-scale-ms", type=number, default=default.max_scale_ms, metavar="MS",
                         help=f"slowest inter-arrival scale searched, the lightest load (default "
                              f"{default.max_scale_ms:g})")
@@ -364,9 +387,17 @@ def add_search_range_flags(parser: argparse.ArgumentParser) -> None:
                              f"= {100 * default.tolerance:g}%%)")
 
 
-def search_range_of(args: argparse.Namespace) -> SearchRange:
-    """The ``SearchRange`` of ``add_search_range_flags``'s flags (a SearchRangeError when it is not one)."""
-    return SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
+# capacity --compare searches heavier loads by default: a catalog service takes hundreds of commits a second.
+COMPARE_MIN_SCALE_MS = 4.0
+
+
+def search_range_of(args: argparse.Namespace, *, min_scale_ms: Optional[float] = None) -> SearchRange:
+    """The ``SearchRange`` of ``add_search_range_flags``'s flags (a SearchRangeError when it is not one);
+    ``min_scale_ms``: the default heaviest load where the flag is not given (else the range's own)."""
+    fastest = args.min_scale_ms if args.min_scale_ms is not None else min_scale_ms
+    if fastest is None:
+        fastest = SearchRange().min_scale_ms
+    return SearchRange(fastest, args.max_scale_ms, args.tolerance)
 
 
 def given_memory_limit(max_memory: Optional[str] = None) -> Optional[tuple[int, str]]:

@@ -20,7 +20,8 @@ from simcore.config import ARRIVAL_DISTRIBUTIONS, SimConfig
 from simcore.errors import ConfigError
 from simcore.simulate import check_window, simulate
 from commit_sweeps.flags import (EXIT_OK, add_catalog_flags, add_client_flag, add_duration_flag, add_latency_flags,
-                                 add_maintenance_flags, add_max_memory_flag, add_object_write_throttle_flag,
+                                 add_group_commit_flag, add_maintenance_flags, add_max_memory_flag,
+                                 add_object_write_throttle_flag,
                                  add_protocol_flag, add_provider_flag, add_retry_flags, add_seeds_flag, bad_input,
                                  integer, memory_limit, number, output_path)
 
@@ -63,6 +64,7 @@ def configure(run: argparse.ArgumentParser) -> None:
                      help="the writers' phases drawn from this seed, the same in every run seed (as "
                           "studies.real_clients draws its real writers'); default: each run seed draws its own")
     add_maintenance_flags(run)
+    add_group_commit_flag(run)
     run.add_argument("--retry-policy", default=None,
                      help="immediate (as the reference), backoff, or split (catalog-only conflicts at once, "
                           "same-table conflicts back off); default: the client's")

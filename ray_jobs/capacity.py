@@ -34,10 +34,11 @@ import os
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from simcore import SimConfig
 from simcore.bisection import SearchRange, SearchStep
+from simcore.config import SERVICE_CATALOGS
 from simcore.bounds import mean_gap_ms
 from simcore.metrics import REQUEST_KINDS
 from simcore.usable import ABOVE_SEARCH_RANGE, ERROR, success_metric
@@ -231,6 +232,43 @@ def find_capacity(base: SimConfig, interval_s: Optional[float], search_range: Se
     return answer(search, step, simulations, time.perf_counter() - started, search_range)
 
 
+def find_capacities(bases: Mapping[str, SimConfig], interval_s: Optional[float], search_range: SearchRange,
+                    seeds: Sequence[int], *, ray_address: Optional[str] = None, workers: Optional[int] = None,
+                    max_memory_bytes: Optional[int] = None, progress: Callable[[str], None] = lambda line: None
+                    ) -> dict[str, dict]:
+    """``find_capacity``'s answer for each of several setups (``capacity --compare``'s designs), searched side by
+    side in one executor, each curve's probes filling the slots the others leave; by the keys of ``bases``."""
+    started = time.perf_counter()
+    counts = {name: 0 for name in bases}
+    searches = {name: Search(base, interval_s) for name, base in bases.items()}
+    with _executor(ray_address, workers, progress, max_memory_bytes) as (submit_one, slots):
+        def submit(config, seed):
+            name = next(n for n, b in bases.items() if _same_setup(b, config))
+            counts[name] += 1
+            return submit_one(config, seed)
+
+        events = Events(on_pass=lambda key, line: progress(f"{key}: {line}"),
+                        on_probe=lambda key, probe: progress(f"{key}:{searches[key].describe(probe)}"))
+        results = search_curves([CurveSpec(name, search.config_at) for name, search in searches.items()], seeds,
+                                search_range, submit, slots, fill_slots(max(1, slots // max(1, len(bases)))),
+                                events)
+    wall_s = time.perf_counter() - started
+    answers = {}
+    for result in results:
+        if result.status == ERROR:
+            raise SearchFailed(f"{result.key}: {result.error}")
+        search = searches[result.key]
+        search.probes = result.probes
+        answers[result.key] = answer(search, result.step, counts[result.key], wall_s, search_range)
+    return answers
+
+
+def _same_setup(base: SimConfig, config: SimConfig) -> bool:
+    """Whether ``config`` is a load of ``base``'s setup (the fields a capacity search does not move agree)."""
+    return base.replace(inter_arrival_scale_ms=config.inter_arrival_scale_ms, writers=config.writers,
+                        commit_interval_s=config.commit_interval_s) == config
+
+
 def extrapolation(base: SimConfig, result: dict):
     """A line saying the answer lies beyond the client counts the profile's terms were fitted on; None when it
     does not; False when the profile does not record them (the built-in and older profiles).
@@ -239,7 +277,7 @@ def extrapolation(base: SimConfig, result: dict):
     latency) stand for the benchmark's clients, each always reading or writing the catalog object. Fewer
     than one at once is the one-client case, which a fit from one client covers.
     """
-    if base.catalog == "service":
+    if base.catalog == "service" or base.catalog in SERVICE_CATALOGS:  # no store object is raced
         return False
     operation = "append" if base.catalog == "append" else "cas"
     fitted = base.latency_profile.conditional(operation).fitted_clients

@@ -30,7 +30,7 @@ from typing import Optional
 
 from simcore.config import SimConfig
 from simcore.errors import ConfigError
-from simcore.workload import ARRIVAL_FLOOR_MS
+from simcore.workload import ARRIVAL_FLOOR_MS, committers
 
 MEMORY_LIMIT_ENV = "SIMCORE_MAX_MEMORY"
 BYTES_PER_TRANSACTION = 250
@@ -95,7 +95,7 @@ def _jobs(config: SimConfig) -> tuple[tuple[int, float], ...]:
     """(jobs, interval in ms) of a writer workload's writers and maintenance jobs; () for open-loop arrivals."""
     if config.writers is None:
         return ()
-    jobs = ((config.writers, config.commit_interval_s * 1000.0),)
+    jobs = (committers(config),)
     if config.maintenance_jobs:
         jobs += ((config.maintenance_jobs, config.maintenance_interval_s * 1000.0),)
     return jobs

@@ -43,7 +43,7 @@ from simcore.providers import Provider
 RETRY_WAIT_FIELDS = ("retry_policy", "backoff_base_ms", "backoff_multiplier", "backoff_cap_ms", "backoff_jitter",
                      "backoff_jitter_shape")
 # Config fields whose command-line flag is named otherwise (``--table-dist``).
-FLAG_DESTINATIONS = {"table_distribution": "table_dist"}
+FLAG_DESTINATIONS = {"table_distribution": "table_dist", "metadata_format": "metadata"}
 _FIELD_NAMES = tuple(field.name for field in dataclasses.fields(SimConfig))
 
 

@@ -21,7 +21,21 @@ from simcore.errors import ConfigError
 from simcore.profiles import canonical_json, measured_profile, profile_from_json
 from simcore.providers import PROVIDERS, Provider
 
-CATALOG_BACKENDS = ("storage", "service", "append")
+CATALOG_BACKENDS = ("storage", "service", "append", "rest", "ducklake", "unity")
+# The catalogs whose commits go through a catalog service backed by a database (docs/architectures.md): a
+# REST catalog's per-table pointer, DuckLake's global snapshot id, Unity Catalog's ratified Delta versions.
+SERVICE_CATALOGS = ("rest", "ducklake", "unity")
+# The catalogs whose pointer is per table, so only commits to the same table conflict.
+TABLE_POINTER_CATALOGS = ("rest", "unity")
+DEFAULT_CATALOG_DATABASE = "postgresql"
+DEFAULT_SERVICE_ROUND_TRIP_MS = 1.0  # client to catalog service and back, in one region
+# The table-metadata format: Iceberg v3 (metadata.json, a manifest list) or v4 (a root manifest, no metadata file
+# where the catalog holds the table's state). The first is the default (stored as None).
+METADATA_FORMATS = ("v3", "v4")
+V4_CATALOGS = ("storage", "service", "rest")
+# Who writes a REST catalog's new metadata file: its server (the reference server, Polaris, Lakekeeper) or the
+# client before its conditional update (Glue, S3 Tables, JDBC). The first is the default (stored as None).
+METADATA_WRITERS = ("server", "client")
 RETRY_POLICIES = ("immediate", "backoff", "split")
 VO_CONVOYS = ("catalog", "table")
 TABLE_DISTRIBUTIONS = ("uniform", "zipf")
@@ -54,7 +68,13 @@ class SimConfig:
         provider: object-store tier (``s3x, s3, azurex, azure, gcp, instant``).
         catalog: ``storage`` (the catalog is an object of ``provider``; its read
             and CAS are storage operations) or ``service`` (a catalog service
-            whose read and CAS each take exactly ``catalog_latency_ms``).
+            whose read and CAS each take exactly ``catalog_latency_ms``), or a
+            catalog service over a database (``catalog_database``): ``rest``
+            (an Iceberg REST catalog: a pointer per table, so only commits to
+            one table conflict), ``ducklake`` (one snapshot id for the whole
+            lake; a retry writes nothing to the store) or ``unity`` (Delta's
+            catalog-managed commits: a staged commit, ratified as the table's
+            next version, then published to the log); docs/architectures.md.
             ``append`` is a catalog log object of ``provider`` committed to by a
             position-conditional append plus a discovery read (S3 Express and
             Azure only), as the reference's append catalog.
@@ -193,6 +213,26 @@ class SimConfig:
             existed: None means ``published``, so a stored config without the
             field reads as what made it.
 
+        catalog_database: the database behind a catalog service (``rest``,
+            ``ducklake``, ``unity``): a name in ``simcore.catalog_databases``
+            (default ``postgresql``). Its commit service time is drawn for
+            each commit, and it serves at most its ``concurrency`` commits at
+            once, the rest waiting in turn (a queue): the design's ceiling.
+            With these catalogs ``catalog_latency_ms`` is the round trip to the
+            service (default 1 ms), added to each call.
+        metadata_format: None or ``v3`` (metadata.json and a manifest list, the
+            default) or ``v4`` (Iceberg v4's root manifest: an attempt reads
+            the parent's root and writes a new one, its leaf manifests reused;
+            the catalog holds the table's state, so no metadata file is read
+            or written): catalogs storage, service and rest.
+        rest_metadata_writer: who writes a REST catalog's new metadata file:
+            None or ``server`` (the reference server, Polaris, Lakekeeper) or
+            ``client`` (Glue, S3 Tables, JDBC), before the conditional update.
+        group_commit_s: with writers: each writer hands its files to one
+            committer per table, which commits them every this many seconds
+            (0: as soon as its previous commit lands); the catalog sees the
+            committers' commits only (docs/architectures.md, "Group commit").
+
     Fields that are None do not enter ``config_hash``, so adding an optional
     behaviour later leaves the hash of every existing config unchanged; a
     ``published`` protocol stays out of the hash for the same reason.
@@ -241,12 +281,24 @@ class SimConfig:
     latency_model: Optional[str] = None
     provider_profile: Optional[str] = None
     protocol: Optional[str] = DEFAULT_PROTOCOL
+    catalog_database: Optional[str] = None
+    metadata_format: Optional[str] = None
+    rest_metadata_writer: Optional[str] = None
+    group_commit_s: Optional[float] = None
 
     def __post_init__(self) -> None:
         # Normalise the fields that only apply to one mode, so that two configs
         # that simulate the same thing are equal and hash the same.
         if self.catalog == "service" and self.catalog_latency_ms is None:
             object.__setattr__(self, "catalog_latency_ms", DEFAULT_CATALOG_LATENCY_MS)
+        if self.catalog in SERVICE_CATALOGS:
+            if self.catalog_latency_ms is None:
+                object.__setattr__(self, "catalog_latency_ms", DEFAULT_SERVICE_ROUND_TRIP_MS)
+            if self.catalog_database is None:
+                object.__setattr__(self, "catalog_database", DEFAULT_CATALOG_DATABASE)
+        for name, default in (("metadata_format", METADATA_FORMATS[0]), ("rest_metadata_writer", METADATA_WRITERS[0])):
+            if getattr(self, name) == default:  # the default is stored as None: hashes stay as they were
+                object.__setattr__(self, name, None)
         if self.table_distribution == "zipf" and self.zipf_alpha is None:
             object.__setattr__(self, "zipf_alpha", DEFAULT_ZIPF_ALPHA)
         if self.retry_policy == "immediate":
@@ -269,7 +321,7 @@ class SimConfig:
             object.__setattr__(self, "protocol", "published")
         if not delta_rs_call(self):
             object.__setattr__(self, "table_load_reads", None)  # only delta-rs's call reads a table load
-        if not (self.protocol == "corrected" and not log_entry_commits(self)):
+        if not (self.protocol == "corrected" and not log_entry_commits(self)) or self.catalog in SERVICE_CATALOGS:
             for name in TRACED_ATTEMPT_FIELDS:  # a traced call's attempts: a corrected catalog swap's only
                 object.__setattr__(self, name, None)
         if self.protocol == "corrected" and self.vo_convoy in VO_CONVOYS:  # it always counts the table's own
@@ -282,7 +334,7 @@ class SimConfig:
                      "inter_arrival_scale_ms", "inter_arrival_sigma", "runtime_median_ms",
                      "runtime_sigma", "runtime_min_ms", "duration_s", "real_conflict_probability",
                      "merge_manifests_per_commit", *DEFAULT_BACKOFF, "cas_throttle_per_s", "cas_throttle_burst",
-                     "retry_budget_ms", "commit_interval_s", "maintenance_interval_s"):
+                     "retry_budget_ms", "commit_interval_s", "maintenance_interval_s", "group_commit_s"):
             value = getattr(self, name)
             if value is not None and _is_real(value):
                 object.__setattr__(self, name, float(value))
@@ -373,9 +425,11 @@ def _validate(c: SimConfig) -> None:
     _require_choice(c, "catalog", CATALOG_BACKENDS)
     if c.catalog == "service":
         _require_real(c, "catalog_latency_ms", "a number > 0 (ms)", lambda v: v > 0)
+    elif c.catalog in SERVICE_CATALOGS:
+        _require_real(c, "catalog_latency_ms", "a round trip to the catalog service >= 0 (ms)", lambda v: v >= 0)
     elif c.catalog_latency_ms is not None:
         raise ConfigError("catalog_latency_ms", c.catalog_latency_ms,
-                          "no value with catalog=storage (the provider's CAS latency applies)")
+                          f"no value with catalog={c.catalog} (the provider's CAS latency applies)")
     if not isinstance(c.num_tables, int) or isinstance(c.num_tables, bool) or c.num_tables < 1:
         raise ConfigError("num_tables", c.num_tables, "an integer >= 1")
     _require_choice(c, "table_distribution", TABLE_DISTRIBUTIONS)
@@ -423,13 +477,48 @@ def _validate(c: SimConfig) -> None:
     elif c.cas_throttle_burst is not None:
         raise ConfigError("cas_throttle_burst", c.cas_throttle_burst, "no value unless cas_throttle_per_s is set")
     _validate_client_and_writers(c)
+    _validate_design(c)
+
+
+def _validate_design(c: SimConfig) -> None:
+    """The commit design's fields: a catalog service's database, the metadata format, group commit."""
+    if c.catalog in SERVICE_CATALOGS:
+        if c.protocol != "corrected":
+            raise ConfigError("protocol", c.protocol, f"corrected with catalog={c.catalog} (the published "
+                              "protocol is the reference's catalog object)")
+        from simcore.catalog_databases import catalog_database  # checks the name
+        catalog_database(c.catalog_database)
+    elif c.catalog_database is not None:
+        raise ConfigError("catalog_database", c.catalog_database,
+                          "no value unless catalog is " + ", ".join(SERVICE_CATALOGS))
+    if c.metadata_format is not None:
+        _require_choice(c, "metadata_format", METADATA_FORMATS)
+        if c.catalog not in V4_CATALOGS:
+            raise ConfigError("metadata_format", c.metadata_format, "v3 with catalog=" + c.catalog
+                              + " (v4's root manifest applies to an Iceberg table's catalog: "
+                              + ", ".join(V4_CATALOGS) + ")")
+        if c.protocol != "corrected" or log_entry_commits(c) or c.attempt_reads is not None:
+            raise ConfigError("metadata_format", c.metadata_format,
+                              "v3 for this client (v4 applies to the corrected protocol's Iceberg commits, "
+                              "not a log entry's or a traced v3 call's)")
+    if c.rest_metadata_writer is not None:
+        _require_choice(c, "rest_metadata_writer", METADATA_WRITERS)
+        if c.catalog != "rest":
+            raise ConfigError("rest_metadata_writer", c.rest_metadata_writer, "no value unless catalog is rest")
+    if c.group_commit_s is not None:
+        _require_real(c, "group_commit_s", "a number of seconds >= 0", lambda v: v >= 0)
+        if c.writers is None:
+            raise ConfigError("group_commit_s", c.group_commit_s, "no value unless writers is set")
+        if c.maintenance_jobs is not None:
+            raise ConfigError("group_commit_s", c.group_commit_s, "no value with maintenance_jobs")
 
 
 def log_entry_commits(config: SimConfig) -> bool:
     """Whether a commit creates the log's next entry (delta-rs, DuckLake: the corrected protocol with retries
     that rewrite nothing), listing the log to learn the latest, rather than swapping one catalog object.
     The kernel's ``log_entries`` is the same test."""
-    return config.protocol == "corrected" and config.retry_rewrite == "none"
+    return (config.protocol == "corrected" and config.retry_rewrite == "none"
+            and config.catalog not in SERVICE_CATALOGS)
 
 
 def delta_rs_call(config: SimConfig) -> bool:

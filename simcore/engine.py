@@ -24,9 +24,11 @@ import numpy as np
 from numba.np.random.distributions import random_standard_normal
 from numba.np.random.generator_core import next_double
 
-from simcore.config import SimConfig, delta_rs_call, log_entry_commits
+from simcore.catalog_databases import catalog_database
+from simcore.catalog_latency import catalog_latencies
+from simcore.config import SERVICE_CATALOGS, TABLE_POINTER_CATALOGS, SimConfig, delta_rs_call, log_entry_commits
 from simcore.providers import (CATALOG_OBJECT_BYTES, MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, TABLE_METADATA_BYTES,
-                               Lognormal, Throttle)
+                               Throttle)
 from simcore.workload import MERGE_APPEND, VALIDATED_OVERWRITE, Workload
 
 # Latency slots, in the order of the arrays handed to the kernel.
@@ -40,7 +42,7 @@ ABORT_REASONS = ("", "", "max_retries_exceeded", "validation_exception", "retry_
 # Event kinds; an event's code is 4 x transaction + kind.
 _READ_DONE = 0  # a catalog read completed: it observes the catalog now
 _CAS_DECIDED = 1  # a CAS (or conditional append) is decided now
-_CAS_ISSUED = 2  # a CAS request reaches a throttled object: it needs a token
+_CAS_ISSUED = 2  # a CAS request reaches a throttled object (it needs a token) or a catalog service's queue
 _CAS_REFUSED = 3  # a throttled CAS found no token: it fails now, whatever the catalog holds
 
 # Retry policies (SimConfig.retry_policy).
@@ -55,7 +57,16 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
  P_JITTER_SHAPE, P_RETRY_BUDGET_MS, P_REWRITE, P_REFUSED_MAX, P_REFUSED_BASE_MS, P_REFUSED_MULTIPLIER,
  P_REFUSED_CAP_MS, P_REFUSED_JITTER, P_CORRECTED, P_CAS_AT_LEAST_PUT, P_DELTA_CALL, P_HOLD_MS, P_LOAD_READS,
  P_UPDATE_READS, P_CLOSING_LISTING, P_THROTTLE_COMMITS, P_ATTEMPT_READS, P_ATTEMPT_WRITES, P_RETRY_READS,
- P_RETRY_WRITES, P_FAILED_UNCONTENDED, P_ROUND_MS_PER_READ) = range(42)
+ P_RETRY_WRITES, P_FAILED_UNCONTENDED, P_ROUND_MS_PER_READ, P_TABLE_POINTER, P_QUEUE_SERVERS, P_SERVICE_RTT_MS,
+ P_ATTEMPT_KIND, P_UNPUBLISHED_CAP, P_LOG_ENTRIES) = range(48)
+
+# What an attempt of the corrected protocol writes before its CAS (the commit design, docs/architectures.md):
+# table metadata around a manifest list (Iceberg v3), a root manifest (v4, the catalog holding the table's
+# state), nothing (DuckLake: rows in the catalog database), or a staged Delta commit (Unity Catalog).
+ATTEMPT_TABLE_METADATA, ATTEMPT_ROOT_MANIFEST, ATTEMPT_NONE, ATTEMPT_STAGED = range(4)
+# How many ratified Delta commits a Unity Catalog table may hold unpublished; a commit beyond it is refused
+# until the backlog is published (docs/architectures.md, "Delta catalog-managed commits").
+UNITY_UNPUBLISHED_CAP = 10
 
 # Client retry behaviour (SimConfig.backoff_jitter_shape, retry_rewrite).
 JITTER_SYMMETRIC, JITTER_UP, JITTER_DOWN, JITTER_RANGE = range(4)
@@ -121,12 +132,7 @@ EXACT_SUM_MAX_TERMS = 32
 def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(median, sigma, floor, moments[mean, var, third central]) per latency slot."""
     provider = config.latency_profile
-    if config.catalog == "service":
-        catalog_read = catalog_cas = Lognormal.fixed(config.catalog_latency_ms)
-    elif config.catalog == "append":
-        catalog_read, catalog_cas = provider.read(), provider.conditional_latency("append")
-    else:
-        catalog_read, catalog_cas = provider.read(), provider.conditional_latency("cas")
+    catalog_read, catalog_cas = catalog_latencies(config)
     slots = [None] * 9
     slots[CATALOG_READ] = catalog_read
     slots[CATALOG_CAS] = catalog_cas
@@ -144,8 +150,18 @@ def latency_table(config: SimConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray
             np.array([s.moments() for s in slots], dtype=np.float64))
 
 
+def attempt_kind(config: SimConfig) -> int:
+    """What a corrected attempt writes before its CAS (ATTEMPT_*), from the catalog and metadata format."""
+    if config.catalog == "ducklake":
+        return ATTEMPT_NONE
+    if config.catalog == "unity":
+        return ATTEMPT_STAGED
+    return ATTEMPT_ROOT_MANIFEST if config.metadata_format == "v4" else ATTEMPT_TABLE_METADATA
+
+
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(P_ROUND_MS_PER_READ + 1)
+    params = np.zeros(P_LOG_ENTRIES + 1)
+    service = config.catalog == "service" or config.catalog in SERVICE_CATALOGS  # no storage object is raced
     profile = config.latency_profile  # read once: a profile file's content is parsed on each access
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability
@@ -160,7 +176,7 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     # The store's own throttle on the catalog object (a catalog service has none), and how its client
     # library answers a refused (429) write; a what-if throttle replaces the store's bucket.
     operation = "append" if config.catalog == "append" else "cas"
-    store_throttle = None if config.catalog == "service" else profile.conditional(operation).throttle
+    store_throttle = None if service else profile.conditional(operation).throttle
     throttle = throttle_terms(store_throttle)
     params[P_THROTTLE_PER_MS], params[P_THROTTLE_BURST] = throttle[:2]
     params[P_REFUSED_MAX:P_REFUSED_JITTER + 1] = throttle[2:7]
@@ -178,7 +194,7 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     params[P_READ_OBSERVED_AT] = 1.0
     params[P_FAILED_MULTIPLIER] = 1.0
     params[P_DECIDED_AT] = 1.0
-    if config.catalog != "service":  # a catalog service's fixed latency has no storage terms
+    if not service:  # a catalog service's latency has no storage terms
         terms = profile.conditional(operation)  # the catalog's conditional write: CAS or append
         params[P_FAILED_MULTIPLIER] = terms.failed_multiplier
         params[P_DECIDED_AT] = terms.decided_at
@@ -200,7 +216,7 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         # through the round trip. A profile with measured terms (the measured model, a fitted file) says
         # where its store does; a catalog service and the reference's kind of profile take the half.
         reference_kind = not profile.has_measured_terms
-        if config.catalog == "service" or reference_kind:
+        if service or reference_kind:
             params[P_DECIDED_AT] = CORRECTED_DECIDED_AT
             params[P_READ_OBSERVED_AT] = CORRECTED_DECIDED_AT
         # Its storage catalog's CAS writes the catalog object: it takes at least a PUT of it (the
@@ -232,6 +248,15 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
         params[P_ATTEMPT_READS], params[P_ATTEMPT_WRITES] = config.attempt_reads, config.attempt_writes
     if config.retry_reads is not None:
         params[P_RETRY_READS], params[P_RETRY_WRITES] = config.retry_reads, config.retry_writes
+    # The commit design: which pointer the CAS compares (the catalog's, or the table's), the database serving a
+    # catalog service's commits (how many at once; the round trip that is not its work), what an attempt writes.
+    params[P_TABLE_POINTER] = 1.0 if config.catalog in TABLE_POINTER_CATALOGS else 0.0
+    if config.catalog in SERVICE_CATALOGS:
+        params[P_QUEUE_SERVERS] = catalog_database(config.catalog_database).concurrency
+        params[P_SERVICE_RTT_MS] = config.catalog_latency_ms
+    params[P_ATTEMPT_KIND] = attempt_kind(config)
+    params[P_UNPUBLISHED_CAP] = UNITY_UNPUBLISHED_CAP if config.catalog == "unity" else 0.0
+    params[P_LOG_ENTRIES] = 1.0 if log_entry_commits(config) else 0.0
     return params
 
 
@@ -261,12 +286,14 @@ def throttle_terms(throttle: Optional[Throttle]) -> list[float]:
 def kernel_parts(params: np.ndarray, chains: bool) -> tuple[bool, ...]:
     """Which of the kernel's optional parts a run uses, in the order of ``_event_loop``'s ``use_*`` arguments:
     the throttle, contention, reads that observe the catalog late, writer chains, the corrected protocol's
-    steps, a CAS that takes at least a PUT, refused-write resends, a retry budget, the object's commit hold."""
+    steps, a CAS that takes at least a PUT, refused-write resends, a retry budget, the object's commit hold, a
+    catalog service's queue of commits."""
     contention = any(params[slot] != 0.0 for slot in (P_CONTENTION_EXPONENT, P_CONTENTION_SIGMA,
                                                          P_READ_CONTENTION_EXPONENT, P_READ_CONTENTION_SIGMA))
     return (bool(params[P_THROTTLE_PER_MS] > 0.0), contention, bool(params[P_READ_OBSERVED_AT] < 1.0),
             bool(chains), bool(params[P_CORRECTED] > 0.0), bool(params[P_CAS_AT_LEAST_PUT] > 0.0),
-            bool(params[P_REFUSED_MAX] > 0.0), bool(params[P_RETRY_BUDGET_MS] > 0.0), bool(params[P_HOLD_MS] > 0.0))
+            bool(params[P_REFUSED_MAX] > 0.0), bool(params[P_RETRY_BUDGET_MS] > 0.0), bool(params[P_HOLD_MS] > 0.0),
+            bool(params[P_QUEUE_SERVERS] > 0.0))
 
 
 def kernel_features(params: np.ndarray, chains: bool) -> tuple:
@@ -438,7 +465,7 @@ def _heap_pop(heap, size):
 @numba.njit(cache=True)
 def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array, moments_array, params, rng,
                 out_f64, out_i32, out_i64, chain_next, use_throttle, use_contention, use_lag, use_chains,
-                use_corrected, use_cas_put, use_refusals, use_budget, use_hold):
+                use_corrected, use_cas_put, use_refusals, use_budget, use_hold, use_queue):
     """The loop. Each ``use_*`` argument is None (the part is unused: its branches compile away) or a bool
     (whether the run uses the part, checked where its branches start; ``kernel_features``). ``out_*`` are the transposed per-transaction rows of ``run``: one row each here."""
     # Every draw takes the Generator's bit generator, a plain struct: the Generator itself is reference
@@ -515,7 +542,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     table_version = np.zeros(num_tables, dtype=np.int64)
     # Corrected, a client whose commit is a log entry (retry_rewrite "none", delta-rs): its pending read
     # is the listing of the log as its commit begins, after the runtime.
-    log_entries = (use_corrected is not None and use_corrected) and rewrite == REWRITE_NONE
+    log_entries = (use_corrected is not None and use_corrected) and params[P_LOG_ENTRIES] > 0.0
     delta_call = log_entries and params[P_DELTA_CALL] > 0.0  # ... made by write_deltalake (delta-rs)
     load_reads = int(params[P_LOAD_READS])  # its rounds of reads after the load's listing
     update_reads = int(params[P_UPDATE_READS])  # ... in each snapshot update, after its listing
@@ -524,6 +551,21 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     # A traced call's attempts (PyIceberg's): its requests replace the corrected attempt's four.
     attempt_reads, attempt_writes = int(params[P_ATTEMPT_READS]), int(params[P_ATTEMPT_WRITES])
     retry_reads, retry_writes = int(params[P_RETRY_READS]), int(params[P_RETRY_WRITES])
+    # The commit design (docs/architectures.md): a CAS compares the table's pointer (a REST catalog, Unity
+    # Catalog) or the catalog's (one object, DuckLake's snapshot id); what an attempt writes before it.
+    table_pointer = params[P_TABLE_POINTER] > 0.0
+    kind_of_attempt = int(params[P_ATTEMPT_KIND])
+    staged = kind_of_attempt == ATTEMPT_STAGED
+    # A catalog service's database serves its commits in turn, at most ``servers`` at once: each server's next
+    # free instant (the round trip to the service is not its work).
+    servers = int(params[P_QUEUE_SERVERS])
+    server_free = np.zeros(servers if (use_queue is not None and use_queue) else 1, dtype=np.float64)
+    service_rtt = params[P_SERVICE_RTT_MS]
+    # Unity Catalog: when each table's ratified versions are published to its log, in a ring of the last
+    # ``cap`` versions (a version is admitted only once the one ``cap`` before it is published).
+    cap = int(params[P_UNPUBLISHED_CAP])
+    published = np.zeros((num_tables if staged else 1, cap if staged else 1), dtype=np.float64)
+    last_published = np.zeros(num_tables if staged else 1, dtype=np.float64)
     seq = 0
     bucket = np.array([throttle_burst, 0.0])  # the throttled object's tokens, as of an instant
     refused_max = params[P_REFUSED_MAX]
@@ -575,17 +617,29 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
         kind = code & 3
         tbl = table[k]
 
-        if (use_throttle is not None and use_throttle) and kind == _CAS_ISSUED:
+        if ((use_throttle is not None and use_throttle) or (use_queue is not None and use_queue)) \
+                and kind == _CAS_ISSUED:
             # Token bucket: a CAS that finds a token proceeds; one that finds
             # none is refused (GCS answers 429) after the same round trip. A bucket
             # that counts commits is asked at the decision instead (below).
             outcome = _CAS_DECIDED
-            if not commits_take_tokens and not take_token(bucket, t, throttle_per_ms, throttle_burst):
-                outcome = _CAS_REFUSED
-                throttled[k] += 1
+            if (use_throttle is not None and use_throttle):
+                if not commits_take_tokens and not take_token(bucket, t, throttle_per_ms, throttle_burst):
+                    outcome = _CAS_REFUSED
+                    throttled[k] += 1
             inflight += 1
             cas_ms[k] = _draw_cas(bits, mu, sigma, floor, contention, inflight, use_contention, use_cas_put)
-            size = _heap_push(heap, size, t + decided_at * cas_ms[k], 4 * k + outcome)
+            t_start = t
+            if (use_queue is not None and use_queue):
+                # The database takes commits in the order they arrive: this one starts when a server is free.
+                j = 0
+                for other in range(1, servers):
+                    if server_free[other] < server_free[j]:
+                        j = other
+                if server_free[j] > t_start:
+                    t_start = server_free[j]
+                server_free[j] = t_start + max(cas_ms[k] - service_rtt, 0.0)
+            size = _heap_push(heap, size, t_start + decided_at * cas_ms[k], 4 * k + outcome)
             continue
 
         if kind == _CAS_DECIDED or kind == _CAS_REFUSED:
@@ -610,11 +664,15 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                     size = _heap_push(heap, size, t_resend, 4 * k + _CAS_ISSUED)
                     continue
                 refusals[k] = 0
+            current = table_version[tbl] == snapshot_version[k] if table_pointer else seq == snapshot_seq[k]
+            if staged and kind == _CAS_DECIDED and current and published[tbl, (table_version[tbl] + 1) % cap] > t:
+                kind = _CAS_REFUSED  # the table holds ``cap`` unpublished versions: refused until one is published
+                throttled[k] += 1
             t_learned = t
             if discovery_read:
                 t_learned += _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
                 catalog_reads[k] += 1
-            if kind == _CAS_DECIDED and seq == snapshot_seq[k]:
+            if kind == _CAS_DECIDED and current:
                 seq += 1
                 table_version[tbl] += 1
                 if (use_hold is not None and use_hold):
@@ -626,6 +684,13 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 commit_ms[k] = t
                 if success_tail > 0.0:
                     t_learned += success_tail * cas_ms[k]
+                if staged:  # the backfill: the client publishes the ratified version to the log, in order
+                    t_learned += _draw(bits, TM_WRITE, mu, sigma, floor)
+                    tm_writes[k] += 1
+                    if t_learned < last_published[tbl]:
+                        t_learned = last_published[tbl]
+                    last_published[tbl] = t_learned
+                    published[tbl, table_version[tbl] % cap] = t_learned
                 if delta_call:  # the post-commit hook updates the call's snapshot to the created entry
                     t_learned += _snapshot_update(bits, mu, sigma, floor, moments, update_reads, 1, round_per_read,
                                                   contention, inflight, use_contention)
@@ -700,20 +765,31 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 far_size = _heap_push(far, far_size, commit_start[k] + read_ms[k], 4 * k + _READ_DONE)
                 continue
             if (use_corrected is not None and use_corrected):  # the manifest file was written during the runtime
-                if attempt_reads >= 0:  # the call as traced: its requests from the snapshot to the CAS
-                    t_ready = commit_start[k] + _call_io(bits, attempt_reads, attempt_writes, mu, sigma, floor,
-                                                         moments)
-                else:
-                    t_ready = commit_start[k] + _corrected_attempt_io(bits, mu, sigma, floor)
-                tm_reads[k] += 1
-                tm_writes[k] += 1
+                t_ready = commit_start[k]
+                if kind_of_attempt == ATTEMPT_TABLE_METADATA:
+                    if attempt_reads >= 0:  # the call as traced: its requests from the snapshot to the CAS
+                        t_ready += _call_io(bits, attempt_reads, attempt_writes, mu, sigma, floor, moments)
+                    else:
+                        t_ready += _corrected_attempt_io(bits, mu, sigma, floor)
+                    tm_reads[k] += 1
+                    tm_writes[k] += 1
+                    ml_reads[k] += 1
+                    ml_writes[k] += 1
+                elif kind_of_attempt == ATTEMPT_ROOT_MANIFEST:  # read the parent's root manifest, write a new one
+                    t_ready += _draw(bits, ML_READ, mu, sigma, floor) + _draw(bits, ML_WRITE, mu, sigma, floor)
+                    ml_reads[k] += 1
+                    ml_writes[k] += 1
+                elif staged:  # write the staged commit file
+                    t_ready += _draw(bits, TM_WRITE, mu, sigma, floor)
+                    tm_writes[k] += 1
             else:
                 t_ready = commit_start[k] + _attempt_io(bits, mu, sigma, floor)
                 mf_writes[k] += 1
-            ml_reads[k] += 1
-            ml_writes[k] += 1
+                ml_reads[k] += 1
+                ml_writes[k] += 1
             t_cas, code, cas_ms[k], inflight = _send_cas(k, t_ready, bits, mu, sigma, floor, contention, decided_at,
-                                                         inflight, use_throttle, use_contention, use_cas_put)
+                                                         inflight, use_throttle, use_contention, use_cas_put,
+                                                         use_queue)
             far_size = _heap_push(far, far_size, t_cas, code)
             continue
 
@@ -736,14 +812,19 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 snapshot_ms[k] = t
                 t_cas, code, cas_ms[k], inflight = _send_cas(k, t_known, bits, mu, sigma, floor, contention,
                                                              decided_at, inflight, use_throttle, use_contention,
-                                                             use_cas_put)
+                                                             use_cas_put, use_queue)
                 size = _heap_push(heap, size, t_cas, code)
                 continue
         elif (use_corrected is not None and use_corrected):
-            # The catalog names the table-metadata file; reading it tells which
-            # tables (partitions) changed, so the conflict is known only after it.
-            t_known += _draw(bits, TM_READ, mu, sigma, floor)
-            tm_reads[k] += 1
+            if kind_of_attempt == ATTEMPT_TABLE_METADATA:
+                # The catalog names the table-metadata file; reading it tells which
+                # tables (partitions) changed, so the conflict is known only after it.
+                t_known += _draw(bits, TM_READ, mu, sigma, floor)
+                tm_reads[k] += 1
+            elif staged:  # the versions ratified since its snapshot: each one's commit file, read in turn
+                missed = seen_version - snapshot_version[k]
+                t_known += _draw_sum(bits, TM_READ, missed, mu, sigma, floor, moments)
+                tm_reads[k] += missed
         # A read after a failed CAS. A refresh is the second read of the split
         # policy, made after backing off from a same-table conflict (already counted).
         refresh = refreshing[k]
@@ -770,8 +851,11 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
         t_next = t_known
         if overlap:
             if op[k] == VALIDATED_OVERWRITE:  # the I/O convoy, then validation
-                # Corrected: the attempt's own manifest-list read covers the newest version.
+                # Corrected: the attempt's own manifest-list read covers the newest version. A design without
+                # manifest lists validates against what its catalog read or staged reads already returned.
                 convoy = max(behind - 1, 0) if (use_corrected is not None and use_corrected) else behind
+                if kind_of_attempt == ATTEMPT_NONE or staged:
+                    convoy = 0
                 t_next += _draw_sum(bits, ML_READ, convoy, mu, sigma, floor, moments)
                 ml_reads[k] += convoy
                 if params[P_REAL_CONFLICT] > 0.0 and next_double(bits) < params[P_REAL_CONFLICT]:
@@ -801,15 +885,23 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
         if (use_corrected is not None and use_corrected):
             # A full attempt (table metadata and manifest list, read then written) after a same-table
             # conflict, or on every retry for a client that rewrites its manifest list; else the CAS alone.
-            if rewrite == REWRITE_MANIFEST_LIST or (rewrite == REWRITE_CONFLICT and overlap):
-                if retry_reads >= 0:  # the call as traced: the table-metadata read above was the first read
-                    t_next += _call_io(bits, retry_reads - 1, retry_writes, mu, sigma, floor, moments)
-                else:
-                    t_next += _corrected_attempt_io(bits, mu, sigma, floor)
-                tm_reads[k] += 1
-                ml_reads[k] += 1
-                ml_writes[k] += 1
+            if staged:  # a staged commit for the next version, whatever else the client reuses
+                t_next += _draw(bits, TM_WRITE, mu, sigma, floor)
                 tm_writes[k] += 1
+            elif rewrite == REWRITE_MANIFEST_LIST or (rewrite == REWRITE_CONFLICT and overlap):
+                if kind_of_attempt == ATTEMPT_TABLE_METADATA:
+                    if retry_reads >= 0:  # the call as traced: the table-metadata read above was the first read
+                        t_next += _call_io(bits, retry_reads - 1, retry_writes, mu, sigma, floor, moments)
+                    else:
+                        t_next += _corrected_attempt_io(bits, mu, sigma, floor)
+                    tm_reads[k] += 1
+                    ml_reads[k] += 1
+                    ml_writes[k] += 1
+                    tm_writes[k] += 1
+                elif kind_of_attempt == ATTEMPT_ROOT_MANIFEST:  # a new root over the reused leaf manifests
+                    t_next += _draw(bits, ML_READ, mu, sigma, floor) + _draw(bits, ML_WRITE, mu, sigma, floor)
+                    ml_reads[k] += 1
+                    ml_writes[k] += 1
         elif rewrite == REWRITE_CONFLICT:
             if overlap:  # only a same-table conflict forces the manifests to be rewritten
                 t_next += _attempt_io(bits, mu, sigma, floor)
@@ -821,18 +913,18 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             ml_reads[k] += 1
             ml_writes[k] += 1
         t_cas, code, cas_ms[k], inflight = _send_cas(k, t_next, bits, mu, sigma, floor, contention, decided_at,
-                                                     inflight, use_throttle, use_contention, use_cas_put)
+                                                     inflight, use_throttle, use_contention, use_cas_put, use_queue)
         size = _heap_push(heap, size, t_cas, code)
     return seq
 
 
 @numba.njit(cache=True, inline="always")
 def _send_cas(k, t_ready, bits, mu, sigma, floor, contention, decided_at, inflight, use_throttle, use_contention,
-              use_cas_put):
+              use_cas_put, use_queue):
     """Transaction k sends its CAS at t_ready: (instant, event code) of its decision, its latency, and the
-    conditional requests in flight after it; to a throttled object, its arrival at the throttle, where its
-    latency is drawn and it joins those in flight (latency 0 and the count unchanged here)."""
-    if (use_throttle is not None and use_throttle):
+    conditional requests in flight after it; to a throttled object or a catalog service's queue, its arrival
+    there, where its latency is drawn and it joins those in flight (latency 0 and the count unchanged here)."""
+    if (use_throttle is not None and use_throttle) or (use_queue is not None and use_queue):
         return t_ready, 4 * k + _CAS_ISSUED, 0.0, inflight
     cas = _draw_cas(bits, mu, sigma, floor, contention, inflight + 1, use_contention, use_cas_put)
     return t_ready + decided_at * cas, 4 * k + _CAS_DECIDED, cas, inflight + 1

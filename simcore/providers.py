@@ -247,6 +247,13 @@ PROVIDERS: Mapping[str, Provider] = {
         Provider("gcp", "Google Cloud Storage", 200, 0.30, 200, 17, 0.30,
                  cas=OperationLatency(170, 0.91), append=None, floor_ms=80,
                  object_writes_per_s=1.0),  # seed 003: "~1 write/s throttling", as GCS documents
+        # Cloudflare R2: no independent small-object latency is published. The figures are a vendor's benchmark
+        # of 1 KB objects (Tigris, 2025-07-08; docs/architectures.md, "The store: Cloudflare R2"): writes p50
+        # 197 ms, p90 340 ms (sigma ln(340/197)/1.2816); reads from its mixed phase, p50 606 ms, p90 681 ms. R2
+        # documents at most one write a second to one key, 429 beyond: the catalog object's throttle.
+        Provider("r2", "Cloudflare R2 (latency: a vendor's benchmark, an indication only)", 606, 0.09, 197, 20,
+                 0.43, cas=OperationLatency(197, 0.43, throttle=Throttle(writes_per_s=1.0)), append=None,
+                 floor_ms=10, object_writes_per_s=1.0),
         Provider("instant", "Idealised 1 ms store (tests, what-ifs)", 1, 0.1, 0.5, 0.1, 0.1,
                  cas=OperationLatency(1, 0.1), append=OperationLatency(1, 0.1), floor_ms=1, all_fixed=True),
     )

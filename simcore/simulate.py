@@ -14,7 +14,7 @@ import numpy as np
 from simcore import bounds, engine, jit_start, metrics
 from simcore.config import SimConfig
 from simcore.errors import ConfigError
-from simcore.workload import Workload, draw_workload
+from simcore.workload import Workload, draw_workload, submitted_when_started
 
 if TYPE_CHECKING:  # pyarrow loads only where a transactions table is made
     import pyarrow as pa
@@ -42,6 +42,8 @@ def run_seed(config: SimConfig, seed: int, max_memory_bytes: Optional[int] = Non
     workload = draw_workload(config, np.random.default_rng([seed, _WORKLOAD_STREAM]))
     jit_start.start()  # Numba's target, loaded without the SciPy import the kernels do not need
     outcome = engine.run(config, workload, np.random.default_rng([seed, _PROTOCOL_STREAM]))
+    if config.group_commit_s == 0.0:
+        workload = submitted_when_started(workload, outcome.start_ms)
     return workload, outcome
 
 

@@ -8,11 +8,13 @@ through the catalog, is left to the engine.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
+from simcore.catalog_latency import catalog_latencies
 from simcore.config import SimConfig
 
 FAST_APPEND = 0
@@ -78,6 +80,28 @@ def ops_of_uniforms(config: SimConfig, u: np.ndarray) -> np.ndarray:
     return op
 
 
+def committers(config: SimConfig) -> tuple[int, float]:
+    """(jobs, interval in ms) of the jobs that commit a writer workload's files: the writers themselves, or
+    with group commit one committer per table, committing every ``group_commit_s``. A committer asked to
+    commit as soon as its previous commit lands (0 s) has its commits due one uncontended catalog read and
+    CAS apart (their medians), the least any commit takes: it commits back to back whenever a commit takes
+    longer, which every commit with any other request does."""
+    if config.group_commit_s is None:
+        return config.writers, config.commit_interval_s * 1000.0
+    if config.group_commit_s > 0:
+        return config.num_tables, config.group_commit_s * 1000.0
+    read, cas = catalog_latencies(config)
+    return config.num_tables, read.median_ms + cas.median_ms
+
+
+def submitted_when_started(workload: Workload, start_ms: np.ndarray) -> Workload:
+    """A back-to-back committer's workload (``group_commit_s`` 0) as it ran: each commit submitted when it
+    started, one never started not submitted at all (its due time is only the committer's pace, not a time
+    any writer waited from)."""
+    submit = np.where(np.isnan(start_ms), np.inf, start_ms)
+    return dataclasses.replace(workload, submit_ms=submit)
+
+
 def draw_writer_workload(config: SimConfig, rng: np.random.Generator) -> Workload:
     """Writers (and maintenance jobs) committing on a schedule, each from a random phase.
 
@@ -89,14 +113,18 @@ def draw_writer_workload(config: SimConfig, rng: np.random.Generator) -> Workloa
     duration_ms = config.duration_ms
     jobs = []  # per group of jobs: (due times, op codes, tables, runtimes, class, job ids), one entry per commit
     probabilities = table_probabilities(config)
-    writer_tables = (np.arange(config.writers) % config.num_tables if config.table_distribution == "uniform"
-                     else rng.choice(config.num_tables, size=config.writers, p=probabilities))
-    interval_ms = config.commit_interval_s * 1000.0
+    writers, interval_ms = committers(config)
+    if config.group_commit_s is not None:  # one committer per table commits every writer's files
+        writer_tables = np.arange(writers)
+    elif config.table_distribution == "uniform":
+        writer_tables = np.arange(writers) % config.num_tables
+    else:
+        writer_tables = rng.choice(config.num_tables, size=writers, p=probabilities)
     # A streaming writer's data files are written during the interval: its commit reads the
     # catalog and goes straight to the commit (no runtime between snapshot and commit).
-    due, ops, counts = _writer_schedules(config, rng, interval_ms)
+    due, ops, counts = _writer_schedules(config, rng, writers, interval_ms)
     jobs.append((due, ops, np.repeat(writer_tables.astype(np.int32), counts), np.zeros(len(due)), WRITER,
-                 np.repeat(np.arange(config.writers), counts)))
+                 np.repeat(np.arange(writers), counts)))
     if config.maintenance_jobs:
         interval_ms = config.maintenance_interval_s * 1000.0
         for m in range(config.maintenance_jobs):
@@ -106,7 +134,7 @@ def draw_writer_workload(config: SimConfig, rng: np.random.Generator) -> Workloa
                                  config.runtime_min_ms)
             jobs.append((due, np.full(len(due), VALIDATED_OVERWRITE, np.int8),
                          np.full(len(due), m % config.num_tables, np.int32), runtime, MAINTENANCE,
-                         np.full(len(due), config.writers + m)))
+                         np.full(len(due), writers + m)))
     submit = np.concatenate([j[0] for j in jobs])
     job_id = np.concatenate([j[5] for j in jobs])  # writers 0..W-1, then the maintenance jobs
     order = np.lexsort((job_id, submit))
@@ -135,7 +163,7 @@ def writer_phases_s(seed: int, writers: int, interval_s: float) -> np.ndarray:
     return np.random.default_rng(seed).uniform(0.0, interval_s, writers)
 
 
-def _writer_schedules(config: SimConfig, rng: np.random.Generator, interval_ms: float):
+def _writer_schedules(config: SimConfig, rng: np.random.Generator, writers: int, interval_ms: float):
     """(due times, op codes, commits per writer) of every writer, writer by writer, as one pass of draws.
 
     Writer w draws its phase u (due times u x interval + j x interval before the end), then one
@@ -148,14 +176,15 @@ def _writer_schedules(config: SimConfig, rng: np.random.Generator, interval_ms: 
     """
     duration_ms = config.duration_ms
     grid = interval_ms * np.arange(int(duration_ms / interval_ms) + 1)
-    writers = config.writers
     copy = np.random.Generator(type(rng.bit_generator)())
     copy.bit_generator.state = rng.bit_generator.state
     uniforms = copy.random(writers * (len(grid) + 1))  # enough for every writer's phase and commits
     steps = grid.tolist()
     phases, counts = [0.0] * writers, [0] * writers
     fixed = (None if config.writer_phase_seed is None
-             else (writer_phases_s(config.writer_phase_seed, writers, config.commit_interval_s) * 1000.0).tolist())
+             else (writer_phases_s(config.writer_phase_seed, writers,
+                                   config.commit_interval_s if config.group_commit_s is None
+                                   else interval_ms / 1000.0) * 1000.0).tolist())
     at = 0  # the index of the next writer's phase in uniforms
     for w in range(writers):
         phase = float(uniforms[at]) * interval_ms if fixed is None else fixed[w]

@@ -46,7 +46,7 @@ from simcore import simulate, usable_throughput
 from simcore.bisection import MeasuredPoint, SearchRange, same_resolution_grid_points
 from ray_jobs.knee_curves import Curve, curves_from_grid, measured_point
 from ray_jobs.search import CurveSpec, Events, SeedRun, run_seed, search_curves
-from commit_sweeps.flags import add_search_range_flags, add_seeds_flag
+from commit_sweeps.flags import add_search_range_flags, add_seeds_flag, search_range_of
 from sweeps.catalog import KNEE_GRIDS
 from sweeps.seed001 import INTER_ARRIVAL_SCALES_MS
 from studies.results import add_out_flags, command_line, out_path, write_csv
@@ -114,13 +114,13 @@ def main(argv=None) -> int:
     command = command_line(PROG, argv)
     if args.parallel_probes:
         out = out_path(args, "knee_vs_grid", "parallel-probes", "csv")
-        rows = parallel_probes(SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance))
+        rows = parallel_probes(search_range_of(args))
         write_csv(out, rows, command)
         print(f"wrote {out}")
         return 0
     out = out_path(args, "knee_vs_grid", f"{args.experiment}-{args.curves}", "csv")
 
-    search_range = SearchRange(args.min_scale_ms, args.max_scale_ms, args.tolerance)
+    search_range = search_range_of(args)
     seeds = args.seeds
     curves = curves_from_grid(KNEE_GRIDS[args.experiment], quick=args.curves == "quick", duration_s=args.duration_s)
     grid = geometric_grid(search_range)
