@@ -23,8 +23,8 @@ def _with(flag, value):
 
 
 @pytest.mark.parametrize("flag, value, field, allowed", [
-    ("--provider", "s4", "provider", "one of s3x, s3, azurex, azure, gcp, instant"),
-    ("--catalog", "rest", "catalog", "one of storage, service, append"),
+    ("--provider", "s4", "provider", "one of s3x, s3, azurex, azure, gcp, r2, instant"),
+    ("--catalog", "lakehouse", "catalog", "one of storage, service, append, rest, ducklake, unity"),
     ("--retry-policy", "sometimes", "retry_policy", "one of immediate, backoff, split"),
     ("--cas-throttle-per-s", "-1", "cas_throttle_per_s", "a rate > 0"),
     ("--num-tables", "0", "num_tables", "an integer >= 1"),

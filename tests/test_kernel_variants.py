@@ -46,7 +46,7 @@ def test_the_general_loop_with_every_part_off_draws_what_the_plain_loop_draws(mo
     config = build_config(dict(protocol="published", duration_s=1801, inter_arrival_scale_ms=300, **fields))
     assert engine.kernel_variant(config) == "plain"
     plain = simulate(config, seeds=[1, 2])
-    monkeypatch.setattr(engine, "kernel_features", lambda params, chains: (False,) * 9)
+    monkeypatch.setattr(engine, "kernel_features", lambda params, chains: (False,) * len(engine.kernel_parts(params, chains)))
     general = simulate(config, seeds=[1, 2])
     assert repr(general) == repr(plain)
 

@@ -89,7 +89,7 @@ def test_every_script_has_the_same_flags(script):
 # -- bad input: a clear error before anything runs ----------------------------
 
 BAD_VALUES = [
-    ("provider", "s4", "provider: 's4' is not allowed; expected one of s3x, s3, azurex, azure, gcp, instant"),
+    ("provider", "s4", "provider: 's4' is not allowed; expected one of s3x, s3, azurex, azure, gcp, r2, instant"),
     ("inter_arrival_scale_ms", -5, "inter_arrival_scale_ms: -5.0 is not allowed; expected a number > 0 (ms)"),
     ("num_tables", 0, "num_tables: 0 is not allowed; expected an integer >= 1"),
 ]

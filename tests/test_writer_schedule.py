@@ -38,7 +38,7 @@ def test_one_pass_equals_one_call_per_writer(writers, interval_s, fast_append_ra
     for seed in (1, 2, 3):
         plain_rng, one_pass_rng = np.random.default_rng([seed, 0]), np.random.default_rng([seed, 0])
         plain = _one_call_per_writer(config, plain_rng, interval_s * 1000.0)
-        one_pass = _writer_schedules(config, one_pass_rng, interval_s * 1000.0)
+        one_pass = _writer_schedules(config, one_pass_rng, config.writers, interval_s * 1000.0)
         for expected, got in zip(plain, one_pass):
             assert got.dtype == expected.dtype and np.array_equal(got, expected)
         assert plain[2].sum() > 0
@@ -55,13 +55,13 @@ def test_a_phase_seed_gives_every_run_seed_the_same_phases(writers, interval_s, 
     for seed in (1, 2):
         plain_rng, one_pass_rng = np.random.default_rng([seed, 0]), np.random.default_rng([seed, 0])
         plain = _one_call_per_writer(config, plain_rng, interval_ms, phases_ms)
-        due, ops, counts = _writer_schedules(config, one_pass_rng, interval_ms)
+        due, ops, counts = _writer_schedules(config, one_pass_rng, config.writers, interval_ms)
         for expected, got in zip(plain, (due, ops, counts)):
             assert np.array_equal(got, expected)
         assert one_pass_rng.random() == plain_rng.random()
         firsts.append(due[np.cumsum(counts) - counts])  # each writer's first due time
     assert np.allclose(firsts[0], phases_ms) and np.array_equal(firsts[0], firsts[1])
-    unseeded = _writer_schedules(config.replace(writer_phase_seed=None), np.random.default_rng([1, 0]), interval_ms)
+    unseeded = _writer_schedules(config.replace(writer_phase_seed=None), np.random.default_rng([1, 0]), config.writers, interval_ms)
     assert not np.allclose(unseeded[0][np.cumsum(unseeded[2]) - unseeded[2]], phases_ms)  # each run seed's own
 
 
