@@ -52,6 +52,7 @@ COMMANDS = (
     Command("fit", "commit_sweeps.fit_command", "FIT_HELP"),
     Command("status", "commit_sweeps.status_command", "STATUS_HELP"),
     Command("dashboard", "commit_sweeps.dashboard_command", "DASHBOARD_HELP"),
+    Command("prepare", "commit_sweeps.kernel_compile", "PREPARE_HELP"),
 )
 
 

@@ -21,13 +21,10 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
 
-# The simulator's two kernel variants, compiled (or loaded from Numba's cache) once each, side by side, while
-# the Go builds may still run: otherwise every pytest worker would compile the variant it meets first.
-kernel_builds=""
-for variant in plain general; do
-    .venv/bin/python -c "from simcore.simulate import prepare_kernel; prepare_kernel('$variant')" &
-    kernel_builds="$kernel_builds $!"
-done
+# The simulator's kernel variants, compiled (or loaded from Numba's cache) side by side by the install's own
+# step, while the Go builds may still run: otherwise every pytest worker would compile the variant it meets first.
+.venv/bin/commit-sweeps prepare &
+kernel_build=$!
 
 # The dashboard's browser tests drive Debian's Chromium (they fail under CI=true without it).
 if ! command -v chromium >/dev/null 2>&1; then
@@ -40,9 +37,7 @@ if ! command -v chromium >/dev/null 2>&1; then
     fi
 fi
 
-for build in $kernel_builds; do
-    wait "$build" || { echo "test.sh: compiling the simulator's kernel failed" >&2; exit 1; }
-done
+wait "$kernel_build" || { echo "test.sh: compiling the simulator's kernel failed" >&2; exit 1; }
 wait "$helm_build" || { echo "test.sh: scripts/install-helm.sh failed" >&2; exit 1; }
 wait "$helm_docs_build" || { echo "test.sh: scripts/install-helm-docs.sh failed" >&2; exit 1; }
 HELM=$(cat "$tool_paths/helm")
