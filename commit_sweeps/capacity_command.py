@@ -71,7 +71,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
              "with --writers-at-interval-s, p50/p99 commit latency, requests and store cost per commit")
     add("--writers", type=integer, default=None,
         help="with --compare and --writers-at-interval-s: mark the first design that takes this many writers")
-    add("--request-prices", type=parse_prices, default=None, metavar="WRITE,READ",
+    add("--request-prices", default=None, metavar="WRITE,READ",
         help="store request prices in US dollars per 1,000 write-class and read-class requests, for --compare's "
              "cost (default: the store's list prices, docs/reference/prices.md)")
     add_group_commit_flag(parser)
@@ -353,7 +353,8 @@ def run_compare(args: argparse.Namespace) -> int:
             from ray_jobs.connect import reach_ray
 
             reach_ray(address, "ray_address" if args.ray_address is not None else "RAY_ADDRESS")
-        prices = args.request_prices or list_prices(next(iter(bases.values())).provider)
+        prices = (parse_prices(args.request_prices) if args.request_prices is not None
+                  else list_prices(next(iter(bases.values())).provider))
     except (ConfigError, SearchRangeError) as error:
         return bad_input(error)
     progress = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
