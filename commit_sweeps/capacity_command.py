@@ -26,6 +26,7 @@ from simcore import ConfigError, SimConfig, bounds
 from simcore.bisection import SearchRange, SearchRangeError
 from simcore.builder import config_from_flags
 from simcore.clients import REFERENCE
+from simcore.config import SERVICE_CATALOGS
 from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, USABLE_SUCCESS_THRESHOLD
 from simcore.designs import DESIGNS, design_fields
 from simcore.request_prices import cost_per_1000_commits, list_prices, parse_prices, store_requests
@@ -81,6 +82,10 @@ def _base_config(args: argparse.Namespace) -> SimConfig:
     """The config of the flags (``simcore.builder``), at one writer in writers mode (the search sets how many)."""
     if args.writers_at_interval_s is None and args.maintenance_jobs is not None:
         raise ConfigError("maintenance_jobs", args.maintenance_jobs, "no value without --writers-at-interval-s")
+    if not args.compare:
+        for name in ("writers", "request_prices"):
+            if getattr(args, name) is not None:
+                raise ConfigError(name, getattr(args, name), "no value without --compare")
     if args.writers_at_interval_s is None and args.group_commit_s is not None:
         raise ConfigError("group_commit_s", args.group_commit_s, "no value without --writers-at-interval-s")
     fields = {}
@@ -323,8 +328,11 @@ def compare_configs(args: argparse.Namespace, writers_mode: bool) -> dict[str, S
         fields = design_fields(design, args.client)
         if writers_mode:
             fields.update(writers=1, commit_interval_s=args.writers_at_interval_s)
-        fields = {"catalog_latency_ms": None, "metadata_format": None, "group_commit_s": None,
-                  "rest_metadata_writer": None, **fields}
+        # The design sets the catalog and what goes with it; the round trip to a catalog service is the user's.
+        service = fields["catalog"] in SERVICE_CATALOGS
+        fields = {"catalog_latency_ms": args.catalog_latency_ms if service else None, "metadata_format": None,
+                  "group_commit_s": None, "rest_metadata_writer": None,
+                  "catalog_database": args.catalog_database if service else None, **fields}
         designs[design.name] = config_from_flags(args, **fields)
     return designs
 
@@ -332,6 +340,11 @@ def compare_configs(args: argparse.Namespace, writers_mode: bool) -> dict[str, S
 def run_compare(args: argparse.Namespace) -> int:
     writers_mode = args.writers_at_interval_s is not None
     try:
+        for name, flag in (("metadata", "--metadata"), ("group_commit_s", "--group-commit-s"),
+                           ("rest_metadata_writer", "--rest-metadata-writer")):
+            if getattr(args, name) is not None:
+                raise ConfigError(name, getattr(args, name), f"no value with --compare (every design is compared; "
+                                                             f"{flag} is one design's)")
         if args.writers is not None and not writers_mode:
             raise ConfigError("writers", args.writers, "no value without --writers-at-interval-s")
         if args.writers is not None and args.writers < 1:
