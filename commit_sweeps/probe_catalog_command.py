@@ -4,7 +4,8 @@
                                 [--transaction iceberg-jdbc|ducklake] [--clients 1-8] [--duration-s 10] \\
                                 [--out catalog.json] [--json]
 
-For each client count, N clients commit in a closed loop, no retry, each on its own connection: Iceberg's
+For each client count, N clients commit in a closed loop, no retry (a client whose commit lost waits
+``--conflict-wait-ms`` first, as the real clients wait before a retry), each on its own connection: Iceberg's
 JDBC catalog commit (one row per client, so no commit loses on its logic and the database's own ceiling
 shows) or DuckLake's (every client on the one snapshot sequence, so concurrent commits collide as they do
 in DuckLake, and are counted). Printed per count: commits/s, conflicts/s, latency percentiles, the client
@@ -33,7 +34,7 @@ from typing import Callable
 
 from simcore.errors import ConfigError
 from commit_sweeps.flags import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_duration_flag, \
-    bad_input, check_output_path, output_path, positive_int
+    bad_input, check_output_path, number, output_path, positive_int
 
 PROBE_CATALOG_HELP = ("measure a catalog's SQL database (postgresql://, sqlite:///): N clients committing Iceberg's "
                       "JDBC or DuckLake's transaction; fits its service time and concurrency")
@@ -41,6 +42,7 @@ MAX_CLIENTS = 256
 MAX_PROCESSES = 256
 WARN_LAG = 0.10  # a ready client waited this share of the median commit for its CPU: the count may be distorted
 WARN_CPU = 0.8  # the clients used this share of the machine's cores
+DEFAULT_CONFLICT_WAIT_MS = 100.0  # ducklake_retry_wait_ms's default, and Iceberg's commit.retry.min-wait-ms
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -66,6 +68,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="write the fitted database here, the JSON catalog_database_from_json reads")
     parser.add_argument("--json", action="store_true",
                         help="one JSON object per client count per line, then the fitted database's")
+    parser.add_argument("--conflict-wait-ms", type=number, default=DEFAULT_CONFLICT_WAIT_MS, metavar="MS",
+                        help="a client whose commit lost waits this long, less up to half at random, before its next "
+                             f"(default {DEFAULT_CONFLICT_WAIT_MS:g}: DuckLake's and Iceberg's first retry wait; 0: "
+                             "none)")
     parser.add_argument("--processes", type=positive_int, default=None, metavar="N",
                         help="client processes, the clients spread over them as threads (default: one per "
                              "client; 1: all behind one interpreter)")
@@ -95,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
                                                        f"takes the service time from one client)")
         if not (math.isfinite(args.duration_s) and 2 <= args.duration_s <= 86400):
             raise ConfigError("duration_s", args.duration_s, "seconds in [2, 86400]")
+        if not (math.isfinite(args.conflict_wait_ms) and 0 <= args.conflict_wait_ms <= 60_000):
+            raise ConfigError("conflict_wait_ms", args.conflict_wait_ms, "milliseconds in [0, 60000]")
         if args.processes is not None and not 1 <= args.processes <= MAX_PROCESSES:
             raise ConfigError("processes", args.processes, f"an integer in [1, {MAX_PROCESSES}]")
         name = args.name or f"probed-{dsn.kind}"
@@ -136,7 +144,7 @@ def _probe(args, dsn, counts, name, progress) -> int:
             return EXIT_BAD_INPUT
         progress(f"probe-catalog: {dsn.describe()}: {server}; {args.transaction} commits in "
                  f"{', '.join(tables.names(args.transaction))}")
-        pool = CatalogClientPool(Work(dsn, tables, args.transaction), args.processes or max(counts))
+        pool = CatalogClientPool(Work(dsn, tables, args.transaction, args.conflict_wait_ms), args.processes or max(counts))
         cores = psutil.cpu_count() or 1
         results, one_client = [], []
         for clients in counts:
@@ -162,7 +170,7 @@ def _probe(args, dsn, counts, name, progress) -> int:
             print(_table(dsn.describe(), args, results))
             print(_fitted(database, saturated))
         if saturated.clients == max(counts) and len(counts) > 1:
-            print(f"warning: probe-catalog: the most transactions/s were at the most clients ({saturated.clients}): "
+            print(f"warning: probe-catalog: the most commits/s were at the most clients ({saturated.clients}): "
                   f"the database may not have saturated, and concurrency {database.concurrency} may be low; probe "
                   f"more clients", file=sys.stderr)
         if args.out is not None:
@@ -195,10 +203,10 @@ def _probe(args, dsn, counts, name, progress) -> int:
 def _fit(name, args, server, counts, one_client, results):
     from simcore.catalog_databases import fit_catalog_database
 
-    saturated = max(results, key=lambda r: r.finished_per_s)
+    saturated = max(results, key=lambda r: r.commits_per_s)
     source = (f"commit-sweeps probe-catalog {datetime.date.today().isoformat()}: {args.transaction} commits on "
               f"{server}, {args.duration_s:g} s per count at {','.join(map(str, counts))} clients")
-    database = fit_catalog_database(name, one_client, {r.clients: r.finished_per_s for r in results}, source[:400])
+    database = fit_catalog_database(name, one_client, {r.clients: r.commits_per_s for r in results}, source[:400])
     return database, saturated
 
 
@@ -245,8 +253,8 @@ def _fitted(database, saturated) -> str:
         f"fitted catalog database {database.name}:",
         f"  commit service time  median {database.commit_median_ms:.3g} ms, sigma {database.commit_sigma:.3g}, "
         f"floor {database.commit_floor_ms:.3g} ms (one client)",
-        f"  concurrency          {database.concurrency} (Little's law: {saturated.finished_per_s:.1f} transactions/s "
-        f"finished at {saturated.clients} clients x {database.commit_median_ms:.3g} ms)",
+        f"  concurrency          {database.concurrency} (Little's law: {saturated.commits_per_s:.1f} commits/s at "
+        f"{saturated.clients} clients x {database.commit_median_ms:.3g} ms)",
         f"  ceiling              {database.ceiling_cps:.1f} commits/s",
         f"  source               {database.source}",
     ])

@@ -17,9 +17,12 @@ both use:
   +-1 standard deviation in log space;
 - floor: the 1st percentile (a lower cut the lognormal's tail is raised to;
   the minimum alone would be one timer's luck);
-- concurrency: Little's law, the transactions the database finished per second
-  at saturation (the client count that finished the most) times the median
-  service time, rounded: how many it had in service at once.
+- concurrency: Little's law, the commits per second at saturation (the client
+  count that committed the most) times the median service time, rounded: how
+  many it had in service at once. Only successful commits count: a DuckLake
+  commit that lost on the snapshot id learns it at once on SQLite (a spin of
+  cheap refusals) and after waiting for the winner on PostgreSQL, so neither
+  measures the database's work.
 
 Pure: reads only its own data file.
 """
@@ -174,27 +177,24 @@ def lognormal_fit(latencies_ms: Sequence[float]) -> tuple[float, float, float]:
     return float(np.median(samples)), sigma, float(np.percentile(samples, FLOOR_PERCENTILE))
 
 
-def littles_law_concurrency(finished_per_s: float, median_ms: float) -> int:
-    """Transactions in service at once: throughput x service time, rounded, at least 1.
+def littles_law_concurrency(commits_per_s: float, median_ms: float) -> int:
+    """Commits in service at once: throughput x service time, rounded, at least 1.
 
     >>> littles_law_concurrency(2600.0, 1.6)
     4
     """
-    if not (math.isfinite(finished_per_s) and finished_per_s > 0):
-        raise ConfigError("finished_per_s", finished_per_s, "a finite rate > 0")
-    return min(MAX_CONCURRENCY, max(1, round(finished_per_s * median_ms / 1000.0)))
+    if not (math.isfinite(commits_per_s) and commits_per_s > 0):
+        raise ConfigError("commits_per_s", commits_per_s, "a finite rate > 0")
+    return min(MAX_CONCURRENCY, max(1, round(commits_per_s * median_ms / 1000.0)))
 
 
 def fit_catalog_database(name: str, one_client_latencies_ms: Sequence[float],
-                         finished_per_s_by_clients: Mapping[int, float], source: str) -> CatalogDatabase:
-    """The ``CatalogDatabase`` of one client's latencies and the finished transactions/s at each client count.
-
-    "Finished" counts every transaction the database ran to its end, committed or refused on a conflict: both
-    occupied it. Saturation is the count that finished the most.
-    """
+                         commits_per_s_by_clients: Mapping[int, float], source: str) -> CatalogDatabase:
+    """The ``CatalogDatabase`` of one client's commit latencies and the commits/s at each client count
+    (saturation: the count that committed the most)."""
     median, sigma, floor = lognormal_fit(one_client_latencies_ms)
-    if not finished_per_s_by_clients:
-        raise ConfigError("finished_per_s_by_clients", {}, "at least one client count's throughput")
-    saturated = max(finished_per_s_by_clients.values())
+    if not commits_per_s_by_clients:
+        raise ConfigError("commits_per_s_by_clients", {}, "at least one client count's throughput")
+    saturated = max(commits_per_s_by_clients.values())
     return CatalogDatabase(name=name, commit_median_ms=median, commit_sigma=sigma, commit_floor_ms=min(floor, median),
                            concurrency=littles_law_concurrency(saturated, median), source=source)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import random
 import resource
 import signal
 import threading
@@ -39,6 +40,7 @@ class Work:
     dsn: CatalogDSN
     tables: ScratchTables
     transaction: str
+    conflict_wait_ms: float = 0.0  # a client whose commit lost waits up to this long before its next one
 
 
 @dataclass(frozen=True)
@@ -68,9 +70,10 @@ def _cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _client_loop(commit, client: int, kind: str, start_at: float, deadline: float, stop, commits: list,
-                 errors: list) -> None:
+def _client_loop(commit, client: int, kind: str, conflict_wait_s: float, start_at: float, deadline: float, stop,
+                 commits: list, errors: list) -> None:
     failures = database_errors(kind)
+    jitter = random.Random(client)
     while not stop.is_set():
         began = time.perf_counter()
         began_at = time.monotonic()
@@ -83,6 +86,10 @@ def _client_loop(commit, client: int, kind: str, start_at: float, deadline: floa
             time.sleep(0.01)  # a database that errors at once must not turn the loop into a busy spin
             continue
         commits.append(Commit(client, began_at - start_at, (time.perf_counter() - began) * 1000.0, committed))
+        if not committed and conflict_wait_s > 0:
+            # As DuckLake's and Iceberg's clients wait before a retry (DuckLake's jitter: up to half less).
+            # Without it a SQLite loser, refused at once, spins and starves the winner of the CPU.
+            stop.wait(conflict_wait_s * (1.0 - 0.5 * jitter.random()))
 
 
 def _lag_loop(deadline: float, stop, lags: list) -> None:
@@ -120,18 +127,18 @@ def _serve(pipe, work: Work, stop) -> None:
                 pipe.send(("error", work.dsn.redact(f"{type(error).__name__}: {error}")))
             continue
         _, clients, start_at, duration_s = message
-        pipe.send(("done", run_clients({c: commits_by_client[c] for c in clients}, work.dsn, start_at, duration_s,
-                                       stop)))
+        pipe.send(("done", run_clients({c: commits_by_client[c] for c in clients}, work, start_at, duration_s, stop)))
 
 
-def run_clients(commits_by_client: dict, dsn: CatalogDSN, start_at: float, duration_s: float, stop) -> Batch:
+def run_clients(commits_by_client: dict, work: Work, start_at: float, duration_s: float, stop) -> Batch:
     """Run each client's commit in a closed loop on its own thread from ``start_at`` for ``duration_s``."""
     deadline = start_at + duration_s
     commits: list = []
     errors: list = []
     lags: list = []
     threads = [threading.Thread(target=_client_loop, daemon=True,
-                                args=(commit, client, dsn.kind, start_at, deadline, stop, commits, errors))
+                                args=(commit, client, work.dsn.kind, work.conflict_wait_ms / 1000.0, start_at,
+                                      deadline, stop, commits, errors))
                for client, commit in commits_by_client.items()]
     threads.append(threading.Thread(target=_lag_loop, args=(deadline, stop, lags), daemon=True))
     time.sleep(max(0.0, start_at - time.monotonic()))
@@ -140,7 +147,7 @@ def run_clients(commits_by_client: dict, dsn: CatalogDSN, start_at: float, durat
         thread.start()
     for thread in threads:
         thread.join()
-    return Batch(tuple(commits), tuple(dsn.redact(e) for e in errors[:MAX_ERRORS_KEPT]), len(errors),
+    return Batch(tuple(commits), tuple(work.dsn.redact(e) for e in errors[:MAX_ERRORS_KEPT]), len(errors),
                  _cpu_s() - cpu0, time.monotonic() - wall0, tuple(lags))
 
 

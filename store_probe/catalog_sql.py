@@ -41,7 +41,10 @@ from simcore.redaction import redact
 
 TRANSACTIONS = ("iceberg-jdbc", "ducklake")
 PREFIX = "commit_sweeps_probe_"
-SQLITE_BUSY_SNAPSHOT = 517  # a deferred transaction's read snapshot went stale before its first write
+# A deferred SQLite transaction that has read loses its write to a concurrent writer as SQLITE_BUSY at once
+# (waiting could deadlock: its snapshot would be stale by then), or as SQLITE_BUSY_SNAPSHOT when the other has
+# already committed. Either is DuckLake's conflict on SQLite.
+SQLITE_BUSY, SQLITE_BUSY_SNAPSHOT = 5, 517
 SQLITE_BUSY_TIMEOUT_S = 30.0  # how long a SQLite writer waits for the write lock before giving up
 CONNECT_TIMEOUT_S = 10
 _DSN_ALLOWED = ("postgresql://user[:password]@host[:port]/database or sqlite:///path/file.db (an existing file; "
@@ -135,10 +138,11 @@ def database_errors(kind: str) -> tuple[type, ...]:
 
 
 def is_conflict(kind: str, error: Exception) -> bool:
-    """Did the commit lose to a concurrent one (a primary key taken, a stale snapshot), not fail?"""
+    """Did a transaction that has read lose to a concurrent commit (a primary key taken, a stale snapshot, the
+    write lock taken), rather than fail?"""
     if kind == "sqlite":
-        return isinstance(error, sqlite3.IntegrityError) or getattr(error, "sqlite_errorcode", None) == \
-            SQLITE_BUSY_SNAPSHOT
+        return isinstance(error, sqlite3.IntegrityError) or getattr(error, "sqlite_errorcode", None) in \
+            (SQLITE_BUSY, SQLITE_BUSY_SNAPSHOT)
     # 23505 unique_violation: the snapshot id was taken; 40001 serialization_failure: the same under a stricter
     # isolation level.
     return getattr(error, "sqlstate", None) in ("23505", "40001")
