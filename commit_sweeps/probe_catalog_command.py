@@ -115,8 +115,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _probe(args, dsn, counts, name, progress)
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+        for stop_signal, handler in previous.items():
+            signal.signal(stop_signal, handler)
 
 
 def _probe(args, dsn, counts, name, progress) -> int:
@@ -144,7 +144,8 @@ def _probe(args, dsn, counts, name, progress) -> int:
             return EXIT_BAD_INPUT
         progress(f"probe-catalog: {dsn.describe()}: {server}; {args.transaction} commits in "
                  f"{', '.join(tables.names(args.transaction))}")
-        pool = CatalogClientPool(Work(dsn, tables, args.transaction, args.conflict_wait_ms), args.processes or max(counts))
+        pool = CatalogClientPool(Work(dsn, tables, args.transaction, args.conflict_wait_ms),
+                                 args.processes or max(counts))
         cores = psutil.cpu_count() or 1
         results, one_client = [], []
         for clients in counts:
@@ -189,8 +190,8 @@ def _probe(args, dsn, counts, name, progress) -> int:
         return EXIT_FAILED
     finally:
         # No stop signal may end the clean-up half-way: each is ignored until the tables are gone.
-        for number in STOP_SIGNALS:
-            signal.signal(number, signal.SIG_IGN)
+        for stop_signal in STOP_SIGNALS:
+            signal.signal(stop_signal, signal.SIG_IGN)
         if pool is not None:
             pool.close()  # first: a client mid-transaction would hold the locks DROP TABLE waits for
         if created:

@@ -336,7 +336,8 @@ def describe_server(connection, kind: str) -> str:
         mode = cursor.execute("PRAGMA journal_mode").fetchone()[0]
         synchronous = cursor.execute("PRAGMA synchronous").fetchone()[0]
         names = {0: "off", 1: "normal", 2: "full", 3: "extra"}
-        return f"SQLite {sqlite3.sqlite_version} (journal_mode {mode}, synchronous {names.get(synchronous, synchronous)})"
+        synchronous = names.get(synchronous, synchronous)
+        return f"SQLite {sqlite3.sqlite_version} (journal_mode {mode}, synchronous {synchronous})"
     settings = []
     for name in ("server_version", "fsync", "synchronous_commit", "wal_sync_method"):
         cursor.execute(f"SHOW {name}")
