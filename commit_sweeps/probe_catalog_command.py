@@ -73,9 +73,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              f"(default {DEFAULT_CONFLICT_WAIT_MS:g}: DuckLake's and Iceberg's first retry wait; 0: "
                              "none)")
     parser.add_argument("--processes", type=positive_int, default=None, metavar="N",
-                        help="client processes, the clients spread over them as threads (default: one per "
-                             "client; 1: all behind one interpreter)")
+                        help="client processes, the clients spread over them as threads (default: one per core, "
+                             "at most one per client; 1: all behind one interpreter)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def default_processes(clients: int) -> int:
+    """One interpreter per core, the clients as threads within: the drivers release the GIL while the database
+    works, and on 2 cores threads committed as fast as a process per client or faster (studies/catalog_service,
+    the threads-or-processes check), where each process more competes with the database for the cores."""
+    return max(1, min(clients, os.cpu_count() or 1))
 
 
 class _Interrupted(Exception):
@@ -145,7 +152,7 @@ def _probe(args, dsn, counts, name, progress) -> int:
         progress(f"probe-catalog: {dsn.describe()}: {server}; {args.transaction} commits in "
                  f"{', '.join(tables.names(args.transaction))}")
         pool = CatalogClientPool(Work(dsn, tables, args.transaction, args.conflict_wait_ms),
-                                 args.processes or max(counts))
+                                 args.processes or default_processes(max(counts)))
         cores = psutil.cpu_count() or 1
         results, one_client = [], []
         for clients in counts:

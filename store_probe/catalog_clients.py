@@ -171,7 +171,10 @@ class CatalogClientPool:
         while not pipe.poll(0.2):
             if time.monotonic() > deadline or not all(p.is_alive() for p in self.processes):
                 raise CatalogSQLError("a client process stopped answering")
-        return pipe.recv()
+        try:
+            return pipe.recv()
+        except (EOFError, OSError):  # it died: its end of the pipe closed
+            raise CatalogSQLError("a client process ended before it answered") from None
 
     def run(self, clients: int, duration_s: float) -> list[Batch]:
         """Run ``clients`` clients for ``duration_s`` seconds, all starting together; one Batch per process used."""

@@ -5,9 +5,9 @@
 
 For each database it runs the user's command, ``commit-sweeps probe-catalog --json``, once per commit
 transaction (``iceberg-jdbc``: one row per client, the database's own ceiling; ``ducklake``: every client on
-the one snapshot sequence, conflicts inherent) at each client count, then once more at ``--workers-clients``
-clients with every client behind one interpreter (``--processes 1``), to see whether the GIL distorts the
-figures (README: it does, or does not, by this much). PostgreSQL is a private server (``postgres_server``:
+the one snapshot sequence, conflicts inherent) at each client count, then Iceberg's commit at ``--workers-clients``
+clients spread three ways (one process of threads, one per core, one per client; in turns, ``--workers-repeats``
+rounds), to see whether the GIL, or a process per client, distorts the figures. PostgreSQL is a private server (``postgres_server``:
 Debian's package, initdb into a temporary folder, 127.0.0.1 only, stopped afterwards); SQLite a file in a
 temporary folder in WAL mode. Each row carries the load average when its count ended (the machine's 2 cores
 are shared). Writes ``results/catalog-service-<date>.csv`` (a row per count) and ``.json`` (the fitted
@@ -42,8 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--database", choices=("postgresql", "sqlite", "both"), default="both")
     parser.add_argument("--clients", default="1,2,4,8,16", help="client counts (default 1,2,4,8,16)")
     parser.add_argument("--workers-clients", type=int, default=8,
-                        help="the count measured again with every client behind one interpreter (default 8; 0: "
-                             "not)")
+                        help="the client count of the threads-or-processes check (default 8; 0: none)")
+    parser.add_argument("--workers-repeats", type=int, default=3,
+                        help="rounds of that check, each running every way of spreading the clients once (default 3)")
     add_out_flags(parser, "the per-count rows (CSV; the fitted databases go beside it as .json)")
     return parser
 
@@ -80,6 +81,46 @@ def _probe(dsn: str, transaction: str, clients: str, duration_s: float, name: st
     if process.returncode != 0:
         raise SystemExit(f"catalog_service: probe-catalog {transaction} exited {process.returncode}")
     return rows, database
+
+
+def _workers_check(kind: str, dsn: str, clients: int, duration_s: float, repeats: int) -> list[dict]:
+    """Iceberg JDBC commits at ``clients`` clients spread over 1 process (threads behind one GIL), one per core,
+    and one per client, in turns (``repeats`` rounds, so a change in the shared machine's load falls on every
+    way alike). Through the probe's own pool and summary, without its fit."""
+    import psutil
+    from store_probe.catalog_clients import CatalogClientPool, Work
+    from store_probe.catalog_results import summarise
+    from store_probe.catalog_sql import ScratchTables, connect, create_tables, drop_tables, parse_dsn
+
+    parsed = parse_dsn(dsn)
+    tables = ScratchTables.new()
+    admin = connect(parsed)
+    cores = psutil.cpu_count() or 1
+    ways = {"1 (threads)": 1, f"{cores} (one per core)": cores, f"{clients} (one per client)": clients}
+    rows = []
+    try:
+        create_tables(admin, parsed.kind, tables, "iceberg-jdbc", clients)
+        pools = {way: CatalogClientPool(Work(parsed, tables, "iceberg-jdbc"), processes) for way, processes in
+                 ways.items()}
+        try:
+            for round_ in range(1, repeats + 1):
+                for way, pool in pools.items():
+                    result, _ = summarise(clients, pool.run(clients, duration_s), duration_s, cores)
+                    load = os.getloadavg()
+                    rows.append({"database": kind, "transaction": "iceberg-jdbc", "processes": way,
+                                 "workers_round": round_, **{k: round(v, 4) if isinstance(v, float) else v
+                                                             for k, v in result.to_json().items()},
+                                 "load_1m": round(load[0], 2), "load_5m": round(load[1], 2)})
+                    print(f"  {kind} workers check round {round_}, {clients} clients over {way}: "
+                          f"{result.commits_per_s:.1f} commits/s, p50 {result.latency_p50_ms:.2f} ms, client CPU "
+                          f"{result.client_cpu_share:.0%}, load {load[0]:.2f}", flush=True)
+        finally:
+            for pool in pools.values():
+                pool.close()
+    finally:
+        drop_tables(admin, parsed.kind, tables)
+        admin.close()
+    return rows
 
 
 @contextlib.contextmanager
@@ -123,10 +164,7 @@ def main(argv=None) -> int:
                          for row in counted]
                 fitted[name] = database
             if args.workers_clients:
-                counted, _ = _probe(dsn, "iceberg-jdbc", f"1,{args.workers_clients}", args.duration_s,
-                                    f"{kind}-threads", processes=1)
-                rows += [{"database": kind, "transaction": "iceberg-jdbc", "processes": "1 (threads)", **row}
-                         for row in counted]
+                rows += _workers_check(kind, dsn, args.workers_clients, args.duration_s, args.workers_repeats)
     write_csv(csv_path, rows, command)
     write_json(json_path, {"servers": servers, "cores": os.cpu_count(), "load_before": load_before,
                            "load_after": os.getloadavg(), "duration_s": args.duration_s, "clients": args.clients,
