@@ -160,7 +160,7 @@ def main(argv=None) -> int:
             for transaction in TRANSACTIONS:
                 name = NAMES[kind, transaction]
                 counted, database = _probe(dsn, transaction, args.clients, args.duration_s, name)
-                rows += [{"database": kind, "transaction": transaction, "processes": "one per client", **row}
+                rows += [{"database": kind, "transaction": transaction, "processes": "default: one per core", **row}
                          for row in counted]
                 fitted[name] = database
             if args.workers_clients:
