@@ -6,6 +6,7 @@
     commit-sweeps capacity --provider s3 --num-tables 10 ...      one setup's usable commits/s or max writers
     commit-sweeps bench --provider s3 --operation cas ...         seed 000's conditional-write benchmark, simulated
     commit-sweeps probe --store-uri s3://bucket/p --clients 1-4 ...  the same benchmark measured on a real store
+    commit-sweeps probe-catalog --dsn postgresql://... --clients 1-8  a catalog's SQL database: service time, concurrency
     commit-sweeps fit --samples latencies.csv --out mine.toml      a provider profile fitted to your measurements
     commit-sweeps status [--store URI]                           what the store holds
     commit-sweeps dashboard build|serve|compare                  the results dashboard
@@ -49,6 +50,7 @@ COMMANDS = (
     Command("capacity", "commit_sweeps.capacity_command", "CAPACITY_HELP"),
     Command("bench", "commit_sweeps.bench_command", "BENCH_HELP"),
     Command("probe", "commit_sweeps.probe_command", "PROBE_HELP"),
+    Command("probe-catalog", "commit_sweeps.probe_catalog_command", "PROBE_CATALOG_HELP"),
     Command("fit", "commit_sweeps.fit_command", "FIT_HELP"),
     Command("status", "commit_sweeps.status_command", "STATUS_HELP"),
     Command("dashboard", "commit_sweeps.dashboard_command", "DASHBOARD_HELP"),

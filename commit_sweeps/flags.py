@@ -54,7 +54,7 @@ from simcore import bounds
 from simcore.bisection import SearchRange
 from simcore.clients import REFERENCE, client_names
 from simcore.catalog_databases import catalog_database_names
-from simcore.config import (CATALOG_BACKENDS, DEFAULT_CATALOG_DATABASE, DEFAULT_CATALOG_LATENCY_MS, DEFAULT_PROTOCOL,
+from simcore.config import (CATALOG_BACKENDS, DEFAULT_CATALOG_LATENCY_MS, DEFAULT_PROTOCOL,
                             DEFAULT_SERVICE_ROUND_TRIP_MS, METADATA_FORMATS, METADATA_WRITERS, PROTOCOLS,
                             TABLE_DISTRIBUTIONS, V4_CATALOGS)
 from simcore.errors import ConfigError
@@ -289,10 +289,11 @@ def add_catalog_flags(parser: argparse.ArgumentParser, *, catalog_default: Optio
                         help=f"service: the fixed read/CAS latency (default {DEFAULT_CATALOG_LATENCY_MS:g}); "
                              f"rest, ducklake, unity: the round trip to the catalog service, added to each call "
                              f"(default {DEFAULT_SERVICE_ROUND_TRIP_MS:g})")
-    parser.add_argument("--catalog-database", default=None, metavar="NAME",
+    parser.add_argument("--catalog-database", default=None, metavar="NAME|FILE",
                         help="rest, ducklake, unity: the database behind the catalog service, whose commit time "
                              "and concurrency bound it: " + ", ".join(catalog_database_names())
-                             + f" (default {DEFAULT_CATALOG_DATABASE}; docs/architectures.md)")
+                             + " (default postgresql, for ducklake postgresql-ducklake), or the JSON file "
+                               "probe-catalog --out wrote (docs/architectures.md)")
     parser.add_argument("--metadata", default=None, choices=METADATA_FORMATS,
                         help="Iceberg table metadata: v3 (default: metadata.json and a manifest list) or v4 (a root "
                              "manifest per attempt, leaf manifests reused, no metadata file; catalogs "

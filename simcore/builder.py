@@ -36,6 +36,7 @@ from typing import Any, Mapping, Optional
 from simcore.clients import PRESETS_PATH, client_fields
 from simcore.config import SimConfig
 from simcore.errors import ConfigError
+from simcore.input_files import read_text
 from simcore.profiles import canonical_json, resolve_profile
 from simcore.providers import Provider
 
@@ -45,6 +46,7 @@ RETRY_WAIT_FIELDS = ("retry_policy", "backoff_base_ms", "backoff_multiplier", "b
 # Config fields whose command-line flag is named otherwise (``--table-dist``).
 FLAG_DESTINATIONS = {"table_distribution": "table_dist", "metadata_format": "metadata"}
 _FIELD_NAMES = tuple(field.name for field in dataclasses.fields(SimConfig))
+CATALOG_DATABASE_MAX_BYTES = 64 * 1024  # a probed database's JSON is a few hundred bytes
 
 
 def build_config(values: Optional[Mapping[str, Any]] = None, /, **fields: Any) -> SimConfig:
@@ -71,6 +73,10 @@ def config_from_flags(args: Any, **fields: Any) -> SimConfig:
     given = {name: getattr(args, FLAG_DESTINATIONS.get(name, name)) for name in _FIELD_NAMES
              if getattr(args, FLAG_DESTINATIONS.get(name, name), None) is not None}
     given.update(fields)
+    database = given.get("catalog_database")
+    if isinstance(database, str) and database.lower().endswith(".json"):  # a probed database's file: its content
+        given["catalog_database"] = read_text(database, "catalog_database", CATALOG_DATABASE_MAX_BYTES,
+                                              "catalog database JSON (probe-catalog --out)")
     preset = preset_fields(given.get("client"))
     provider_file, latency_model = getattr(args, "provider_file", None), given.pop("latency_model", None)
     profile = resolve_profile(given.pop("provider", None), latency_model, provider_file)

@@ -27,7 +27,9 @@ CATALOG_BACKENDS = ("storage", "service", "append", "rest", "ducklake", "unity")
 SERVICE_CATALOGS = ("rest", "ducklake", "unity")
 # The catalogs whose pointer is per table, so only commits to the same table conflict.
 TABLE_POINTER_CATALOGS = ("rest", "unity")
-DEFAULT_CATALOG_DATABASE = "postgresql"
+# The database behind each catalog service by default: PostgreSQL, measured with the catalog's own commit
+# transaction (Iceberg JDBC's conditional UPDATE; DuckLake's snapshot insert), studies/catalog_service.
+DEFAULT_CATALOG_DATABASES = {"rest": "postgresql", "unity": "postgresql", "ducklake": "postgresql-ducklake"}
 DEFAULT_SERVICE_ROUND_TRIP_MS = 1.0  # client to catalog service and back, in one region
 # The table-metadata format: Iceberg v3 (metadata.json, a manifest list) or v4 (a root manifest, no metadata file
 # where the catalog holds the table's state). The first is the default (stored as None).
@@ -214,8 +216,11 @@ class SimConfig:
             field reads as what made it.
 
         catalog_database: the database behind a catalog service (``rest``,
-            ``ducklake``, ``unity``): a name in ``simcore.catalog_databases``
-            (default ``postgresql``). Its commit service time is drawn for
+            ``ducklake``, ``unity``): a built-in name in
+            ``simcore.catalog_databases`` (default ``postgresql``, for
+            DuckLake ``postgresql-ducklake``: each measured with the catalog's
+            own commit), or a probed database's JSON content
+            (``probe-catalog --out``; the figures, not a path). Its commit service time is drawn for
             each commit, and it serves at most its ``concurrency`` commits at
             once, the rest waiting in turn (a queue): the design's ceiling.
             With these catalogs ``catalog_latency_ms`` is the round trip to the
@@ -295,7 +300,11 @@ class SimConfig:
             if self.catalog_latency_ms is None:
                 object.__setattr__(self, "catalog_latency_ms", DEFAULT_SERVICE_ROUND_TRIP_MS)
             if self.catalog_database is None:
-                object.__setattr__(self, "catalog_database", DEFAULT_CATALOG_DATABASE)
+                object.__setattr__(self, "catalog_database", DEFAULT_CATALOG_DATABASES[self.catalog])
+            elif self.catalog_database.lstrip().startswith("{"):  # a probed database: its content, canonical
+                from simcore.catalog_databases import catalog_database
+
+                object.__setattr__(self, "catalog_database", catalog_database(self.catalog_database).to_json())
         for name, default in (("metadata_format", METADATA_FORMATS[0]), ("rest_metadata_writer", METADATA_WRITERS[0])):
             if getattr(self, name) == default:  # the default is stored as None: hashes stay as they were
                 object.__setattr__(self, name, None)

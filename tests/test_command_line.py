@@ -23,10 +23,11 @@ def test_help_lists_every_user_action(capsys):
         build_parser().parse_args(["--help"])
     assert exited.value.code == 0
     out = capsys.readouterr().out
-    for name in ("simulate", "sweep", "knee", "capacity", "bench", "probe", "fit", "status", "dashboard"):
+    for name in ("simulate", "sweep", "knee", "capacity", "bench", "probe", "probe-catalog", "fit", "status",
+                 "dashboard"):
         assert name in out
-    assert [command.name for command in COMMANDS] == ["simulate", "sweep", "knee", "capacity", "bench", "probe", "fit",
-                                                      "status", "dashboard"]
+    assert [command.name for command in COMMANDS] == ["simulate", "sweep", "knee", "capacity", "bench", "probe",
+                                                      "probe-catalog", "fit", "status", "dashboard"]
 
 
 @pytest.mark.parametrize("command", [command.name for command in COMMANDS])
