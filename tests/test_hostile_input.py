@@ -86,6 +86,10 @@ BASE_COMMANDS: Mapping[str, Sequence[str]] = {
     # Stops where it would first reach the store (work_would_start): the flags' checks all come before.
     "probe": ["--store-uri", "s3://bucket/p", "--endpoint-url", "http://127.0.0.1:9", "--clients", "1",
               "--duration-s", "2", "--out", "samples.csv", "--json"],
+    # Stops where it would first reach the database (work_would_start), after every flag's check.
+    "probe-catalog": ["--dsn", "sqlite:///catalog.db", "--clients", "1-2", "--duration-s", "2",
+                      "--out", "catalog.json", "--quiet"],
+    "prepare": [],  # loads the kernels the warm-up compiled
     "status": ["--store", "store"],
     "dashboard build": ["--store", "store", "--out", "site"],
     "dashboard serve": ["--store", "store", "--port", "0", "--quiet"],
@@ -243,6 +247,7 @@ def work_would_start() -> contextlib.ExitStack:
     """
     import ray
 
+    import store_probe.catalog_sql
     import store_probe.stores
     import dashboards.server
     import ray_jobs.connect
@@ -263,6 +268,7 @@ def work_would_start() -> contextlib.ExitStack:
     stack.enter_context(mock.patch.object(ray, "init", refuse))
     stack.enter_context(mock.patch.object(dashboards.server, "make_server", make_server_that_stops))
     stack.enter_context(mock.patch.object(store_probe.stores, "open_store", refuse))  # probe's network
+    stack.enter_context(mock.patch.object(store_probe.catalog_sql, "connect", refuse))  # probe-catalog's database
     return stack
 
 
@@ -454,6 +460,7 @@ def warmed(store_template) -> Path:
 def case_directory(store_template: Path) -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="hostile-case-") as scratch:
         shutil.copytree(store_template, Path(scratch) / "store")
+        (Path(scratch) / "catalog.db").touch()  # probe-catalog's database (an empty file is an empty SQLite one)
         yield Path(scratch)
 
 
