@@ -91,6 +91,32 @@ def client_trust(config: SimConfig) -> Optional[Trust]:
     return Trust("client_preset", statement, f"{PAGE}#client-presets")
 
 
+_DESIGNS = {
+    "rest": "an Iceberg REST catalog",
+    "ducklake": "DuckLake",
+    "unity": "Unity Catalog's managed Delta commits",
+}
+
+
+def design_trust(config: SimConfig) -> Optional[Trust]:
+    """What the commit design has been checked against; None for the catalog in one object (Iceberg v3)."""
+    parts = []
+    if config.catalog in _DESIGNS:
+        parts.append(_DESIGNS[config.catalog])
+    if config.metadata_format == "v4":
+        parts.append("Iceberg v4's root manifest (a proposal, not yet released)")
+    if config.group_commit_s is not None:
+        parts.append("group commit")
+    if not parts:
+        return None
+    database = (f"; its catalog database's commit time and concurrency are {config.catalog_database}'s as "
+                f"measured on loopback (docs/architectures.md)" if config.catalog_database
+                and not config.catalog_database.lstrip().startswith("{") else "")
+    return Trust("design", f"design {', '.join(parts)}: its protocol is read from the sources and held to the "
+                           f"oracle, but no real implementation has been run against it yet{database}",
+                 f"{PAGE}#commit-designs")
+
+
 def accuracy(config: SimConfig, extrapolation: Optional[str] = None) -> dict:
     """The ``accuracy`` of an answer on ``config``: the profile's ``kind``, ``statement`` and ``page``, the
     client preset's (``client``) where one is named, and ``extrapolation``, the line saying the answer lies
@@ -99,6 +125,9 @@ def accuracy(config: SimConfig, extrapolation: Optional[str] = None) -> dict:
     client = client_trust(config)
     if client is not None:
         out["client"] = client.to_json()
+    design = design_trust(config)
+    if design is not None:
+        out["design"] = design.to_json()
     if extrapolation:
         out["extrapolation"] = extrapolation
     return out
@@ -107,8 +136,9 @@ def accuracy(config: SimConfig, extrapolation: Optional[str] = None) -> dict:
 def accuracy_lines(accuracy_json: dict) -> list[str]:
     """The printed form of ``accuracy``: one line per statement, the first headed."""
     lines = [f"how far to trust it: {Trust(**{k: accuracy_json[k] for k in ('kind', 'statement', 'page')}).line()}"]
-    if "client" in accuracy_json:
-        lines.append("  " + Trust(**accuracy_json["client"]).line())
+    for part in ("client", "design"):
+        if part in accuracy_json:
+            lines.append("  " + Trust(**accuracy_json[part]).line())
     if accuracy_json.get("extrapolation"):
         lines.append("  " + accuracy_json["extrapolation"])
     return lines
