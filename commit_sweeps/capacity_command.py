@@ -280,8 +280,13 @@ def _search_line(result: dict) -> str:
 
 
 def render(base: SimConfig, result: dict) -> str:
-    setup = (f"{base.provider} / {base.catalog} catalog, {base.num_tables} table(s), FA {base.fast_append_ratio:g}, "
+    database = base.catalog_database and (base.catalog_database if not base.catalog_database.lstrip().startswith("{")
+                                          else "a probed database")
+    setup = (f"{base.provider} / {base.catalog} catalog" + (f" over {database}" if database else "")
+             + f", {base.num_tables} table(s), FA {base.fast_append_ratio:g}, "
              f"client {base.client or REFERENCE}, {base.protocol} commit protocol"
+             + (", Iceberg v4 root manifests" if base.metadata_format == "v4" else "")
+             + (f", group commit every {base.group_commit_s:g} s" if base.group_commit_s is not None else "")
              + (f", catalog object throttled to {base.cas_throttle_per_s:g} writes/s"
                 if base.cas_throttle_per_s is not None else ""))
     lines = [setup, _headline(base, result)]
