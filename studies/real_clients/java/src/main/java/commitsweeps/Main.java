@@ -12,6 +12,7 @@ import java.util.Arrays;
  *                                                then one JSON line per commit and {"kind":"cpu"} at the end
  *   snapshots (the same catalog flags) --namespace N --tables t0,t1     one JSON line per table
  *   serve     --uri jdbc:... --warehouse W [--s3-endpoint E] [--port 0]  an Iceberg REST catalog on 127.0.0.1
+ *   time-cas  --uri jdbc:... --rounds 200        the JDBC catalog's conditional UPDATE alone: {"median_ms": ...}
  * </pre>
  */
 public final class Main {
@@ -19,7 +20,7 @@ public final class Main {
 
   public static void main(String[] argv) throws Exception {
     if (argv.length == 0) {
-      fail("expected a command: create, write, snapshots or serve");
+      fail("expected a command: create, write, snapshots, serve or time-cas");
     }
     try {
       Args args = new Args(argv, 1);
@@ -28,7 +29,8 @@ public final class Main {
         case "write" -> Writers.write(args);
         case "snapshots" -> Writers.snapshots(args);
         case "serve" -> RestServer.serve(args);
-        default -> fail("command: '" + argv[0] + "' is not allowed; expected create, write, snapshots or serve");
+        case "time-cas" -> CasTimer.time(args);
+        default -> fail("command: '" + argv[0] + "' is not allowed; expected create, write, snapshots, serve or time-cas");
       }
     } catch (Args.UsageError e) {
       fail(e.getMessage() + " (" + String.join(" ", Arrays.copyOf(argv, 1)) + ")");
