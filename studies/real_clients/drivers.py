@@ -14,7 +14,7 @@ import dataclasses
 from contextlib import ExitStack
 from pathlib import Path
 
-from simcore.errors import ConfigError
+from studies.real_clients.errors import SetupError
 from simcore.workload import writer_phases_s
 from studies.real_clients import ducklake_writers, iceberg_java
 from studies.real_clients.postgres import LoopbackPostgres
@@ -65,7 +65,7 @@ class DuckLakeDriver:
                                          options["AWS_ENDPOINT_URL"])
             try:
                 ducklake_writers.check_data_path(lake)
-            except ConfigError as error:
+            except SetupError as error:
                 say(f"{error}; DATA_PATH falls back to the local directory {local}")
                 lake = dataclasses.replace(lake, data_path=local, s3_endpoint="")
         else:

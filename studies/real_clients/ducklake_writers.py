@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from simcore.errors import ConfigError
+from studies.real_clients.errors import SetupError
 
 DUCKDB_VERSION = "1.4.4"
 EXTENSIONS_RELEASE = "1.4.4.20260205"  # the duckdb-ext-* wheels built for DUCKDB_VERSION
@@ -49,7 +49,7 @@ def extension_path(name: str) -> Path:
         if path.is_file():
             return path
     wheel = {"sqlite_scanner": "sqlite", "postgres_scanner": "postgres"}.get(name, name)
-    raise ConfigError(f"ducklake: extension '{name}' is not installed; expected "
+    raise SetupError(f"ducklake: extension '{name}' is not installed; expected "
                       f"pip install 'duckdb=={DUCKDB_VERSION}' 'duckdb-ext-{wheel}=={EXTENSIONS_RELEASE}'")
 
 
@@ -58,9 +58,9 @@ def check_duckdb() -> None:
     try:
         import duckdb
     except ImportError:
-        raise ConfigError(f"ducklake: duckdb is not installed; expected pip install 'duckdb=={DUCKDB_VERSION}'") from None
+        raise SetupError(f"ducklake: duckdb is not installed; expected pip install 'duckdb=={DUCKDB_VERSION}'") from None
     if duckdb.__version__ != DUCKDB_VERSION:
-        raise ConfigError(f"ducklake: duckdb {duckdb.__version__} is installed; expected {DUCKDB_VERSION}, the "
+        raise SetupError(f"ducklake: duckdb {duckdb.__version__} is installed; expected {DUCKDB_VERSION}, the "
                           f"version of the duckdb-ext-* {EXTENSIONS_RELEASE} wheels")
 
 
@@ -201,7 +201,7 @@ def warm_up_writer(writer: "Writer", table: str) -> None:
 
 
 def check_data_path(lake: Lake) -> None:
-    """One small file written to and deleted from the lake's DATA_PATH through DuckDB: ConfigError, one line, when
+    """One small file written to and deleted from the lake's DATA_PATH through DuckDB: SetupError, one line, when
     httpfs cannot write there (then the run may fall back to a local DATA_PATH and says so)."""
     con = connect(lake)
     probe = lake.data_path.rstrip("/") + "/commit-sweeps-probe.parquet"
@@ -209,7 +209,7 @@ def check_data_path(lake: Lake) -> None:
         con.execute(f"COPY (SELECT 1 AS x) TO '{probe}' (FORMAT parquet)")
         con.execute(f"SELECT count(*) FROM read_parquet('{probe}')").fetchall()
     except Exception as error:
-        raise ConfigError(f"ducklake: DuckDB cannot write its DATA_PATH {lake.data_path}: "
+        raise SetupError(f"ducklake: DuckDB cannot write its DATA_PATH {lake.data_path}: "
                           f"{' '.join(str(error).split())[:200]}") from None
     finally:
         con.close()

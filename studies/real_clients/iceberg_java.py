@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from simcore.errors import ConfigError
+from studies.real_clients.errors import SetupError
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = ROOT / "scripts" / "build-iceberg-writers.sh"
@@ -36,7 +36,7 @@ def harness_classpath() -> str:
     answer = subprocess.run(["bash", str(BUILD_SCRIPT)], capture_output=True, text=True)
     if answer.returncode != 0:
         tail = answer.stderr.strip().splitlines()[-1:] or [""]
-        raise ConfigError(f"iceberg-java: scripts/build-iceberg-writers.sh exited {answer.returncode}: {tail[0]}")
+        raise SetupError(f"iceberg-java: scripts/build-iceberg-writers.sh exited {answer.returncode}: {tail[0]}")
     built = Path(answer.stdout.strip().splitlines()[-1])
     return f"{built / 'iceberg-writers.jar'}{os.pathsep}{built / 'lib' / '*'}"
 
@@ -68,7 +68,7 @@ def run_command(classpath: str, *args: str, timeout_s: float = 300.0) -> list[di
     if answer.returncode != 0:
         lines = [line for line in answer.stderr.strip().splitlines() if "error" in line.lower()] or \
             answer.stderr.strip().splitlines()[-1:] or [""]
-        raise ConfigError(f"iceberg-java: {args[0]} exited {answer.returncode}: {lines[0][:300]}")
+        raise SetupError(f"iceberg-java: {args[0]} exited {answer.returncode}: {lines[0][:300]}")
     return [json.loads(line) for line in answer.stdout.splitlines() if line.startswith("{")]
 
 
@@ -134,7 +134,7 @@ def run_writers(classpath: str, catalog: Catalog, tables: list[str], phases_s: l
             proc.wait(timeout=duration_s + 300)
             reader.join()
             if proc.returncode != 0:
-                raise ConfigError(f"iceberg-java: a writer JVM exited {proc.returncode}: {reader.error_line()}")
+                raise SetupError(f"iceberg-java: a writer JVM exited {proc.returncode}: {reader.error_line()}")
             for line in reader.lines:
                 if line.get("kind") == "cpu":
                     cpu_s += float(line["cpu_s"])
@@ -155,10 +155,10 @@ def _wait_ready(proc: subprocess.Popen, deadline: float) -> None:
         if not line:
             tail = proc.stderr.read().strip().splitlines()
             errors = [t for t in tail if "error" in t.lower()] or tail[-1:] or [""]
-            raise ConfigError(f"iceberg-java: a writer JVM exited before it was ready: {errors[0][:300]}")
+            raise SetupError(f"iceberg-java: a writer JVM exited before it was ready: {errors[0][:300]}")
         if line.startswith("{") and json.loads(line).get("kind") == "ready":
             return
-    raise ConfigError(f"iceberg-java: a writer JVM was not ready within {READY_TIMEOUT_S:g} s")
+    raise SetupError(f"iceberg-java: a writer JVM was not ready within {READY_TIMEOUT_S:g} s")
 
 
 class _Reader:
@@ -207,7 +207,7 @@ class RestServer:
         if not line.startswith("{"):
             tail = self.proc.stderr.read().strip().splitlines()
             self.__exit__()
-            raise ConfigError(f"iceberg-java: the REST server did not start: {(tail[-1:] or [''])[0][:300]}")
+            raise SetupError(f"iceberg-java: the REST server did not start: {(tail[-1:] or [''])[0][:300]}")
         self._drain = threading.Thread(target=self.proc.stderr.read, daemon=True)  # keep its log pipe empty
         self._drain.start()
         return f"http://127.0.0.1:{json.loads(line)['port']}"
@@ -231,6 +231,6 @@ def java_available() -> bool:
 if __name__ == "__main__":  # python -m studies.real_clients.iceberg_java: build, print the classpath
     try:
         print(harness_classpath())
-    except ConfigError as error:
+    except SetupError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)

@@ -15,14 +15,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from simcore.errors import ConfigError
+from studies.real_clients.errors import SetupError
 
 
 def _binary(name: str) -> str:
     """Debian keeps initdb and pg_ctl in /usr/lib/postgresql/<major>/bin, off PATH."""
     found = shutil.which(name) or next(iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)), None)
     if not found:
-        raise ConfigError(f"postgresql: '{name}' is not installed; expected Debian's postgresql package "
+        raise SetupError(f"postgresql: '{name}' is not installed; expected Debian's postgresql package "
                           "(apt-get install postgresql)")
     return found
 
@@ -32,7 +32,7 @@ def available() -> bool:
     try:
         _binary("initdb"), _binary("pg_ctl")
         return True
-    except ConfigError:
+    except SetupError:
         return False
 
 
@@ -54,7 +54,7 @@ class LoopbackPostgres:
         answer = subprocess.run([*self._as_postgres, *command], capture_output=True, text=True)
         if answer.returncode != 0:
             tail = (answer.stderr or answer.stdout).strip().splitlines()[-1:] or [""]
-            raise ConfigError(f"postgresql: {Path(command[0]).name} exited {answer.returncode}: {tail[0]}")
+            raise SetupError(f"postgresql: {Path(command[0]).name} exited {answer.returncode}: {tail[0]}")
 
     def __enter__(self) -> "LoopbackPostgres":
         if self._as_postgres:

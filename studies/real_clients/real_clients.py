@@ -731,9 +731,10 @@ def main(argv=None) -> int:
                 print(f"# catalog conditional UPDATE median {catalog_latency_ms:.3f} ms", file=log, flush=True)
             if args.real_client in ("ducklake", "iceberg-java"):
                 from studies.real_clients.drivers import open_driver
+                from studies.real_clients.errors import SetupError
                 try:
                     driver = open_driver(args.real_client, args, work, run_id, bucket_uri, options, say)
-                except ConfigError as error:
+                except SetupError as error:
                     print(f"error: {error}", file=sys.stderr)
                     return 2
                 catalog_latency_ms = driver.catalog_latency_ms

@@ -19,7 +19,6 @@ import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.jdbc.JdbcCatalog;
 import org.apache.iceberg.rest.CatalogHandlers;
 import org.apache.iceberg.rest.RESTCatalogProperties;
-import org.apache.iceberg.rest.RESTSerializers;
 import org.apache.iceberg.rest.requests.CreateNamespaceRequest;
 import org.apache.iceberg.rest.requests.CreateTableRequest;
 import org.apache.iceberg.rest.requests.UpdateTableRequest;
@@ -36,11 +35,7 @@ import org.apache.iceberg.rest.responses.ErrorResponseParser;
 final class RestServer {
   private RestServer() {}
 
-  private static final ObjectMapper JSON = new ObjectMapper();
-
-  static {
-    RESTSerializers.registerAll(JSON);
-  }
+  private static final ObjectMapper JSON = org.apache.iceberg.rest.HarnessMapper.mapper();
 
   static void serve(Args args) throws IOException {
     JdbcCatalog catalog = Catalogs.jdbc(args);
@@ -64,8 +59,11 @@ final class RestServer {
       } else {
         reply(exchange, 200, JSON.writeValueAsString(answer));
       }
-    } catch (RuntimeException e) {
+    } catch (Exception e) {  // every failure answers the client, as the REST spec's error model
       int code = status(e);
+      if (code == 500) {
+        e.printStackTrace();  // the server's log (stderr): what the client sees only as a message
+      }
       ErrorResponse error = ErrorResponse.builder().responseCode(code).withType(e.getClass().getSimpleName())
           .withMessage(String.valueOf(e.getMessage())).build();
       reply(exchange, code, ErrorResponseParser.toJson(error));
@@ -125,7 +123,7 @@ final class RestServer {
     throw new UnsupportedOperationException(method + " " + exchange.getRequestURI().getPath() + " is not served");
   }
 
-  private static int status(RuntimeException e) {
+  private static int status(Exception e) {
     if (e instanceof NoSuchNamespaceException || e instanceof NoSuchTableException) {
       return 404;
     }
