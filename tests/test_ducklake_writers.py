@@ -72,3 +72,23 @@ def test_the_catalog_commit_is_timed_on_a_scratch_table_that_is_dropped(tmp_path
     assert 0 < dw.time_catalog_commit(lake, rounds=10) < 1000
     names = [n for (n,) in sqlite3.connect(tmp_path / "catalog.sqlite").execute("SELECT name FROM sqlite_master")]
     assert "commit_sweeps_cas_probe" not in names
+
+
+def test_a_writer_whose_commits_raise_records_each_as_failed_and_goes_on(tmp_path):
+    import queue
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from studies.real_clients.real_clients import _writer
+
+    lake = _lake(tmp_path)
+    dw.create_tables(lake, ["t0"])
+    go, ready, out = threading.Event(), queue.Queue(), queue.Queue()
+    go.set()
+    # No such table: every insert raises, and the writer records each call rather than stopping.
+    _writer(0, "ducklake", {"lake": lake, "table": "missing"}, 0.2, 0.6, 0.0, ready, go,
+            SimpleNamespace(value=time.time()), out)
+    _, attempts, _ = out.get(timeout=5)
+    assert len(attempts) == 3
+    assert all(a.raised.endswith("(other)") for a in attempts)

@@ -323,7 +323,7 @@ def _writer(writer: int, client: str, target: dict, interval_s: float, duration_
                             commit_properties=CommitProperties(custom_metadata={WRITER_KEY: str(writer),
                                                                                 SEQ_KEY: str(seq)}))
     elif client == "ducklake":
-        from studies.real_clients.ducklake_writers import Writer
+        from studies.real_clients.ducklake_writers import Writer, failure_kind
 
         lake_writer = Writer(target["lake"])
         lake_writer.warm_up(target["table"])
