@@ -40,6 +40,7 @@ import numpy as np
 from simcore.errors import ConfigError
 from commit_sweeps.flags import add_seeds_flag
 from simcore.workload import writer_phases_s
+from studies.real_clients.errors import SetupError
 from studies.results import add_out_flags, command_line, out_path, write_csv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -731,7 +732,6 @@ def main(argv=None) -> int:
                 print(f"# catalog conditional UPDATE median {catalog_latency_ms:.3f} ms", file=log, flush=True)
             if args.real_client in ("ducklake", "iceberg-java"):
                 from studies.real_clients.drivers import open_driver
-                from studies.real_clients.errors import SetupError
                 try:
                     driver = open_driver(args.real_client, args, work, run_id, bucket_uri, options, say)
                 except SetupError as error:
@@ -819,6 +819,9 @@ def main(argv=None) -> int:
                     rows.append((m, predicted, steady, cpu_share, slowdown, call_slowdown, load))
                 best, first_failing = largest_passing(measured)
                 rows.append(("largest", interval, best, first_failing, capacity, largest_passing(modelled)[0]))
+    except SetupError as error:  # a catalog, a server or the harness that failed on the way: one line
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     finally:
         timer.close()
         if driver:
