@@ -58,7 +58,7 @@ STORE_SLOWED = 1.10
 CALL_SLOWED = 1.05
 WINDOW_SEEDS = 20  # the model over a run's own minute: 20 x a few hundred calls
 MODEL_KEYS = ("writer_success_rate", "retries_mean", "writer_commit_latency_p50_ms", "writer_commit_latency_p99_ms")
-JAVA_WRITERS_DEFAULT = "processes"  # iceberg-java: one JVM a writer (README: its own CPU lengthened a commit less)
+JAVA_WRITERS_DEFAULT = "threads"  # iceberg-java: one JVM, a thread a writer (README: half the CPU of one JVM each)
 TARGET_SHARE = 0.20  # the targets: largest N and retries per commit within 20%
 CLIENTS = ("delta-rs", "pyiceberg", "ducklake", "iceberg-java")
 # The clients whose writers are a JVM or a DuckDB per process: their CPU per commit is larger, and above a third
