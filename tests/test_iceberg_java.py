@@ -38,7 +38,7 @@ def test_two_writer_threads_on_a_sqlite_jdbc_catalog_commit_and_report_attempts(
 
 
 def test_two_writer_jvms_on_the_rest_server_commit_through_catalog_handlers(classpath, tmp_path):
-    with iceberg_java.RestServer(classpath, _jdbc(tmp_path)) as uri:
+    with iceberg_java.RestServer(classpath, _jdbc(tmp_path), tmp_path / "server.log") as uri:
         catalog = iceberg_java.Catalog("rest", uri)
         iceberg_java.create_tables(classpath, catalog, ["t0"])
         attempts, _, _, _ = iceberg_java.run_writers(classpath, catalog, ["t0"], [0.05, 0.1], 0.5, 3.0, "processes")

@@ -116,8 +116,9 @@ class IcebergJavaDriver:
             f"median {self.catalog_latency_ms:.2f} ms")
         jdbc = iceberg_java.Catalog("jdbc", jdbc_uri, warehouse, endpoint)
         if args.iceberg_catalog == "rest":
-            uri = self.stack.enter_context(iceberg_java.RestServer(self.classpath, jdbc))
-            say(f"the harness's REST catalog (CatalogHandlers over that JdbcCatalog) at {uri}")
+            server_log = (work / f"rest-server-{run_id}.log").resolve()
+            uri = self.stack.enter_context(iceberg_java.RestServer(self.classpath, jdbc, server_log))
+            say(f"the harness's REST catalog (CatalogHandlers over that JdbcCatalog) at {uri}, its log {server_log}")
             self.catalog = iceberg_java.Catalog("rest", uri, "", endpoint)
         else:
             self.catalog = jdbc

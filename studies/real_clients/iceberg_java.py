@@ -191,25 +191,25 @@ class _Reader:
 
 class RestServer:
     """``with RestServer(classpath, jdbc_catalog) as uri:`` the harness's REST catalog on 127.0.0.1, over a
-    JdbcCatalog on ``jdbc_catalog``'s database and warehouse; stopped on exit."""
+    JdbcCatalog on ``jdbc_catalog``'s database and warehouse; stopped on exit. Its log (a server-side failure's
+    stack trace) goes to ``log_path``, or is dropped."""
 
-    def __init__(self, classpath: str, backing: Catalog):
-        self.classpath, self.backing = classpath, backing
+    def __init__(self, classpath: str, backing: Catalog, log_path: Path | None = None):
+        self.classpath, self.backing, self.log_path = classpath, backing, log_path
         self.proc: subprocess.Popen | None = None
 
     def __enter__(self) -> str:
         args = ["serve", "--uri", self.backing.uri, "--warehouse", self.backing.warehouse, "--port", "0"]
         if self.backing.s3_endpoint:
             args += ["--s3-endpoint", self.backing.s3_endpoint]
-        self.proc = subprocess.Popen(java_command(self.classpath, *args), stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+        log = open(self.log_path, "a") if self.log_path else subprocess.DEVNULL
+        self.proc = subprocess.Popen(java_command(self.classpath, *args), stdout=subprocess.PIPE, stderr=log, text=True)
+        if self.log_path:
+            log.close()  # the server holds its own descriptor
         line = self.proc.stdout.readline()
         if not line.startswith("{"):
-            tail = self.proc.stderr.read().strip().splitlines()
             self.__exit__()
-            raise SetupError(f"iceberg-java: the REST server did not start: {(tail[-1:] or [''])[0][:300]}")
-        self._drain = threading.Thread(target=self.proc.stderr.read, daemon=True)  # keep its log pipe empty
-        self._drain.start()
+            raise SetupError(f"iceberg-java: the REST server did not start (its log: {self.log_path or 'none'})")
         return f"http://127.0.0.1:{json.loads(line)['port']}"
 
     def __exit__(self, *exc) -> None:
