@@ -213,3 +213,41 @@ def test_model_call_parts_line_up_the_models_committed_calls_as_the_run_times_it
     # A call costs something outside the race and something per lost race; with no files there is no line.
     assert fixed > 0 and per_retry > 0
     assert all(np.isnan(model_call_parts(tmp_path / "none", 120.0)))
+
+
+# -- the model of ducklake and iceberg-java ----------------------------------------------------------------
+
+def test_a_catalog_design_the_simulator_lacks_falls_back_to_the_service_catalog_and_says_so():
+    from studies.real_clients.real_clients import model_flags
+
+    flags, note = model_flags("lab.toml", "lab-s3", "ducklake", 4.0834, design="ducklake", num_tables=3)
+    assert flags[flags.index("--catalog") + 1] == "service"
+    assert flags[flags.index("--catalog-latency-ms") + 1] == "4.083"
+    assert flags[flags.index("--num-tables") + 1] == "3" and flags[flags.index("--client") + 1] == "ducklake"
+    assert note.startswith("--catalog ducklake is not in this simulator: the service approximation")
+
+
+def test_a_catalog_design_the_simulator_has_is_used_as_it_is(monkeypatch):
+    import simcore.config
+
+    from studies.real_clients.real_clients import model_flags
+
+    monkeypatch.setattr(simcore.config, "CATALOG_BACKENDS", (*simcore.config.CATALOG_BACKENDS, "rest"))
+    flags, note = model_flags("lab.toml", "lab-s3", "iceberg-java", 16.0, design="rest")
+    assert flags[flags.index("--catalog") + 1] == "rest" and note == ""
+    jdbc, note = model_flags("lab.toml", "lab-s3", "iceberg-java", 16.0, design="service")
+    assert jdbc[jdbc.index("--catalog") + 1] == "service" and note == ""
+
+
+def test_an_intervals_largest_row_names_the_measured_and_the_predicted_writers():
+    from studies.real_clients.real_clients import result_row
+
+    row = result_row(("largest", 2.0, 4, 6, {"max_writers": 5, "bracket": [5, 6]}, 4), "iceberg-java")
+    assert (row["kind"], row["interval_s"], row["measured"], row["predicted"]) == ("largest", 2.0, 4, 5)
+
+
+def test_jvm_and_duckdb_writers_are_cpu_bound_above_a_third_of_the_cores():
+    from studies.real_clients.real_clients import CPU_BOUND_SHARE_BY_CLIENT
+
+    assert point_note(0.4, 1.0, 0.1, 0.1, cpu_bound_share=CPU_BOUND_SHARE_BY_CLIENT["iceberg-java"]) == "cpu-bound"
+    assert point_note(0.4, 1.0, 0.1, 0.1) == ""  # the Python writers' threshold: half the cores

@@ -40,6 +40,7 @@ import numpy as np
 from simcore.errors import ConfigError
 from commit_sweeps.flags import add_seeds_flag
 from simcore.workload import writer_phases_s
+from studies.real_clients.errors import SetupError
 from studies.results import add_out_flags, command_line, out_path, write_csv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,8 +58,12 @@ STORE_SLOWED = 1.10
 CALL_SLOWED = 1.05
 WINDOW_SEEDS = 20  # the model over a run's own minute: 20 x a few hundred calls
 MODEL_KEYS = ("writer_success_rate", "retries_mean", "writer_commit_latency_p50_ms", "writer_commit_latency_p99_ms")
+JAVA_WRITERS_DEFAULT = "threads"  # iceberg-java: one JVM, a thread a writer (README: half the CPU of one JVM each)
 TARGET_SHARE = 0.20  # the targets: largest N and retries per commit within 20%
-CLIENTS = ("delta-rs", "pyiceberg")
+CLIENTS = ("delta-rs", "pyiceberg", "ducklake", "iceberg-java")
+# The clients whose writers are a JVM or a DuckDB per process: their CPU per commit is larger, and above a third
+# of the cores (two of this machine's, shared with MinIO and the proxy) they slow the store they measure.
+CPU_BOUND_SHARE_BY_CLIENT = {"ducklake": 1 / 3, "iceberg-java": 1 / 3}
 PYICEBERG_RETRY_LOG = "Commit failed due to a concurrent update, retrying"  # pyiceberg 0.12's warning per retry
 
 
@@ -310,6 +315,7 @@ def _writer(writer: int, client: str, target: dict, interval_s: float, duration_
     """One writer process: append a one-row batch every interval from its phase; report attempts and CPU."""
     import pyarrow  # noqa: F401  (one_row_batch's, loaded before the start, not in the first timed call)
 
+    counter = None
     if client == "delta-rs":
         from deltalake import CommitProperties, write_deltalake
 
@@ -317,6 +323,14 @@ def _writer(writer: int, client: str, target: dict, interval_s: float, duration_
             write_deltalake(target["uri"], batch, mode="append", storage_options=target["options"],
                             commit_properties=CommitProperties(custom_metadata={WRITER_KEY: str(writer),
                                                                                 SEQ_KEY: str(seq)}))
+    elif client == "ducklake":
+        from studies.real_clients.ducklake_writers import Writer, failure_kind
+
+        lake_writer = Writer(target["lake"])
+        lake_writer.warm_up(target["table"])
+
+        def append(batch, seq):
+            return lake_writer.append(target["table"], writer, seq)  # the retries DuckLake's query log shows
     else:
         import logging
         from pyiceberg.catalog.sql import SqlCatalog
@@ -345,12 +359,13 @@ def _writer(writer: int, client: str, target: dict, interval_s: float, duration_
             time.sleep(due - now)
         start = time.time() - t0
         raised = ""
-        before = counter.count if client == "pyiceberg" else 0
+        before = counter.count if counter else 0
+        retries = -1  # delta-rs: read from the table's history afterwards
         try:
-            append(one_row_batch(writer, seq), seq)
+            logged = append(one_row_batch(writer, seq), seq)
+            retries = counter.count - before if counter else logged if logged is not None else -1
         except Exception as error:  # a commit that raises counts as failed, whatever the reason
-            raised = type(error).__name__
-        retries = counter.count - before if client == "pyiceberg" else -1
+            raised = failure_kind(error) if client == "ducklake" else type(error).__name__
         attempts.append(Attempt(writer, seq, due, start, time.time() - t0, raised, retries))
         seq += 1
     cpu1 = os.times()
@@ -553,15 +568,46 @@ def _commit_sweeps(args: list[str], log) -> str:
     return answer.stdout
 
 
+# The simulator's catalog design for each real client's catalog, where one names it apart from the service
+# catalog: a DuckLake catalog database, an Iceberg REST server in front of a JDBC catalog.
+CATALOG_DESIGNS = {"ducklake": "ducklake", "iceberg-java/rest": "rest"}
+
+
+def model_flags(provider_file: str, name: str, client: str, catalog_latency_ms: float | None, design: str = "",
+                num_tables: int = 1) -> tuple[list[str], str]:
+    """(the model's flags for the client's writers, a note when an approximation stands in for the design: "" if
+    none does).
+
+    One table (or ``num_tables``, writer w on table w mod T), FastAppend only (blind appends never conflict on
+    data). delta-rs: the log's next version as the catalog object (docs/reference/clients.md, "delta-rs on the
+    model"). A SQL catalog (pyiceberg's, Iceberg Java's JdbcCatalog, DuckLake's database): a catalog service whose
+    latency is the database's commit, ``catalog_latency_ms``. ``design`` is the simulator's ``--catalog`` for the
+    client's catalog ("" or "service": the service catalog); a design this simulator's ``--catalog`` refuses today
+    (it is not in ``simcore.config.CATALOG_BACKENDS``, which the flag checks) falls back to the service
+    approximation, and the note says so.
+
+    >>> model_flags("lab.toml", "lab-s3", "ducklake", 0.8, design="no-such-design")[1]
+    '--catalog no-such-design is not in this simulator: the service approximation (--catalog service --catalog-latency-ms 0.800)'
+    """
+    from simcore.config import CATALOG_BACKENDS
+
+    flags = ["--provider-file", provider_file, "--provider", name, "--num-tables", str(num_tables),
+             "--fast-append-ratio", "1", "--client", client]
+    if client == "delta-rs":
+        return [*flags, "--catalog", "storage"], ""
+    latency = ["--catalog-latency-ms", f"{catalog_latency_ms:.3f}"]
+    if design in ("", "service"):
+        return [*flags, "--catalog", "service", *latency], ""
+    if design in CATALOG_BACKENDS:
+        return [*flags, "--catalog", design, *latency], ""
+    return ([*flags, "--catalog", "service", *latency],
+            f"--catalog {design} is not in this simulator: the service approximation (--catalog service "
+            f"--catalog-latency-ms {catalog_latency_ms:.3f})")
+
+
 def _model_flags(provider_file: str, name: str, client: str, catalog_latency_ms: float | None) -> list[str]:
-    # One table, FastAppend only (blind appends never conflict on data). delta-rs: the log's next version
-    # as the catalog object (docs/reference/clients.md, "delta-rs on the model"); pyiceberg: its SQL catalog as a
-    # catalog service whose latency is the database's conditional UPDATE.
-    flags = ["--provider-file", provider_file, "--provider", name, "--num-tables", "1", "--fast-append-ratio", "1",
-             "--client", client]
-    if client == "pyiceberg":
-        return [*flags, "--catalog", "service", "--catalog-latency-ms", f"{catalog_latency_ms:.3f}"]
-    return [*flags, "--catalog", "storage"]
+    """``model_flags`` for the client's own catalog, as delta-rs and pyiceberg are modelled (no design)."""
+    return model_flags(provider_file, name, client, catalog_latency_ms)[0]
 
 
 def _profile_name(provider_file: str) -> str:
@@ -576,8 +622,33 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("--lab-profile", required=True, help="the lab S3's profile (probe, then fit --samples)")
     parser.add_argument("--real-client", default="delta-rs",
-                        help="the table-format client the writers run: delta-rs (default) or pyiceberg "
-                             "(named apart from the shared --client, the model's preset, which follows from it)")
+                        help="the table-format client the writers run: delta-rs (default), pyiceberg, ducklake or "
+                             "iceberg-java (named apart from the shared --client, the model's preset, which follows "
+                             "from it)")
+    parser.add_argument("--tables", type=int, default=1,
+                        help="tables the writers share, writer w on table w mod T (ducklake, iceberg-java; default 1)")
+    parser.add_argument("--ducklake-catalog", default="sqlite",
+                        help="DuckLake's catalog database: sqlite (a file in --work-dir, default) or postgresql "
+                             "(a server on 127.0.0.1 for the run)")
+    parser.add_argument("--ducklake-data", default="s3",
+                        help="DuckLake's DATA_PATH: s3 (the lab's MinIO through httpfs, default; a local directory "
+                             "if httpfs cannot write there, said) or local")
+    parser.add_argument("--iceberg-catalog", default="jdbc",
+                        help="iceberg-java's catalog: jdbc (JdbcCatalog, default) or rest (the harness's REST server "
+                             "over Iceberg's CatalogHandlers and a JdbcCatalog)")
+    parser.add_argument("--iceberg-database", default="sqlite",
+                        help="the JdbcCatalog's database: sqlite (default) or postgresql (a server on 127.0.0.1)")
+    parser.add_argument("--iceberg-warehouse", default="s3",
+                        help="iceberg-java's data and metadata: s3 (the lab's MinIO, default) or local")
+    parser.add_argument("--java-writers", default=JAVA_WRITERS_DEFAULT,
+                        help=f"iceberg-java's writers: threads of one JVM or processes (one JVM each; default "
+                             f"{JAVA_WRITERS_DEFAULT}, the one whose own CPU lengthens a commit less)")
+    parser.add_argument("--model-design", default="",
+                        help="the simulator's --catalog for the model of ducklake or iceberg-java (default: ducklake, "
+                             "rest for a REST catalog, service for a JdbcCatalog; a design the simulator does not "
+                             "have yet falls back to service, said)")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object per point and one per interval's largest N, not the table")
     parser.add_argument("--writers", default="2,4,8,16", help="writer counts (default 2,4,8,16)")
     parser.add_argument("--intervals-s", default="1", help="commit intervals in seconds (default 1)")
     # A run starts with every writer on time; at the onset of contention the writers fall behind over tens of
@@ -615,6 +686,18 @@ def main(argv=None) -> int:
     if not Path(args.lab_profile).is_file():
         print(f"error: lab_profile: '{args.lab_profile}' is not allowed; expected a profile file", file=sys.stderr)
         return 2
+    for flag, value, allowed in (("ducklake_catalog", args.ducklake_catalog, ("sqlite", "postgresql")),
+                                 ("ducklake_data", args.ducklake_data, ("s3", "local")),
+                                 ("iceberg_catalog", args.iceberg_catalog, ("jdbc", "rest")),
+                                 ("iceberg_database", args.iceberg_database, ("sqlite", "postgresql")),
+                                 ("iceberg_warehouse", args.iceberg_warehouse, ("s3", "local")),
+                                 ("java_writers", args.java_writers, ("threads", "processes"))):
+        if value not in allowed:
+            print(f"error: {flag}: '{value}' is not allowed; expected {' or '.join(allowed)}", file=sys.stderr)
+            return 2
+    if args.tables < 1:
+        print(f"error: tables: '{args.tables}' is not allowed; expected a whole number >= 1", file=sys.stderr)
+        return 2
     options = storage_options()
     bucket_uri = lab_bucket_uri()
     run_id = uuid.uuid4().hex[:8]
@@ -626,6 +709,8 @@ def main(argv=None) -> int:
     cores = os.cpu_count() or 1
     rows = []
     catalog_latency_ms = None
+    driver = None  # ducklake and iceberg-java (drivers.py); delta-rs and pyiceberg run inline below
+    model_note = ""
     db_path = (work / f"catalog-{run_id}.db").resolve()
     try:
         timer = StoreReadTimer(f"reads-{run_id}")  # before the log and the writers: a store it cannot reach stops here
@@ -636,12 +721,29 @@ def main(argv=None) -> int:
         out = out_path(args, "real_clients", f"points-{args.real_client}", "csv")  # after the store: its error first
         with open(work / "log.txt", "a") as log, open(work / "points.jsonl", "a") as points:
             print(f"# {time.strftime('%Y-%m-%d %H:%M:%S %Z')} {command_line(prog, argv)}", file=log, flush=True)
+            def say(message: str) -> None:
+                print(f"real_clients: {message}", file=sys.stderr, flush=True)
+                print(f"# {message}", file=log, flush=True)
+
             if args.real_client == "pyiceberg":
                 catalog_latency_ms = time_sql_cas(f"sqlite:///{db_path}")
                 print(f"real_clients: the SQL catalog's conditional UPDATE (SQLite at {db_path}): "
                       f"median {catalog_latency_ms:.2f} ms", file=sys.stderr, flush=True)
                 print(f"# catalog conditional UPDATE median {catalog_latency_ms:.3f} ms", file=log, flush=True)
-            flags = _model_flags(args.lab_profile, name, args.real_client, catalog_latency_ms)
+            if args.real_client in ("ducklake", "iceberg-java"):
+                from studies.real_clients.drivers import open_driver
+                try:
+                    driver = open_driver(args.real_client, args, work, run_id, bucket_uri, options, say)
+                except SetupError as error:
+                    print(f"error: {error}", file=sys.stderr)
+                    return 2
+                catalog_latency_ms = driver.catalog_latency_ms
+                flags, model_note = model_flags(args.lab_profile, name, args.real_client, catalog_latency_ms,
+                                                design=driver.design, num_tables=args.tables)
+                if model_note:
+                    say(f"the model: {model_note}")
+            else:
+                flags = _model_flags(args.lab_profile, name, args.real_client, catalog_latency_ms)
             alone = timer.alone(5.0)
             alone_p50 = float(np.median(alone))
             print(f"real_clients: a 1 KiB read of the lab's S3 alone: median {alone_p50:.1f} ms "
@@ -654,7 +756,9 @@ def main(argv=None) -> int:
                 measured, modelled = {}, {}
                 for n in writer_counts:
                     point_name = f"n{n}-s{interval:g}"
-                    if args.real_client == "delta-rs":
+                    if driver:
+                        where, target = driver.target(point_name, n)
+                    elif args.real_client == "delta-rs":
                         where = f"{bucket_uri}/real-clients-{run_id}/{point_name}"
                         target = _delta_table(where, options)
                     else:
@@ -664,10 +768,16 @@ def main(argv=None) -> int:
                                                                    options), table_name)
                     print(f"real_clients: {n} {args.real_client} writers every {interval:g} s for {args.duration_s:g} s "
                           f"on {where}", file=sys.stderr, flush=True)
-                    (attempts, cpu_s, load, _), reads = timer.during(
-                        lambda: run_writers(args.real_client, target, n, interval, args.duration_s, args.phase_seed))
-                    measured_of = _delta_measured if args.real_client == "delta-rs" else _iceberg_measured
-                    m = measured_of(target, attempts, n, interval, args.duration_s)
+                    if driver:
+                        (attempts, cpu_s, load, _), reads = timer.during(
+                            lambda: driver.run(target, n, interval, args.duration_s, args.phase_seed))
+                        m = driver.measured(target, attempts, n, interval, args.duration_s)
+                    else:
+                        (attempts, cpu_s, load, _), reads = timer.during(
+                            lambda: run_writers(args.real_client, target, n, interval, args.duration_s,
+                                                args.phase_seed))
+                        measured_of = _delta_measured if args.real_client == "delta-rs" else _iceberg_measured
+                        m = measured_of(target, attempts, n, interval, args.duration_s)
                     cpu_share = cpu_s / (args.duration_s * cores)
                     slowdown = read_slowdown(reads, alone)
                     model = ["simulate", *flags, "--writers", str(n), "--commit-interval-s", f"{interval:g}",
@@ -693,7 +803,8 @@ def main(argv=None) -> int:
                              "steady": steady, "where": where,
                              "store_read_p50_ms": float(np.median(reads)) if reads else None,
                              "store_read_alone_p50_ms": alone_p50,
-                             "catalog_latency_ms": catalog_latency_ms,
+                             "catalog_latency_ms": catalog_latency_ms, "model_flags": flags,
+                             "model_note": model_note,
                              "model_call_fixed_ms": model_fixed_ms, "model_call_ms_per_retry": model_per_retry_ms}
                     points.write(json.dumps(point) + "\n")
                     points.flush()
@@ -705,13 +816,25 @@ def main(argv=None) -> int:
                           f"(model {_call_line(model_fixed_ms, model_per_retry_ms, short=True)})",
                           file=sys.stderr, flush=True)
                     call_slowdown = m.call_fixed_ms / model_fixed_ms if model_fixed_ms else float("nan")
-                    rows.append((m, predicted, steady, cpu_share, slowdown, call_slowdown))
+                    rows.append((m, predicted, steady, cpu_share, slowdown, call_slowdown, load))
                 best, first_failing = largest_passing(measured)
                 rows.append(("largest", interval, best, first_failing, capacity, largest_passing(modelled)[0]))
+    except SetupError as error:  # a catalog, a server or the harness that failed on the way: one line
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     finally:
         timer.close()
-    print(_table(rows))
-    write_csv(out, [result_row(row, args.real_client) for row in rows], command_line(prog, argv))
+        if driver:
+            driver.close()
+    results = [dict(result_row(row, args.real_client), model_note=model_note) for row in rows]
+    if args.json:
+        for result in results:
+            print(json.dumps(result))
+    else:
+        print(_table(rows, args.real_client))
+        if model_note:
+            print(f"the model: {model_note}")
+    write_csv(out, results, command_line(prog, argv))
     print(f"wrote {out}", file=sys.stderr)
     return 0
 
@@ -721,10 +844,11 @@ def result_row(row: tuple, client: str) -> dict:
     (``largest``)."""
     if row[0] == "largest":
         _, interval, best, failing, capacity, modelled_best = row
-        return {"kind": "largest", "client": client, "interval_s": interval, "largest_writers_measured": best,
+        return {"kind": "largest", "client": client, "interval_s": interval,
+                "measured": best, "predicted": capacity.get("max_writers"), "largest_writers_measured": best,
                 "first_failing_writers_measured": failing, "largest_writers_capacity": capacity.get("max_writers"),
                 "capacity_bracket": capacity.get("bracket"), "largest_writers_model_run_seconds": modelled_best}
-    m, p, steady, cpu, slowdown, call_slowdown = row
+    m, p, steady, cpu, slowdown, call_slowdown, load = row
     return {"kind": "point", "client": client, "interval_s": m.interval_s, "writers": m.writers,
             "success_measured": m.success_rate, "success_predicted": p["writer_success_rate"],
             "retries_per_commit_measured": m.retries_per_commit, "retries_per_commit_predicted": p["retries_mean"],
@@ -732,12 +856,14 @@ def result_row(row: tuple, client: str) -> dict:
             "call_p50_ms": m.latency_p50_ms, "call_p99_ms": m.latency_p99_ms,
             "model_commit_p50_ms": p["writer_commit_latency_p50_ms"],
             "model_commit_p99_ms": p["writer_commit_latency_p99_ms"], "lag_p99_s": m.lag_p99_s,
-            "writers_cpu_share": cpu, "store_read_x_alone": slowdown, "call_fixed_x_model": call_slowdown,
-            "note": point_note(cpu, slowdown, m.retries_per_commit, p["retries_mean"], call_slowdown)}
+            "writers_cpu_share": cpu, "load_average": load, "store_read_x_alone": slowdown,
+            "call_fixed_x_model": call_slowdown, "raised": json.dumps(m.raised, sort_keys=True),
+            "note": point_note(cpu, slowdown, m.retries_per_commit, p["retries_mean"], call_slowdown,
+                               CPU_BOUND_SHARE_BY_CLIENT.get(client, CPU_BOUND_SHARE))}
 
 
 def point_note(cpu_share: float, slowdown: float, measured_retries: float, predicted_retries: float,
-               call_slowdown: float = float("nan")) -> str:
+               call_slowdown: float = float("nan"), cpu_bound_share: float = CPU_BOUND_SHARE) -> str:
     """What a point's row says beside its figures: where the lab stopped being the profile's store (or the writers
     the model's clients: ``call_slowdown``, the writers' call's fixed part / the model's), and the model's retries
     against the measured ones where the target applies (above 0.5 a commit).
@@ -751,7 +877,7 @@ def point_note(cpu_share: float, slowdown: float, measured_retries: float, predi
     >>> point_note(0.1, float("nan"), 0.2, 0.6)
     ''
     """
-    marks = ["cpu-bound"] if cpu_share > CPU_BOUND_SHARE else []
+    marks = ["cpu-bound"] if cpu_share > cpu_bound_share else []
     if slowdown > STORE_SLOWED:  # False for nan (no reads timed)
         marks.append("store-slowed")
     if call_slowdown > CALL_SLOWED:  # False for nan (no call line: no calls, or every call retried alike)
@@ -761,7 +887,7 @@ def point_note(cpu_share: float, slowdown: float, measured_retries: float, predi
     return " ".join(marks)
 
 
-def _table(rows) -> str:
+def _table(rows, client: str) -> str:
     head = ("S s", "N", "success meas", "success pred", "retries/commit meas", "retries/commit pred",
             "retries/commit steady",
             "commits/s meas", "call p50 ms", "call p99 ms", "model commit p50 ms", "model commit p99 ms",
@@ -778,8 +904,9 @@ def _table(rows) -> str:
                 line += f"; diff {pred / best - 1:+.0%}"
             cells.append([line])
             continue
-        m, p, steady, cpu, slowdown, call_slowdown = row
-        note = point_note(cpu, slowdown, m.retries_per_commit, p["retries_mean"], call_slowdown)
+        m, p, steady, cpu, slowdown, call_slowdown, _ = row
+        note = point_note(cpu, slowdown, m.retries_per_commit, p["retries_mean"], call_slowdown,
+                          CPU_BOUND_SHARE_BY_CLIENT.get(client, CPU_BOUND_SHARE))
         cells.append([f"{m.interval_s:g}", str(m.writers), f"{m.success_rate:.1%}",
                       f"{p['writer_success_rate']:.1%}", f"{m.retries_per_commit:.2f}", f"{p['retries_mean']:.2f}",
                       f"{steady['retries_mean']:.2f}",
