@@ -51,7 +51,7 @@ def test_every_preset_loads_and_reference_is_todays_behaviour():
     assert (java.retry, java.backoff_base_ms, java.backoff_multiplier, java.backoff_cap_ms, java.backoff_jitter,
             java.backoff_jitter_shape, java.retry_budget_ms) == (4, 100.0, 2.0, 60000.0, 0.1, "up", 1_800_000.0)
     assert build_config(client="delta-rs").retry == 15 and build_config(client="delta-rs").retry_policy is None
-    assert build_config(client="ducklake").retry == 10
+    assert build_config(client="ducklake").retry == 9  # ten attempts
     assert build_config(client="iceberg-java", retry=7).retry == 7  # any field stays overridable
     with pytest.raises(ConfigError) as error:
         build_config(client="iceberg-rust")

@@ -220,23 +220,32 @@ def test_model_call_parts_line_up_the_models_committed_calls_as_the_run_times_it
 def test_a_catalog_design_the_simulator_lacks_falls_back_to_the_service_catalog_and_says_so():
     from studies.real_clients.real_clients import model_flags
 
-    flags, note = model_flags("lab.toml", "lab-s3", "ducklake", 4.0834, design="ducklake", num_tables=3)
+    flags, note = model_flags("lab.toml", "lab-s3", "ducklake", 4.0834, design="lakehouse", num_tables=3)
     assert flags[flags.index("--catalog") + 1] == "service"
     assert flags[flags.index("--catalog-latency-ms") + 1] == "4.083"
     assert flags[flags.index("--num-tables") + 1] == "3" and flags[flags.index("--client") + 1] == "ducklake"
-    assert note.startswith("--catalog ducklake is not in this simulator: the service approximation")
+    assert note.startswith("--catalog lakehouse is not in this simulator: the service approximation")
 
 
-def test_a_catalog_design_the_simulator_has_is_used_as_it_is(monkeypatch):
-    import simcore.config
-
+def test_each_real_catalog_is_modelled_by_its_design_with_the_lab_database_this_run_timed():
+    from simcore.catalog_databases import catalog_database
     from studies.real_clients.real_clients import model_flags
 
-    monkeypatch.setattr(simcore.config, "CATALOG_BACKENDS", (*simcore.config.CATALOG_BACKENDS, "rest"))
-    flags, note = model_flags("lab.toml", "lab-s3", "iceberg-java", 16.0, design="rest")
-    assert flags[flags.index("--catalog") + 1] == "rest" and note == ""
-    jdbc, note = model_flags("lab.toml", "lab-s3", "iceberg-java", 16.0, design="service")
-    assert jdbc[jdbc.index("--catalog") + 1] == "service" and note == ""
+    def value(flags, name):
+        return flags[flags.index(name) + 1]
+
+    lake, note = model_flags("lab.toml", "lab-s3", "ducklake", 4.0834, design="ducklake", database="postgresql")
+    assert value(lake, "--catalog") == "ducklake" and note == "" and value(lake, "--catalog-latency-ms") == "0"
+    database = catalog_database(value(lake, "--catalog-database"))
+    assert database.commit_median_ms == 4.0834
+    assert database.concurrency == catalog_database("postgresql-ducklake").concurrency
+    jdbc, _ = model_flags("lab.toml", "lab-s3", "iceberg-java", 16.0, design="jdbc")
+    assert value(jdbc, "--catalog") == "rest" and value(jdbc, "--rest-metadata-writer") == "client"
+    assert catalog_database(value(jdbc, "--catalog-database")).concurrency == catalog_database("sqlite").concurrency
+    rest, _ = model_flags("lab.toml", "lab-s3", "iceberg-java", 16.0, design="rest")
+    assert value(rest, "--catalog") == "rest" and "--rest-metadata-writer" not in rest
+    sql, _ = model_flags("lab.toml", "lab-s3", "pyiceberg", 16.0, design="service")
+    assert value(sql, "--catalog") == "service" and value(sql, "--catalog-latency-ms") == "16.000"
 
 
 def test_an_intervals_largest_row_names_the_measured_and_the_predicted_writers():

@@ -76,6 +76,7 @@ class DuckLakeDriver:
         say(f"DuckLake's catalog commit alone (BEGIN, INSERT of the next id, COMMIT on {args.ducklake_catalog}): "
             f"median {self.catalog_latency_ms:.2f} ms")
         self.design = args.model_design or "ducklake"
+        self.database = args.ducklake_catalog
 
     def target(self, point: str, writers: int) -> tuple[str, dict]:
         tables = table_names(point, self.tables)
@@ -123,7 +124,8 @@ class IcebergJavaDriver:
         else:
             self.catalog = jdbc
         self.where = f"{args.iceberg_catalog} catalog on {args.iceberg_database}, warehouse {warehouse}"
-        self.design = args.model_design or ("rest" if args.iceberg_catalog == "rest" else "service")
+        self.design = args.model_design or ("rest" if args.iceberg_catalog == "rest" else "jdbc")
+        self.database = args.iceberg_database
 
     def target(self, point: str, writers: int) -> tuple[str, dict]:
         tables = table_names(point, self.tables)

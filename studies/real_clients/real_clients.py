@@ -574,22 +574,24 @@ CATALOG_DESIGNS = {"ducklake": "ducklake", "iceberg-java/rest": "rest"}
 
 
 def model_flags(provider_file: str, name: str, client: str, catalog_latency_ms: float | None, design: str = "",
-                num_tables: int = 1) -> tuple[list[str], str]:
+                num_tables: int = 1, database: str = "sqlite") -> tuple[list[str], str]:
     """(the model's flags for the client's writers, a note when an approximation stands in for the design: "" if
     none does).
 
     One table (or ``num_tables``, writer w on table w mod T), FastAppend only (blind appends never conflict on
     data). delta-rs: the log's next version as the catalog object (docs/reference/clients.md, "delta-rs on the
-    model"). A SQL catalog (pyiceberg's, Iceberg Java's JdbcCatalog, DuckLake's database): a catalog service whose
-    latency is the database's commit, ``catalog_latency_ms``. ``design`` is the simulator's ``--catalog`` for the
-    client's catalog ("" or "service": the service catalog); a design this simulator's ``--catalog`` refuses today
-    (it is not in ``simcore.config.CATALOG_BACKENDS``, which the flag checks) falls back to the service
-    approximation, and the note says so.
+    model"). ``design``: "" or "service", a catalog service whose latency is the database's commit,
+    ``catalog_latency_ms`` (pyiceberg's SQL catalog); ``jdbc``, Iceberg Java's JdbcCatalog (the client writes the
+    metadata file and updates the table's row conditionally: ``--catalog rest --rest-metadata-writer client``);
+    or a catalog service design of the simulator (``rest``, ``ducklake``). A catalog service's database is the
+    lab's own, on loopback: the built-in of its kind (``database``: sqlite or postgresql) with its commit's median
+    replaced by the one this run timed, and no round trip. A design the simulator refuses falls back to the
+    service approximation, and the note says so.
 
     >>> model_flags("lab.toml", "lab-s3", "ducklake", 0.8, design="no-such-design")[1]
     '--catalog no-such-design is not in this simulator: the service approximation (--catalog service --catalog-latency-ms 0.800)'
     """
-    from simcore.config import CATALOG_BACKENDS
+    from simcore.config import CATALOG_BACKENDS, SERVICE_CATALOGS
 
     flags = ["--provider-file", provider_file, "--provider", name, "--num-tables", str(num_tables),
              "--fast-append-ratio", "1", "--client", client]
@@ -598,11 +600,31 @@ def model_flags(provider_file: str, name: str, client: str, catalog_latency_ms: 
     latency = ["--catalog-latency-ms", f"{catalog_latency_ms:.3f}"]
     if design in ("", "service"):
         return [*flags, "--catalog", "service", *latency], ""
+    extra = []
+    if design == "jdbc":
+        design, extra = "rest", ["--rest-metadata-writer", "client"]
+    if design in SERVICE_CATALOGS:
+        return [*flags, "--catalog", design, *extra, "--catalog-latency-ms", "0",
+                "--catalog-database", lab_database(design, database, catalog_latency_ms)], ""
     if design in CATALOG_BACKENDS:
         return [*flags, "--catalog", design, *latency], ""
     return ([*flags, "--catalog", "service", *latency],
             f"--catalog {design} is not in this simulator: the service approximation (--catalog service "
             f"--catalog-latency-ms {catalog_latency_ms:.3f})")
+
+
+def lab_database(design: str, database: str, commit_ms: float) -> str:
+    """The lab's catalog database as ``--catalog-database`` JSON: the built-in of its kind and the design's commit
+    (``postgresql-ducklake`` for DuckLake on PostgreSQL) with the commit median this run timed."""
+    import dataclasses
+
+    from simcore.catalog_databases import catalog_database
+
+    built_in = catalog_database(database + ("-ducklake" if design == "ducklake" else ""))
+    lab = dataclasses.replace(built_in, name=f"lab-{built_in.name}", commit_median_ms=commit_ms,
+                              commit_floor_ms=min(built_in.commit_floor_ms, commit_ms),
+                              source=f"{built_in.name}'s sigma and concurrency, this run's commit median")
+    return lab.to_json()
 
 
 def _model_flags(provider_file: str, name: str, client: str, catalog_latency_ms: float | None) -> list[str]:
@@ -739,7 +761,8 @@ def main(argv=None) -> int:
                     return 2
                 catalog_latency_ms = driver.catalog_latency_ms
                 flags, model_note = model_flags(args.lab_profile, name, args.real_client, catalog_latency_ms,
-                                                design=driver.design, num_tables=args.tables)
+                                                design=driver.design, num_tables=args.tables,
+                                                database=driver.database)
                 if model_note:
                     say(f"the model: {model_note}")
             else:
