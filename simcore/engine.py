@@ -782,6 +782,11 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 elif staged:  # write the staged commit file
                     t_ready += _draw(bits, TM_WRITE, mu, sigma, floor)
                     tm_writes[k] += 1
+                else:
+                    # DuckLake writes its data file inside the transaction, after the snapshot it builds on (the
+                    # race runs from that read to the commit); a retry reuses it. Not counted: no design counts
+                    # its data files among a commit's requests.
+                    t_ready += _draw(bits, MF_WRITE, mu, sigma, floor)
             else:
                 t_ready = commit_start[k] + _attempt_io(bits, mu, sigma, floor)
                 mf_writes[k] += 1
