@@ -112,7 +112,7 @@ def load_point(probe: Probe) -> dict:
     """One measured load: what it offered, what got through, its success rate (the usable rule's metric)."""
     metric = success_metric(probe.config)
     out = {"offered_cps": _finite(offered_cps(probe.config)), "throughput_cps": _finite(probe.mean("throughput_cps")),
-           "success_rate": _finite(probe.mean(metric)), "success_metric": metric}
+           "success_rate": _finite(probe.point().success), "success_metric": metric}
     if probe.config.writers is not None:
         out["writers"] = probe.config.writers
     else:
@@ -159,7 +159,7 @@ def answer(search: Search, step: SearchStep, simulations: int, wall_s: float,
         throughputs = [r["throughput_cps"] for r in knee.rows]
         successes = [r[metric] for r in knee.rows]
         out.update({
-            "success_rate": _finite(knee.mean(metric)),
+            "success_rate": _finite(knee.point().success),
             "success_metric": metric,
             "seed_range": {"throughput_cps": [_finite(min(throughputs)), _finite(max(throughputs))],
                            metric: [_finite(min(successes)), _finite(max(successes))]},

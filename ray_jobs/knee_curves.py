@@ -158,8 +158,18 @@ def measured_point(scale_ms: float, config: Any, rows: Iterable[Mapping[str, Any
     """
     metric = success_metric(config)
     rows = list(rows)
-    return MeasuredPoint(scale_ms, seed_mean(row.get(metric) for row in rows),
+    return MeasuredPoint(scale_ms, seed_mean(counted_success(row, metric) for row in rows),
                          seed_mean(row.get("throughput_cps") for row in rows))
+
+
+def counted_success(row: Mapping[str, Any], metric: str) -> Optional[float]:
+    """The success rate the usable rule reads from one row: ``metric`` over the recorded transactions, with the
+    stuck ones (``simcore.metrics.STUCK_AFTER_S``) counted as failed; a row without them (none stuck, or stored
+    before they were counted) reads as its rate."""
+    rate, stuck, recorded = row.get(metric), row.get("n_stuck"), row.get("n_txns")
+    if rate is None or not stuck or not recorded:
+        return rate
+    return rate * recorded / (recorded + stuck)
 
 
 def full_seed_points(points: Iterable[T], seeds_of: Callable[[T], Collection[int]],

@@ -12,6 +12,7 @@ from simcore.bisection import SearchRange, search_sequentially
 from simcore.builder import build_config
 from simcore.simulate import simulate
 from simcore.usable import MeasuredPoint, passes, success_metric
+from ray_jobs.knee_curves import counted_success, measured_point
 
 SHORT = dict(duration_s=1900.0)  # the default runtime's steady-state window (900 s warm-up), 100 s long
 RANGE = SearchRange(4.0, 20_000.0, 0.05)
@@ -19,7 +20,7 @@ RANGE = SearchRange(4.0, 20_000.0, 0.05)
 
 def measured(config) -> MeasuredPoint:
     row, = simulate(config, seeds=[1])
-    return MeasuredPoint(config.inter_arrival_scale_ms or 0.0, row[success_metric(config)], row["throughput_cps"])
+    return measured_point(config.inter_arrival_scale_ms or 0.0, config, [row])
 
 
 def usable_cps(**fields) -> tuple[float, float]:
@@ -45,7 +46,7 @@ def test_ducklake_takes_no_more_over_ten_tables_than_over_one():
 def writers_pass(writers: int, **fields) -> bool:
     config = build_config(writers=writers, **SHORT, **fields)
     row, = simulate(config, seeds=[1])
-    return passes(row[success_metric(config)])
+    return passes(counted_success(row, success_metric(config)))
 
 
 def test_group_commit_every_10_s_takes_ten_times_the_writers_of_the_storage_catalog_at_60_s():
