@@ -6,8 +6,9 @@ every curve's usable throughput and knee (one answer per curve: the searched
 knee where the store holds an ended knee search of it, else the grid knee,
 ``answers.py``), the gaps in its grid, the Zipf
 per-rank breakdowns, and provenance; then the published-vs-simulated table,
-which commit protocol the default answers use, and what the corrected
-protocol changed where the store holds both (``protocols.py``).
+which commit protocol the default answers use, what the corrected
+protocol changed where the store holds both (``protocols.py``), and which
+study holds each commit design's curves (``design_frontiers.py``).
 The page only filters and draws, so every number it shows is computed here,
 where tests can check it. Numbers are rounded to 4 significant digits to keep
 the page small.
@@ -29,6 +30,7 @@ from typing import Optional
 from dashboards import __version__
 from dashboards.answers import CurveAnswer, curve_answers, curve_key, grid_bounds
 from dashboards.compared_payload import comparison_json, comparisons_json, knee_searches_json
+from dashboards.design_frontiers import designs_json
 from dashboards.frontier import CurveFrontier, curve_frontiers
 from dashboards.knee import within_resolution
 from simcore.usable import USABLE_SUCCESS_THRESHOLD
@@ -36,7 +38,7 @@ from dashboards.points import Spread, elementwise_mean, group_points, is_number
 from dashboards.published import compare, describe, load_published
 from dashboards.protocols import protocol_comparisons
 from dashboards.published_explained import PREFERRED_LABEL, STEADY_STATE_LABEL, explanation_for, load_explained
-from dashboards.registry import FILTERS, KNEE_EXPERIMENTS, page_json
+from dashboards.registry import FILTERS, KNEE_EXPERIMENTS, VIEWS, page_json
 from dashboards.rounding import rounded, spread_json
 from dashboards.snapshot import TABLE_METRIC_COLUMNS, StoreSnapshot
 from dashboards.studies import PUBLISHED_PROTOCOL, Study, group_studies, mix_id, number_key, protocol_of, series_id
@@ -52,7 +54,8 @@ from simcore.redaction import redact
 # 6: one answer per curve (``usable_source``, ``lower_bound``, ``grid``, ``search``, each study's ``knee_command``,
 #    ``usable_statistic``); each seed's throughput at the knee (``seed_knee_tp``) and each seed's own knee
 #    (``seed_own_knee``) apart
-PAYLOAD_SCHEMA_VERSION = 6
+# 7: the commit designs side by side (``designs``: dashboards.design_frontiers)
+PAYLOAD_SCHEMA_VERSION = 7
 
 # What the heatmaps and curves can show. ``hatch_by`` names the success rate
 # that marks a cell when it is at or below the threshold (the cell is not
@@ -373,6 +376,7 @@ def build_payload(snapshot: StoreSnapshot, published=None) -> dict:
         "published": _published_json(comparisons, load_explained()),
         "knee_searches": knee_searches_json(studies, grid_of, grid_bounds, snapshot),
         "comparisons": comparisons_json(snapshot, studies, answer_of),
+        "designs": designs_json(VIEWS, studies, snapshot.plans, knee_command),
         "protocol": _protocol_json(snapshot),
         "protocol_changes": {experiment: comparison_json(comparison) for experiment, comparison
                              in protocol_comparisons(studies, answer_of, snapshot.plans).items()},

@@ -87,6 +87,8 @@ KINDS = (
     Kind("treatment-colours", "frontiers with one colour per variant on a log axis (for many variants), with VO "
                               "p99 at the knee", treatment=True),
     Kind("max-writers", "the most usable writers against commit interval, per writer-workload setup"),
+    Kind("designs", "each commit design's usable-throughput frontier against table count, one line per design and "
+                    "one panel per store and mix, and the designs ranked per curve (the payload's ``designs``)"),
     Kind("protocol-change", "what the corrected commit protocol changed: usable throughput under the published and "
                             "the corrected protocol, per curve, and both frontiers", PAGE),
     Kind("provenance", "where the rows came from: versions, seeds, settings, missing points", PAGE),

@@ -71,3 +71,24 @@ def design_fields(design: Design, client: Optional[str]) -> dict:
     else:
         fields["client"] = client
     return fields
+
+
+# The config fields any design sets besides the client: a stored config's values of them name its design.
+DESIGN_FIELDS = tuple(dict.fromkeys(name for design in DESIGNS for name in design.fields))
+
+
+def design_of(config: Mapping[str, object]) -> Optional[str]:
+    """The name of the design a config (a ``SimConfig``'s fields, or a stored row) runs; None for no design.
+
+    A design's fields must all match and the other design fields be unset (v3, no group commit); a design with
+    a client of its own needs that client, an Iceberg design any client whose commits are Iceberg's. The inverse of
+    ``design_fields``: ``design_of(build_config(design_fields(d, c)).to_dict()) == d.name``.
+    """
+    for design in DESIGNS:
+        if any(config.get(name) != design.fields.get(name) for name in DESIGN_FIELDS):
+            continue
+        client = config.get("client")
+        if client != design.client if design.client is not None else client in NON_ICEBERG_CLIENTS:
+            continue
+        return design.name
+    return None

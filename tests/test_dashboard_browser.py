@@ -98,6 +98,17 @@ def study_store(real_store, tmp_path_factory):
                                  **short)
                        for provider in ("s3x", "s3") for mix in (1.0, 0.9) for scale in (35, 70, 140, 300)],
     }
+    # Commit designs: a storage catalog, the append catalog (s3x only: s3 has no conditional append), a REST catalog
+    # and DuckLake, each named by its config fields (simcore.designs).
+    from simcore.designs import DESIGNS, design_fields
+    from simcore.providers import PROVIDERS
+
+    experiments["architectures"] = [
+        build_config(**design_fields(design, None), provider=provider, num_tables=tables, inter_arrival_scale_ms=scale,
+                     **short)
+        for design in DESIGNS if design.name in ("storage", "append", "rest", "ducklake")
+        for provider in ("s3x", "s3") if design.applies_to(PROVIDERS[provider], writers=False)
+        for tables in (1, 10) for scale in (50, 200, 1000)]
     for experiment, configs in experiments.items():
         write_store_file(str(store), experiment, simulated_rows(experiment, configs, seeds=[1, 2]))
     return store
@@ -271,6 +282,9 @@ def test_the_study_views_say_what_a_store_without_their_runs_lacks(browser, page
     assert "No clients runs in this store yet" in text_of(browser, "clients-body")
     assert "commit-sweeps sweep writers" in text_of(browser, "writers-body")
     assert count(browser, "svg.clients-chart, svg.writers-chart") == 0
+    assert "No architectures runs in this store yet" in text_of(browser, "designs-body")
+    assert "commit-sweeps sweep architectures --store" in text_of(browser, "designs-body")
+    assert count(browser, "svg.designs-chart") == 0
 
 
 def test_the_knee_and_variant_views_draw_with_data_beside_the_grid_views(browser, study_url):
@@ -316,6 +330,37 @@ def test_the_clients_and_writers_views_draw_presets_and_writers(browser, study_u
     assert count(browser, "table.writers-table tbody tr") == 4
     # Writer points are not inter-arrival curves: no study is made of them.
     assert browser.evaluate("DASHBOARD_DATA.studies.some((s) => s.experiment === 'writers')") is False
+
+
+def test_the_designs_view_draws_one_line_per_design_on_each_store(browser, study_url):
+    open_page(browser, study_url)
+    assert browser.console_errors == []
+    # 14. commit designs: one panel per store (one mix), a mark per design and table count; append on s3x only.
+    panels = browser.evaluate("[...document.querySelectorAll('svg.designs-chart')]"
+                              ".map((s) => `${s.dataset.provider}|${s.dataset.mix}`)")
+    assert panels == ["s3|1", "s3x|1"]
+    assert marks(browser, "svg.designs-chart") == [3 * 2, 4 * 2]
+    assert count(browser, "table.designs-table tbody tr") == 4
+    assert count(browser, "table.designs-table td.missing") == 2  # append on s3: does not apply
+    heads = browser.evaluate("[...document.querySelectorAll('table.designs-table th')].map((th) => th.textContent)")
+    assert heads == ["Curve", "storage: usable c/s", "append: usable c/s", "rest: usable c/s", "ducklake: usable c/s",
+                     "designs, highest first"]
+    body = text_of(browser, "designs-body")
+    # The values' provenance, as the other views state it: the statistic, grid or searched knee, what searches them.
+    assert "knee of the seed-mean curve" in body and "grid knees, at the grid's resolution" in body
+    assert "commit-sweeps knee --experiment architectures --duration-s 1200 --store" in body
+    assert "DuckLake over PostgreSQL" in body  # each design's summary (simcore.designs)
+    tip = browser.evaluate("document.querySelector('svg.designs-chart .mark title').textContent")
+    assert "source: the grid knee" in tip and "spread (" in tip
+    browser.evaluate("(() => { const s = document.getElementById('designs-yscale'); s.value = 'linear';"
+                     " s.dispatchEvent(new Event('change')); })()")
+    assert marks(browser, "svg.designs-chart") == [6, 8]
+    browser.click('button.chip[data-filter="provider"][data-value="s3x"]')
+    browser.wait_for("document.querySelectorAll('svg.designs-chart').length === 1")
+    assert count(browser, "table.designs-table tbody tr") == 2
+    assert browser.console_errors == []
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    browser.screenshot(os.path.join(ARTIFACTS, "dashboard-designs.png"))
 
 
 def test_a_filter_narrows_the_knee_and_variant_views_in_place(browser, study_url):

@@ -32,15 +32,16 @@ def test_the_page_frame_lists_no_view_and_no_script():
 def test_the_page_shows_each_declared_study_view_in_page_order():
     ids = [view.id for view in VIEWS]
     assert ids == ["frontier", "heatmaps", "curves", "tables", "spread", "published", "zipf", "knee", "throttle",
-                   "retry", "append", "clients", "writers", "protocol-change", "provenance"]
+                   "retry", "append", "clients", "writers", "designs", "protocol-change", "provenance"]
     by_id = {view.id: view for view in VIEWS}
     assert by_id["throttle"].experiments == ("gcs_throttle",) and by_id["throttle"].kind == "treatment-frontier"
     assert by_id["writers"].experiments == ("writers", "writers_maintenance")
     assert by_id["knee"].experiments == tuple(KNEE_GRIDS)
     assert by_id["append"].payload()["short_labels"] == {"storage": "CAS", "append": "append"}
     page = render_page("<!-- registry: nav -->\n<!-- registry: sections -->\n<!-- registry: scripts -->")
-    assert "<h2>9. GCS single-object write throttle</h2>" in page and "<h2>15. Provenance</h2>" in page
-    assert "<h2>14. What the correction changed</h2>" in page
+    assert "<h2>9. GCS single-object write throttle</h2>" in page and "<h2>16. Provenance</h2>" in page
+    assert "<h2>15. What the correction changed</h2>" in page
+    assert "<h2>14. Commit designs</h2>" in page and by_id["designs"].experiments == ("architectures",)
     assert page.count("<script src=") == len(SCRIPTS) + 1  # and data.js first
     assert page.index('src="data.js"') < page.index('src="page.js"') < page.index('src="main.js"')
 

@@ -77,7 +77,8 @@ def test_duration_override_applies_to_every_config():
     assert values(exp4c.GRID.configs(quick=True, duration_s=2000), "duration_s") == {2000.0}
 
 
-@pytest.mark.parametrize("script", ["exp4a", "exp4b", "exp4c", "exp4a_zipf", "exp4b_zipf", "all", "clients", "writers"])
+@pytest.mark.parametrize("script", ["exp4a", "exp4b", "exp4c", "exp4a_zipf", "exp4b_zipf", "all", "clients", "writers",
+                                    "architectures"])
 def test_every_script_has_the_same_flags(script):
     result = subprocess.run([sys.executable, f"sweeps/{script}.py", "--help"], cwd=REPO_ROOT,
                             capture_output=True, text=True, timeout=120)
@@ -155,6 +156,7 @@ KNEE_QUICK = {
     "retry_policies": {"provider": ("s3x",), "num_tables": (1,), "fast_append_ratio": (0.9,)},
     "append_catalog": {"provider": ("s3x",), "num_tables": (1, 10), "fast_append_ratio": (1.0,)},
     "latency_models": {"num_tables": (1, 10), "fast_append_ratio": (1.0, 0.9)},
+    "architectures": {"provider": ("s3",), "num_tables": (10,), "fast_append_ratio": (1.0,)},
 }
 
 
@@ -162,7 +164,7 @@ def test_the_catalog_holds_every_grid_file_seed_001_first():
     assert list(EXPERIMENTS)[:5] == ["exp4a", "exp4b", "exp4c", "exp4a_zipf", "exp4b_zipf"]
     assert sorted(EXPERIMENTS) == sorted(["exp4a", "exp4b", "exp4c", "exp4a_zipf", "exp4b_zipf", "gcs_throttle",
                                           "retry_policies", "append_catalog", "latency_models", "clients", "writers",
-                                          "writers_maintenance"])
+                                          "writers_maintenance", "architectures"])
     assert EXPERIMENTS["exp4c"] is exp4c.GRID
 
 
