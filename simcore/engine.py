@@ -870,7 +870,8 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                                                    catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
                                                    use_contention)
                     continue
-            elif op[k] == MERGE_APPEND:  # re-merge the manifests it missed
+            elif op[k] == MERGE_APPEND and kind_of_attempt != ATTEMPT_NONE and not staged:
+                # Re-merge the manifests it missed (DuckLake's and Delta's tables have none).
                 m = np.int64(behind * params[P_MERGE_MANIFESTS])
                 t_next += (_draw_sum(bits, MF_READ, m, mu, sigma, floor, moments)
                            + _draw_sum(bits, MF_WRITE, m, mu, sigma, floor, moments))

@@ -8,8 +8,18 @@ of reads whose count grows with the load (the log entries a commit missed, a
 convoy): nothing is observed between them, so they are one event of the sum
 of their draws, which keeps the heap small under contention. Randomness comes from Python's ``random`` module (the engine uses
 NumPy streams), and nothing is shared with the engine but the provider
-figures and the metric code. Agreement between the two is therefore evidence
-that the engine's shortcuts do not change the model.
+figures, the catalog databases' figures, Unity Catalog's cap and the metric code.
+Agreement between the two is therefore evidence that the engine's shortcuts
+do not change the model.
+
+The commit designs (docs/architectures.md) are the same transaction with
+other steps: which pointer a CAS compares (the catalog's, or with a REST
+catalog or Unity Catalog the table's own), a catalog service over a database
+whose commits wait in turn for one of its servers, what an attempt writes
+before its CAS (table metadata and a manifest list; Iceberg v4's root
+manifest; nothing, DuckLake; a staged Delta commit, Unity Catalog) and what
+a lost CAS reads to learn what beat it; group commit is a workload of one
+committer per table.
 """
 
 from __future__ import annotations
@@ -17,31 +27,42 @@ from __future__ import annotations
 import heapq
 import math
 import random
+from dataclasses import replace
 
 import numpy as np
 
+from simcore.catalog_databases import catalog_database
 from simcore.config import SimConfig
 from simcore.engine import (ABORTED_BUDGET, ABORTED_MAX_RETRIES, ABORTED_VALIDATION, COMMITTED, UNFINISHED,
-                            Outcome)
+                            UNITY_UNPUBLISHED_CAP, Outcome)
 from simcore.providers import (CATALOG_OBJECT_BYTES, MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES,
                                TABLE_METADATA_BYTES, Lognormal)
 from simcore.workload import FAST_APPEND, MAINTENANCE, MERGE_APPEND, OPEN_LOOP, VALIDATED_OVERWRITE, WRITER, Workload
 
 
 class Oracle:
-    def __init__(self, config: SimConfig, seed: int):
+    def __init__(self, config: SimConfig, seed: int, unity_cap: int = UNITY_UNPUBLISHED_CAP):
         self.config = config
         self.random = random.Random(seed * 7919 + 17)
         provider = config.latency_profile  # a built-in provider, or a profile file's (its commit hold)
-        if config.catalog == "service":
+        # A catalog service over a database (a REST catalog, DuckLake, Unity Catalog): every call is the round
+        # trip to the service plus one draw of the database's commit service time.
+        self.database = (catalog_database(config.catalog_database) if config.catalog in ("rest", "ducklake", "unity")
+                         else None)
+        if self.database is not None:
+            db, rtt = self.database, config.catalog_latency_ms
+            self.catalog_read = self.catalog_cas = Lognormal(db.commit_median_ms + rtt, db.commit_sigma,
+                                                             db.commit_floor_ms + rtt)
+        elif config.catalog == "service":
             self.catalog_read = self.catalog_cas = Lognormal.fixed(config.catalog_latency_ms)
         elif config.catalog == "append":
             self.catalog_read, self.catalog_cas = provider.read(), provider.conditional_latency("append")
         else:
             self.catalog_read, self.catalog_cas = provider.read(), provider.conditional_latency("cas")
         # The catalog object's commit hold: after a successful write's decision it is busy until free_at.
-        self.hold_ms = 0.0 if config.catalog == "service" else provider.conditional(
-            "append" if config.catalog == "append" else "cas").hold_ms
+        # A catalog service has no object of the store to hold.
+        self.hold_ms = provider.conditional("append" if config.catalog == "append" else "cas").hold_ms \
+            if config.catalog in ("storage", "append") else 0.0
         self.free_at = 0.0
         # The throttled catalog object's token bucket: tokens, as of when.
         self.tokens, self.tokens_at = config.cas_throttle_burst, 0.0
@@ -56,6 +77,18 @@ class Oracle:
         self.seq = 0
         self.table_version = [0] * config.num_tables
         self.now = 0.0
+        # The commit design. A REST catalog's and Unity Catalog's CAS compares the table's own pointer, every
+        # other catalog's the one pointer of the whole catalog (a storage object, DuckLake's snapshot id).
+        self.table_pointer = config.catalog in ("rest", "unity")
+        self.ducklake = config.catalog == "ducklake"
+        self.unity = config.catalog == "unity"
+        self.v4 = config.metadata_format == "v4"
+        # The database's servers: when each is next free, as a heap (its commits are served in their order of
+        # arrival, at most ``concurrency`` at once).
+        self.servers = [0.0] * self.database.concurrency if self.database is not None else None
+        # Unity Catalog: when each ratified version of each table is (to be) published to the table's log.
+        self.unity_cap = unity_cap
+        self.published_at = [[] for _ in range(config.num_tables)]
 
     def latency(self, dist: Lognormal) -> float:
         if dist.sigma == 0:
@@ -76,17 +109,27 @@ class Oracle:
         c = self.config
         weights = [1.0 / (k + 1) ** c.zipf_alpha for k in range(c.num_tables)] \
             if c.table_distribution == "zipf" else None
-        specs = [(WRITER, c.commit_interval_s, w) for w in range(c.writers)]
+        writers, writer_interval_s = c.writers, c.commit_interval_s
+        if c.group_commit_s is not None:
+            # Group commit: the writers hand their files to one committer per table, which commits every
+            # group_commit_s, or (0) as soon as its previous commit lands: then its commits are due an
+            # uncontended catalog read and CAS apart (their medians), so it is never waiting on the schedule.
+            writers = c.num_tables
+            writer_interval_s = (c.group_commit_s if c.group_commit_s > 0
+                                 else (self.catalog_read.median_ms + self.catalog_cas.median_ms) / 1000.0)
+        specs = [(WRITER, writer_interval_s, w) for w in range(writers)]
         specs += [(MAINTENANCE, c.maintenance_interval_s, m) for m in range(c.maintenance_jobs or 0)]
         for job_class, interval_s, index in specs:
             interval = interval_s * 1000.0
-            if job_class == MAINTENANCE or weights is None:
+            if c.group_commit_s is not None and job_class == WRITER:
+                table = index  # committer k commits table k
+            elif job_class == MAINTENANCE or weights is None:
                 table = index % c.num_tables
             else:
                 table = self.random.choices(range(c.num_tables), weights)[0]
             due = self.random.uniform(0, interval)
             if job_class == WRITER and c.writer_phase_seed is not None:  # one pattern of phases for every seed
-                due = float(np.random.default_rng(c.writer_phase_seed).uniform(0.0, interval_s, c.writers)[index])
+                due = float(np.random.default_rng(c.writer_phase_seed).uniform(0.0, interval_s, writers)[index])
                 due *= 1000.0
             commits = []
             while due < c.duration_ms:
@@ -179,6 +222,17 @@ class Oracle:
             for _ in range(writes):
                 yield self.latency(self.ml_write)
             return
+        if self.ducklake:   # the commit is rows of the catalog database: nothing of the store to read or write,
+            if first:       # but the data file, written inside the transaction (after its snapshot) and reused
+                yield self.latency(self.mf_write)
+            return
+        if self.unity:
+            yield self.latency(self.tm_write)       # write a staged commit file for the next version
+            return
+        if self.v4:   # Iceberg v4: the catalog holds the table's state; only the root manifest is rewritten
+            yield self.latency(self.storage_read)   # read the parent's root manifest
+            yield self.latency(self.ml_write)       # write a new root over the reused leaf manifests
+            return
         if self.corrected:   # the manifest file was written during the runtime
             yield self.latency(self.storage_read)   # read the table metadata
             yield self.latency(self.storage_read)   # read the manifest list
@@ -197,7 +251,9 @@ class Oracle:
         rewrite_manifests = True
         # Corrected, a commit that is a log entry (delta-rs): list the log as the commit begins, read each
         # entry missed since, and create the next one: no metadata or manifest I/O.
-        log_entries = self.corrected and c.retry_rewrite == "none"
+        # A catalog service's commit is its own call, whatever the client retries with (DuckLake's rows, Unity
+        # Catalog's ratified versions): no log of the store to list.
+        log_entries = self.corrected and c.retry_rewrite == "none" and self.database is None
         # A delta-rs commit is a write_deltalake call: the read above was its table load's listing; the
         # load then reads the log's entries (all at once) and the call writes its data file; a listing that
         # finds new entries is followed by a snapshot update (a listing, the entries at once), and so is
@@ -219,28 +275,57 @@ class Oracle:
             snapshot = listed
             rewrite_manifests = False
         for attempt in range(c.retry + 1):
-            if rewrite_manifests or (self.corrected and attempt > 0 and c.retry_rewrite == "manifest_list"):
+            if self.unity:   # every attempt stages its own commit file, whatever else it reuses
+                yield from self.attempt_io(first=attempt == 0)
+            elif rewrite_manifests or (self.corrected and attempt > 0 and c.retry_rewrite == "manifest_list"):
                 yield from self.attempt_io(first=attempt == 0)
             elif attempt > 0 and c.retry_rewrite == "manifest_list":
                 yield self.latency(self.storage_read)   # read the parent's manifest list
                 yield self.latency(self.ml_write)       # write a new one over the reused manifests
             refused = c.cas_throttle_per_s is not None and not self.take_token(self.now)
+            if refused:
+                record["throttled"] += 1
             cas = self.latency(self.catalog_cas)
             if self.corrected and c.catalog == "storage":   # at least a PUT of the catalog object
                 cas = max(cas, self.latency(self.catalog_put))
             decided_at = 0.5 if self.corrected else 1.0
-            yield cas * decided_at
+            if self.servers is not None:
+                # The call reaches the service after half its round trip and waits for a free server of the
+                # database, which works on it for the call's latency less the round trip, deciding half-way.
+                rtt = c.catalog_latency_ms
+                work = cas - rtt
+                arrives = self.now + rtt / 2
+                starts = max(arrives, heapq.heappop(self.servers))
+                heapq.heappush(self.servers, starts + work)
+                yield starts - self.now + work / 2
+            else:
+                yield cas * decided_at
             while not refused and self.seq == snapshot[0] and self.now < self.free_at:
                 yield self.free_at - self.now   # it would succeed: it waits for the object's hold to end
-            committed = not refused and self.seq == snapshot[0]  # the CAS is decided now
+            # The CAS is decided now: against the table's pointer, or the whole catalog's.
+            current = self.table_version[table] == snapshot[1] if self.table_pointer else self.seq == snapshot[0]
+            if not refused and current and self.unity and self.unpublished(table) >= self.unity_cap:
+                refused = True   # the table holds as many unpublished versions as Unity Catalog allows
+                record["throttled"] += 1
+            committed = not refused and current
+            published = None   # Unity Catalog: when the version it ratified is published
             if committed:
                 self.free_at = self.now + self.hold_ms
                 self.seq += 1
                 self.table_version[table] += 1
+                if self.unity:
+                    # The committer publishes the ratified version to the table's log once it hears of it
+                    # (the answer's way back, then a write), and versions are published in order.
+                    written = self.now + cas * (1.0 - decided_at) + self.latency(self.tm_write)
+                    earlier = self.published_at[table]
+                    published = max(written, earlier[-1]) if earlier else written
+                    earlier.append(published)
             if decided_at < 1.0:
                 yield cas * (1.0 - decided_at)   # the answer's way back
             if c.catalog == "append":
                 yield self.latency(self.catalog_read)   # read the log back to learn the outcome
+            if published is not None:
+                yield published - self.now   # the backfill: the commit ends once its version is published
             if committed:
                 if delta_call:
                     yield from self.snapshot_update(table, 1)   # the post-commit hook
@@ -260,8 +345,13 @@ class Oracle:
                     yield self.reads_in_turn(new_snapshot[0] - snapshot[0])
                 if delta_call and new_snapshot[0] > snapshot[0]:
                     yield from self.snapshot_update(table, new_snapshot[0] - snapshot[0])
-            elif self.corrected:
-                yield self.latency(self.storage_read)   # ... from the table metadata the catalog points at
+            elif self.unity:   # ... from the commit file of each version ratified since its snapshot
+                if new_snapshot[1] > snapshot[1]:
+                    yield self.reads_in_turn(new_snapshot[1] - snapshot[1])
+            elif self.corrected and not (self.ducklake or self.v4):
+                # ... from the table metadata the catalog points at (v4 and DuckLake have no such file: the
+                # catalog's answer already says what changed)
+                yield self.latency(self.storage_read)
             same_table = new_snapshot[1] != snapshot[1]
             record["same" if same_table else "catalog_only"] += 1
             if retrying and same_table and c.retry_policy == "split":
@@ -272,7 +362,10 @@ class Oracle:
                         yield self.reads_in_turn(new_snapshot[0] - snapshot[0])
                     if delta_call and new_snapshot[0] > snapshot[0]:
                         yield from self.snapshot_update(table, new_snapshot[0] - snapshot[0])
-                elif self.corrected:
+                elif self.unity:
+                    if new_snapshot[1] > snapshot[1]:
+                        yield self.reads_in_turn(new_snapshot[1] - snapshot[1])
+                elif self.corrected and not (self.ducklake or self.v4):
                     yield self.latency(self.storage_read)
             # Commits missed: to any table (the reference) or, with vo_convoy="table" or corrected, to ours.
             counted = 1 if c.vo_convoy == "table" or self.corrected else 0
@@ -280,12 +373,15 @@ class Oracle:
             if same_table and record["op"] == VALIDATED_OVERWRITE:
                 # The corrected attempt's own manifest-list read covers the newest version.
                 convoy = max(behind - 1, 0) if self.corrected else behind   # the I/O convoy
+                if self.ducklake or self.unity:   # no manifest lists: it validates against what it has read
+                    convoy = 0
                 if convoy > 0:
                     yield self.reads_in_turn(convoy)
                 if self.random.random() < c.real_conflict_probability:
                     record["status"] = ABORTED_VALIDATION
                     return
-            if same_table and record["op"] == MERGE_APPEND:
+            if same_table and record["op"] == MERGE_APPEND and not (self.ducklake or self.unity):
+                # (DuckLake's and Delta's tables have no manifests to merge)
                 merged = int(behind * c.merge_manifests_per_commit)   # read and rewrite each, one after another
                 if merged > 0:
                     yield sum(self.latency(self.storage_read) + self.latency(self.mf_write) for _ in range(merged))
@@ -295,6 +391,15 @@ class Oracle:
             snapshot = new_snapshot
             rewrite_manifests = same_table and c.retry_rewrite is None
         record["status"] = ABORTED_MAX_RETRIES
+
+    def unpublished(self, table: int) -> int:
+        """How many of ``table``'s ratified versions are not yet published to its log now."""
+        count = 0
+        for publish in reversed(self.published_at[table]):
+            if publish <= self.now:
+                break   # versions are published in order: every earlier one is published too
+            count += 1
+        return count
 
     def take_token(self, now: float) -> bool:
         """Token bucket of the throttled object: does a CAS sent now get a token?"""
@@ -324,7 +429,8 @@ class Oracle:
     @staticmethod
     def new_record(submit, runtime, op, table, job_class=OPEN_LOOP):
         return dict(submit=submit, runtime=runtime, op=op, table=table, status=UNFINISHED, retries=0, same=0,
-                    catalog_only=0, end=math.nan, start=math.nan, commit_start=math.nan, job_class=job_class)
+                    catalog_only=0, throttled=0, end=math.nan, start=math.nan, commit_start=math.nan,
+                    job_class=job_class)
 
     def single(self, record):
         """An open-loop arrival: one transaction."""
@@ -372,6 +478,10 @@ class Oracle:
         for record in records:
             if math.isnan(record["end"]):
                 record["status"] = UNFINISHED
+            if self.config.group_commit_s == 0.0:
+                # A back-to-back committer's commit is submitted when it starts (its due time is only the
+                # committer's pace); one that never started was never submitted.
+                record["submit"] = record["start"] if not math.isnan(record["start"]) else math.inf
         records.sort(key=lambda r: r["submit"])
         return self._arrays(records)
 
@@ -388,4 +498,4 @@ class Oracle:
             commit_start_ms=column("commit_start", float), retries=column("retries", np.int32),
             conflicts_same_table=column("same", np.int32), conflicts_catalog_only=column("catalog_only", np.int32),
             final_seq=self.seq, start_ms=column("start", float))
-        return workload, outcome
+        return workload, replace(outcome, cas_throttled=column("throttled", np.int32))
