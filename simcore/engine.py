@@ -331,13 +331,16 @@ def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outc
     n = len(workload)
     # Per-transaction state, a row per transaction: an event touches one transaction's row (a cache line or
     # two) rather than a line in each of twenty arrays; the kernel sees each column as a strided array.
-    floats = np.zeros((n, _FLOAT_COLUMNS), dtype=np.float64)
+    # At least two rows: the kernel sees each table transposed, which for one row would be C- as well as
+    # F-contiguous, and Numba would compile another kernel for that layout (a minute) for a lone transaction.
+    rows = max(n, 2)
+    floats = np.zeros((rows, _FLOAT_COLUMNS), dtype=np.float64)
     floats[:, 4] = np.nan  # start times: NaN until a transaction starts
-    ints = np.zeros((n, _INT_COLUMNS), dtype=np.int32)
-    longs = np.zeros((n, _LONG_COLUMNS), dtype=np.int64)
+    ints = np.zeros((rows, _INT_COLUMNS), dtype=np.int32)
+    longs = np.zeros((rows, _LONG_COLUMNS), dtype=np.int64)
     longs[:, 1] = -1  # commit sequence numbers: -1 for none
-    longs[:, 3] = workload.table
-    longs[:, 4] = workload.op
+    longs[:n, 3] = workload.table
+    longs[:n, 4] = workload.op
     # A writer's next commit (a chain) starts when this one ends; -1: none.
     chain_next = workload.chain_next if workload.chain_next is not None else np.full(n, -1, np.int64)
     params = protocol_parameters(config)
@@ -346,9 +349,9 @@ def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outc
         rng, floats.T, ints.T, longs.T, chain_next, *kernel_features(params, workload.chain_next is not None))
 
     def column(table, j):
-        return np.ascontiguousarray(table[:, j])
+        return np.ascontiguousarray(table[:n, j])
 
-    status = ints[:, 11].astype(np.int8)
+    status = ints[:n, 11].astype(np.int8)
     end = column(floats, 0)
     end[status == UNFINISHED] = np.nan
     commit_seq = column(longs, 1)
@@ -357,7 +360,7 @@ def run(config: SimConfig, workload: Workload, rng: np.random.Generator) -> Outc
                    manifest_list_reads=column(ints, 3), manifest_list_writes=column(ints, 4),
                    manifest_file_reads=column(ints, 5), manifest_file_writes=column(ints, 6),
                    cas_throttled=column(ints, 7), snapshot_ms=column(floats, 2),
-                   commit_ms=np.where(commit_seq >= 0, floats[:, 3], np.nan),
+                   commit_ms=np.where(commit_seq >= 0, floats[:n, 3], np.nan),
                    snapshot_seq=column(longs, 0), commit_seq=commit_seq,
                    final_seq=int(final_seq), catalog_reads=column(ints, 8),
                    start_ms=column(floats, 4), table_metadata_reads=column(ints, 9),
