@@ -312,7 +312,7 @@ def test_command_line_flags_override_the_preset(capsys):
         ("iceberg-java", 7, None, None, "manifest_list")
     assert main(base + ["--client", "ducklake"]) == 0
     row = json.loads(capsys.readouterr().out)
-    assert (row["retry"], row["retry_policy"], row["backoff_jitter_shape"]) == (10, "backoff", "down")
+    assert (row["retry"], row["retry_policy"], row["backoff_jitter_shape"]) == (9, "backoff", "down")
     assert main(base[:-1] + ["--client", "spark"]) == 2
     assert capsys.readouterr().err.startswith("error: client: 'spark'")
 

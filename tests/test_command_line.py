@@ -24,10 +24,10 @@ def test_help_lists_every_user_action(capsys):
     assert exited.value.code == 0
     out = capsys.readouterr().out
     for name in ("simulate", "sweep", "knee", "capacity", "bench", "probe", "probe-catalog", "fit", "status",
-                 "dashboard"):
+                 "dashboard", "prepare"):
         assert name in out
     assert [command.name for command in COMMANDS] == ["simulate", "sweep", "knee", "capacity", "bench", "probe",
-                                                      "probe-catalog", "fit", "status", "dashboard"]
+                                                      "probe-catalog", "fit", "status", "dashboard", "prepare"]
 
 
 @pytest.mark.parametrize("command", [command.name for command in COMMANDS])

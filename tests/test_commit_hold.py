@@ -77,8 +77,8 @@ def test_a_write_that_would_fail_is_answered_at_once():
 
 
 def test_no_hold_compiles_the_part_away_and_leaves_the_config_as_it_was():
-    assert kernel_parts(protocol_parameters(_config(0.0)), False)[-1] is False
-    assert kernel_parts(protocol_parameters(_config(HOLD_MS)), False)[-1] is True
+    assert kernel_parts(protocol_parameters(_config(0.0)), False)[8] is False
+    assert kernel_parts(protocol_parameters(_config(HOLD_MS)), False)[8] is True
     explicit_zero = {**_profile(0.0), "cas": {"median_ms": 1.0, "sigma": 1e-9, "hold_ms": 0}}
     assert canonical_json(profile_from_mapping(explicit_zero)) == canonical_json(profile_from_mapping(_profile(0.0)))
     assert "hold_ms" not in canonical_json(profile_from_mapping(_profile(0.0)))
