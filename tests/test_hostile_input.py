@@ -514,7 +514,7 @@ HOSTILE = st.one_of(
     st.text(max_size=8).filter(_argv_safe),
     st.binary(min_size=1, max_size=6).map(os.fsdecode).filter(_argv_safe),
 )
-GENERATED_PER_FLAG = 3
+GENERATED_PER_FLAG = 1
 EXPLORE_ENV = "HOSTILE_INPUT_EXAMPLES"
 
 # Flags known to fail on the values named, deterministically; remove an entry once it passes (strict: the suite

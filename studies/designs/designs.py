@@ -3,7 +3,7 @@ one CSV row per design (its usable commits/s, p50 and p99 commit latency, reques
 cost per 1,000 commits), for docs/architectures.md's "What the study shows".
 
     python -m studies.designs [--providers s3,gcp] [--tables 1,10] [--mixes 1.0,0.9] [--client iceberg-java]
-        [--seeds 3] [--out FILE] [--overwrite]
+        [--seeds N|LIST] [--out FILE] [--overwrite]
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import sys
 import time
 
 from commit_sweeps.cli import main as commit_sweeps
+from commit_sweeps.flags import add_seeds_flag
 from studies.results import add_out_flags, command_line, out_path, write_csv
 
 PROG = "python -m studies.designs"
@@ -53,7 +54,7 @@ def main(argv=None) -> int:
     parser.add_argument("--tables", default="1,10", help="table counts (default 1,10)")
     parser.add_argument("--mixes", default="1.0,0.9", help="FastAppend shares (default 1.0,0.9)")
     parser.add_argument("--client", default="iceberg-java", help="the Iceberg designs' client (default iceberg-java)")
-    parser.add_argument("--seeds", default="3", help="seeds per point (default 3)")
+    add_seeds_flag(parser)
     add_out_flags(parser, "one row per design and setup")
     args = parser.parse_args(argv)
     path = out_path(args, "designs", "compare", "csv")
@@ -62,7 +63,7 @@ def main(argv=None) -> int:
         for tables in (int(t) for t in args.tables.split(",")):
             for fa in (float(m) for m in args.mixes.split(",")):
                 started = time.perf_counter()
-                lines = compare(provider, tables, fa, args.client, args.seeds)
+                lines = compare(provider, tables, fa, args.client, ",".join(map(str, args.seeds)))
                 wall = time.perf_counter() - started
                 print(f"{provider}, {tables} table(s), FA {fa:g}: " + ", ".join(
                     f"{line['design']} {line['usable_throughput_cps'] or 0:.2f}" for line in lines)
