@@ -10,26 +10,19 @@ where the client's own Python work is the bottleneck; ``studies/catalog_service`
 
 Every process measures its CPU time and how late a thread sleeping 5 ms at a time wakes (the lag of a
 client ready to commit), as ``store_probe.clients`` does, so a count the client side distorted can be
-told. A process dies with the command (``store_probe.clients._die_with_parent``).
+told. The processes, their protocol and how they die with the command are ``store_probe.client_processes``'s.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import random
-import resource
-import signal
-import threading
 import time
 from dataclasses import dataclass
 
 from store_probe.catalog_sql import CatalogDSN, CatalogSQLError, ScratchTables, commit_function, connect, \
     database_errors
-from store_probe.clients import _die_with_parent
+from store_probe.client_processes import ClientProcesses, run_threads
 
-LAG_TICK_S = 0.005
-START_MARGIN_S = 0.5  # the clients start together this long after the last is connected
 MAX_ERRORS_KEPT = 20
 
 
@@ -65,11 +58,6 @@ class Batch:
     lags_ms: tuple[float, ...]
 
 
-def _cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def _client_loop(commit, client: int, kind: str, conflict_wait_s: float, start_at: float, deadline: float, stop,
                  commits: list, errors: list) -> None:
     failures = database_errors(kind)
@@ -90,24 +78,6 @@ def _client_loop(commit, client: int, kind: str, conflict_wait_s: float, start_a
             # As DuckLake's and Iceberg's clients wait before a retry (DuckLake's jitter: up to half less).
             # Without it a SQLite loser, refused at once, spins and starves the winner of the CPU.
             stop.wait(conflict_wait_s * (1.0 - 0.5 * jitter.random()))
-
-
-def _lag_loop(deadline: float, stop, lags: list) -> None:
-    while not stop.is_set() and time.monotonic() < deadline:
-        before = time.monotonic()
-        time.sleep(LAG_TICK_S)
-        lags.append((time.monotonic() - before - LAG_TICK_S) * 1000.0)
-
-
-def _process_main(pipe, work: Work, stop, parent_pid: int) -> None:
-    # The command handles ^C and SIGHUP and tells the processes to stop; they must not die first.
-    for number in (signal.SIGINT, signal.SIGHUP):
-        signal.signal(number, signal.SIG_IGN)
-    _die_with_parent(parent_pid)
-    try:
-        _serve(pipe, work, stop)
-    except (EOFError, BrokenPipeError, ConnectionResetError):  # the command is gone
-        os._exit(0)
 
 
 def _serve(pipe, work: Work, stop) -> None:
@@ -135,73 +105,15 @@ def run_clients(commits_by_client: dict, work: Work, start_at: float, duration_s
     deadline = start_at + duration_s
     commits: list = []
     errors: list = []
-    lags: list = []
-    threads = [threading.Thread(target=_client_loop, daemon=True,
-                                args=(commit, client, work.dsn.kind, work.conflict_wait_ms / 1000.0, start_at,
-                                      deadline, stop, commits, errors))
-               for client, commit in commits_by_client.items()]
-    threads.append(threading.Thread(target=_lag_loop, args=(deadline, stop, lags), daemon=True))
-    time.sleep(max(0.0, start_at - time.monotonic()))
-    cpu0, wall0 = _cpu_s(), time.monotonic()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    cpu, wall, lags = run_threads([(_client_loop, (commit, client, work.dsn.kind, work.conflict_wait_ms / 1000.0,
+                                                   start_at, deadline, stop, commits, errors))
+                                   for client, commit in commits_by_client.items()], start_at, deadline, stop)
     return Batch(tuple(commits), tuple(work.dsn.redact(e) for e in errors[:MAX_ERRORS_KEPT]), len(errors),
-                 _cpu_s() - cpu0, time.monotonic() - wall0, tuple(lags))
+                 cpu, wall, lags)
 
 
-class CatalogClientPool:
+class CatalogClientPool(ClientProcesses):
     """``processes`` spawned processes; ``run(n, duration_s)`` runs clients 0..n-1 spread over them."""
 
     def __init__(self, work: Work, processes: int):
-        context = multiprocessing.get_context("spawn")
-        self.stop = context.Event()
-        self.pipes = []
-        self.processes = []
-        for _ in range(processes):
-            parent, child = context.Pipe()
-            process = context.Process(target=_process_main, args=(child, work, self.stop, os.getpid()), daemon=True)
-            process.start()
-            self.pipes.append(parent)
-            self.processes.append(process)
-
-    def _receive(self, pipe, timeout_s: float):
-        deadline = time.monotonic() + timeout_s
-        while not pipe.poll(0.2):
-            if time.monotonic() > deadline or not all(p.is_alive() for p in self.processes):
-                raise CatalogSQLError("a client process stopped answering")
-        try:
-            return pipe.recv()
-        except (EOFError, OSError):  # it died: its end of the pipe closed
-            raise CatalogSQLError("a client process ended before it answered") from None
-
-    def run(self, clients: int, duration_s: float) -> list[Batch]:
-        """Run ``clients`` clients for ``duration_s`` seconds, all starting together; one Batch per process used."""
-        used = min(clients, len(self.pipes))
-        plan = [list(range(p, clients, used)) for p in range(used)]
-        for pipe, ids in zip(self.pipes, plan):
-            pipe.send(("prepare", ids))
-        for pipe in self.pipes[:used]:
-            answer = self._receive(pipe, 120.0)
-            if answer[0] != "ready":
-                raise CatalogSQLError(f"a client could not connect: {answer[1]}")
-        start_at = time.monotonic() + START_MARGIN_S
-        for pipe, ids in zip(self.pipes, plan):
-            pipe.send(("run", ids, start_at, duration_s))
-        return [self._receive(pipe, duration_s + 120.0)[1] for pipe in self.pipes[:used]]
-
-    def close(self, timeout_s: float = 10.0) -> None:
-        """Stop every client (mid-count too), then the processes; those that do not stop in time are killed."""
-        self.stop.set()
-        for pipe in self.pipes:
-            try:
-                pipe.send(("exit",))
-            except (OSError, ValueError):
-                pass
-        deadline = time.monotonic() + timeout_s
-        for process in self.processes:
-            process.join(max(0.0, deadline - time.monotonic()))
-            if process.is_alive():
-                process.kill()
-                process.join(5)
+        super().__init__(_serve, work, processes, CatalogSQLError, "connect")

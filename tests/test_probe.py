@@ -657,10 +657,10 @@ def test_an_out_that_fills_up_while_measuring_is_one_line_and_leaves_no_partial(
 def test_a_client_process_ends_when_its_parent_does_without_the_kernel_s_help():
     # Where PR_SET_PDEATHSIG is not to be had, the watcher ends the process once its parent is gone.
     grandchild = ("import ctypes, os, time\n"
-                  "from store_probe.clients import _die_with_parent\n"
+                  "from store_probe.client_processes import die_with_parent\n"
                   "def no_prctl(*args, **kwargs): raise OSError('no prctl here')\n"
                   "ctypes.CDLL = no_prctl  # after the imports, which load libraries of their own\n"
-                  "_die_with_parent(os.getppid())\n"
+                  "die_with_parent(os.getppid())\n"
                   "print('watching', flush=True)\n"
                   "time.sleep(60)\n")
     parent = ("import subprocess, sys\n"
