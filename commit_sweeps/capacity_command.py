@@ -31,7 +31,7 @@ from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, USABLE_SUCCES
 from simcore.designs import DESIGNS, design_fields
 from simcore.request_prices import cost_per_1000_commits, list_prices, parse_prices, store_requests
 from commit_sweeps.kernel_compile import prepare_kernels
-from ray_jobs.capacity import Search, extrapolation, find_capacities, find_capacity
+from ray_jobs.capacity import Search, extrapolation, find_capacities, find_capacity, group_commit_answer
 from commit_sweeps.accuracy import accuracy, accuracy_lines
 from commit_sweeps.flags import (EXIT_OK, OneLineParser, UsageError, add_catalog_flags, add_client_flag,
                                  add_duration_flag, add_group_commit_flag, add_latency_flags, add_maintenance_flags,
@@ -132,9 +132,13 @@ def run(args: argparse.Namespace) -> int:
     if address is None:  # local workers share this machine's kernel cache: compile here once, not in each
         prepare_kernels([Search(base, args.writers_at_interval_s).config_at(search_range.min_scale_ms)])
     try:
-        result = find_capacity(base, args.writers_at_interval_s, search_range, seeds, ray_address=address,
-                               workers=args.workers, max_memory_bytes=limit[0] if limit else None,
-                               progress=progress)
+        if base.group_commit_s is not None:  # the committers' load does not move with the writers: no search
+            result = group_commit_answer(base, args.writers_at_interval_s, args.max_writers, seeds,
+                                         limit[0] if limit else None)
+        else:
+            result = find_capacity(base, args.writers_at_interval_s, search_range, seeds, ray_address=address,
+                                   workers=args.workers, max_memory_bytes=limit[0] if limit else None,
+                                   progress=progress)
     except ConfigError as error:  # the cluster stopped answering between the check and the connection
         return bad_input(error)
     note = extrapolation(base, result)
@@ -200,6 +204,10 @@ def _headline(base: SimConfig, result: dict) -> str:
                  f"{_cps(failing['throughput_cps'])} through)" if failing else "")
         return f"{what}: none usable: {lightest} fails{fails}{how}"
     shown = f"{figure}" if writers_mode else f"{figure:.3f} commits/s"
+    if result["lower_bound"] and writers_mode and base.group_commit_s is not None:
+        return (f"{what}: at least {shown}, the --max-writers limit: the catalog sees one committer per table every "
+                f"{base.group_commit_s:g} s whatever the writers' count, so the committer, which the model does not "
+                f"bound, limits them; {_latencies(result)}")
     if result["lower_bound"]:
         if writers_mode:
             end = f"{figure} writers, the --max-writers limit, still pass; raise --max-writers"
@@ -217,6 +225,12 @@ def _headline(base: SimConfig, result: dict) -> str:
 def _load_line(base: SimConfig, result: dict) -> Optional[str]:
     """How the load arrives, so that the open-loop and the writers answers are not read as contradicting."""
     runtime = f"{base.runtime_median_ms / 1000:g} s"
+    if result["load"] == "writers" and base.group_commit_s is not None:
+        if result["max_writers"] is None:
+            return None
+        return (f"load: {result['max_writers']} writers hand {_cps(result['offered_cps'], 2).removesuffix(' c/s')} "
+                f"batches of files a second to {base.num_tables} committer(s), one per table, each committing every "
+                f"{base.group_commit_s:g} s: {_cps(result['throughput_cps'])} through")
     if result["load"] == "writers":
         if result["max_writers"] is None:
             return None
@@ -382,7 +396,14 @@ def run_compare(args: argparse.Namespace) -> int:
                   max_memory_bytes=limit[0] if limit else None, progress=progress)
     try:
         usable = find_capacities(open_loop, None, usable_range, **common)
-        writers = find_capacities(bases, args.writers_at_interval_s, writers_range, **common) if writers_mode else {}
+        writers = {}
+        if writers_mode:
+            searched = {name: base for name, base in bases.items() if base.group_commit_s is None}
+            writers = find_capacities(searched, args.writers_at_interval_s, writers_range, **common)
+            for name, base in bases.items():
+                if base.group_commit_s is not None:  # the committers' load does not move with the writers
+                    writers[name] = group_commit_answer(base, args.writers_at_interval_s, args.max_writers,
+                                                        args.seeds, common["max_memory_bytes"])
     except ConfigError as error:
         return bad_input(error)
     rows = [compare_row(name, bases[name], usable.get(name), writers.get(name), prices) for name in bases]

@@ -41,7 +41,7 @@ from simcore.bisection import SearchRange, SearchStep
 from simcore.config import SERVICE_CATALOGS
 from simcore.bounds import mean_gap_ms
 from simcore.metrics import REQUEST_KINDS
-from simcore.usable import ABOVE_SEARCH_RANGE, ERROR, success_metric
+from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, ERROR, success_metric
 from ray_jobs.search import CurveSpec, Events, Probe, fill_slots, process_pool, ray_tasks, search_curves
 
 
@@ -261,6 +261,26 @@ def find_capacities(bases: Mapping[str, SimConfig], interval_s: Optional[float],
         search.probes = result.probes
         answers[result.key] = answer(search, result.step, counts[result.key], wall_s, search_range)
     return answers
+
+
+def group_commit_answer(base: SimConfig, interval_s: float, max_writers: int, seeds: Sequence[int],
+                        max_memory_bytes: Optional[int] = None) -> dict:
+    """``answer``'s form for writers whose files one committer per table commits (``group_commit_s``): the
+    catalog sees the committers' commits whatever the writers' count, so there is nothing to search. One
+    point, at ``max_writers``: if the committers' commits pass, the answer is that count, a lower bound (the
+    committer, which the model does not bound, is what limits the writers); else none."""
+    from simcore.simulate import simulate
+
+    started = time.perf_counter()
+    config = base.replace(writers=max_writers, commit_interval_s=interval_s)
+    probe = Probe(float(interval_s * 1000.0 / max_writers), config,
+                  tuple(simulate(config, seeds, max_memory_bytes=max_memory_bytes)))
+    step = SearchStep(ABOVE_SEARCH_RANGE if probe.point().passes else BELOW_SEARCH_RANGE,
+                      knee=probe.point() if probe.point().passes else None,
+                      failing=None if probe.point().passes else probe.point(),
+                      note="group commit: the committers' commits do not grow with the writers")
+    search = Search(base, interval_s, {probe.scale_ms: probe})
+    return answer(search, step, len(seeds), time.perf_counter() - started)
 
 
 def _same_setup(base: SimConfig, config: SimConfig) -> bool:

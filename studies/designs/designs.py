@@ -2,7 +2,7 @@
 one CSV row per design (its usable commits/s, p50 and p99 commit latency, requests per commit by kind, store
 cost per 1,000 commits), for docs/architectures.md's "What the study shows".
 
-    python -m studies.designs [--providers s3,gcp] [--tables 1,10] [--mixes 1.0,0.9] [--client iceberg-java]
+    python -m studies.designs [--providers s3,gcp] [--tables 1,10] [--mixes 1.0,0.9] [--client NAME]
         [--seeds N|LIST] [--out FILE] [--overwrite]
 """
 
@@ -16,7 +16,7 @@ import sys
 import time
 
 from commit_sweeps.cli import main as commit_sweeps
-from commit_sweeps.flags import add_seeds_flag
+from commit_sweeps.flags import add_client_flag, add_seeds_flag
 from studies.results import add_out_flags, command_line, out_path, write_csv
 
 PROG = "python -m studies.designs"
@@ -53,7 +53,8 @@ def main(argv=None) -> int:
     parser.add_argument("--providers", default="s3,gcp", help="stores (default s3,gcp)")
     parser.add_argument("--tables", default="1,10", help="table counts (default 1,10)")
     parser.add_argument("--mixes", default="1.0,0.9", help="FastAppend shares (default 1.0,0.9)")
-    parser.add_argument("--client", default="iceberg-java", help="the Iceberg designs' client (default iceberg-java)")
+    add_client_flag(parser)
+    parser.set_defaults(client="iceberg-java")  # the Iceberg designs' client: the one most deployments run
     add_seeds_flag(parser)
     add_out_flags(parser, "one row per design and setup")
     args = parser.parse_args(argv)
