@@ -23,10 +23,6 @@ LONGEST_FIRST = (
     "test_chart_local_cluster.py",  # the chart's containers as processes, a quick sweep on them
     "test_throttle.py",
     "test_clients.py",
-    "test_designs_vs_oracle.py",
-    "test_probe_catalog.py",
-    "test_fit_throttle.py",
-    "test_iceberg_java.py",
     "test_knee_search.py",
     "test_store.py",
     "test_sweep_bounds_and_cleanup.py",
@@ -44,6 +40,10 @@ LONGEST_FIRST = (
     "test_chart_render.py",
     "test_reference_devset.py",
     "test_speed_benchmark.py",
+    "test_designs_vs_oracle.py",
+    "test_probe_catalog.py",
+    "test_fit_throttle.py",
+    "test_iceberg_java.py",
 )
 
 
