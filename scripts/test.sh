@@ -6,13 +6,16 @@ cd "$(dirname "$0")/.."
 
 # helm (for the chart tests) and helm-docs (for the check that the chart's values table is up to date) are
 # built from their Go modules and cached between runs. The builds need nothing from Python, so they run in the
-# background while the venv is set up; each prints its binary's path, read back once it has finished.
-tool_paths=$(mktemp -d)
-trap 'rm -rf "$tool_paths"' EXIT
-scripts/install-helm.sh >"$tool_paths/helm" &
-helm_build=$!
-scripts/install-helm-docs.sh >"$tool_paths/helm-docs" &
-helm_docs_build=$!
+# background while the venv is set up and the suite runs: a chart test that needs one waits for its build
+# (tests/test_chart_support.py: built_tool), the rest go on. Each build leaves its binary's path in <tool>.out,
+# its log in <tool>.log and its exit status in <tool>.rc, in $SWEEPS_TOOL_BUILDS.
+SWEEPS_TOOL_BUILDS=$(mktemp -d -t commit-sweeps-tools.XXXXXX)
+export SWEEPS_TOOL_BUILDS
+for tool in helm helm-docs; do
+    ( set +e; scripts/install-$tool.sh >"$SWEEPS_TOOL_BUILDS/$tool.out" 2>"$SWEEPS_TOOL_BUILDS/$tool.log"
+      echo $? >"$SWEEPS_TOOL_BUILDS/$tool.rc.part"; mv "$SWEEPS_TOOL_BUILDS/$tool.rc.part" "$SWEEPS_TOOL_BUILDS/$tool.rc"
+      cat "$SWEEPS_TOOL_BUILDS/$tool.log" >&2 ) &
+done
 
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
@@ -38,12 +41,6 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 
 wait "$kernel_build" || { echo "test.sh: compiling the simulator's kernel failed" >&2; exit 1; }
-wait "$helm_build" || { echo "test.sh: scripts/install-helm.sh failed" >&2; exit 1; }
-wait "$helm_docs_build" || { echo "test.sh: scripts/install-helm-docs.sh failed" >&2; exit 1; }
-HELM=$(cat "$tool_paths/helm")
-HELM_DOCS=$(cat "$tool_paths/helm-docs")
-export HELM HELM_DOCS
-rm -rf "$tool_paths"  # exec below replaces this shell: its EXIT trap would not run
 
 # One pytest worker per core, each taking whole files (module fixtures run once; a file's tests stay in order),
 # in the order tests/conftest.py collects them: the longest files first, so that none starts last. Flags given

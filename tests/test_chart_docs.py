@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from test_chart_support import CHART_DIR, REPO_ROOT, missing_tool
+from test_chart_support import CHART_DIR, REPO_ROOT, built_tool, missing_tool
 
 HELM_DOCS_VERSION = "v1.14.2"   # keep in step with scripts/install-helm-docs.sh
 README = CHART_DIR / "README.md"
@@ -32,7 +32,8 @@ def cached_helm_docs() -> Path:
 
 
 def helm_docs_binary() -> str:
-    for candidate in (os.environ.get("HELM_DOCS"), shutil.which("helm-docs"), str(cached_helm_docs())):
+    for candidate in (os.environ.get("HELM_DOCS") or built_tool("helm-docs"), shutil.which("helm-docs"),
+                      str(cached_helm_docs())):
         if candidate and os.access(candidate, os.X_OK):
             version = subprocess.run([candidate, "--version"], capture_output=True, text=True).stdout
             if HELM_DOCS_VERSION.lstrip("v") in version:

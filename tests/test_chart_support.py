@@ -1,7 +1,7 @@
 """Shared helpers of the chart tests: find helm, render the chart, pick objects out of the result.
 
-The chart tests call the real helm binary. It is found through $HELM, then PATH, then the cache
-that scripts/install-helm.sh fills. Without it the tests skip on a developer machine, and fail
+The chart tests call the real helm binary. It is found through $HELM, then the build scripts/test.sh
+started (waited for), then PATH, then the cache that scripts/install-helm.sh fills. Without it the tests skip on a developer machine, and fail
 in CI (CI=true), where a missing tool must never pass silently.
 
 This module holds no tests; the chart test modules import it.
@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
@@ -52,8 +53,36 @@ def cached_helm_path() -> Path:
     return Path(tools_dir) / f"helm-{HELM_VERSION}" / "bin" / "helm"
 
 
+# scripts/test.sh starts the suite while helm and helm-docs may still be building (minutes, the first time on a
+# machine): it names a directory where each build leaves <tool>.rc (its exit status) and <tool>.out (the
+# binary's path). A test that needs the tool waits for its build here instead of the whole suite waiting.
+TOOL_BUILDS_ENV = "SWEEPS_TOOL_BUILDS"
+TOOL_BUILD_WAIT_S = 1200.0
+
+
+def built_tool(tool: str) -> Optional[str]:
+    """The path a tool build that scripts/test.sh started gives, once it has ended; None where none was started.
+    A build that failed fails the test that needs it, with the build's last words."""
+    builds = os.environ.get(TOOL_BUILDS_ENV)
+    if not builds:
+        return None
+    rc_file, out_file = Path(builds) / f"{tool}.rc", Path(builds) / f"{tool}.out"
+    if not out_file.exists() and not rc_file.exists():
+        return None
+    deadline = time.monotonic() + TOOL_BUILD_WAIT_S
+    while not rc_file.exists():
+        if time.monotonic() > deadline:
+            pytest.fail(f"the {tool} build scripts/test.sh started did not end within {TOOL_BUILD_WAIT_S:.0f} s")
+        time.sleep(1.0)
+    if rc_file.read_text().strip() != "0":
+        log = (Path(builds) / f"{tool}.log")
+        tail = log.read_text()[-2000:] if log.exists() else ""
+        pytest.fail(f"building {tool} failed (scripts/install-{tool}.sh): {tail}")
+    return out_file.read_text().strip()
+
+
 def find_helm() -> Optional[str]:
-    explicit = os.environ.get("HELM")
+    explicit = os.environ.get("HELM") or built_tool("helm")
     if explicit:
         if not os.access(explicit, os.X_OK):
             pytest.fail(f"HELM={explicit!r} is not an executable file")
