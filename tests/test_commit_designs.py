@@ -19,16 +19,14 @@ import pytest
 from simcore import SimConfig, engine
 from simcore.builder import build_config
 from simcore.catalog_databases import CatalogDatabase
-from simcore.engine import COMMITTED, run
+from simcore.engine import COMMITTED
 from simcore.errors import ConfigError
 from simcore.profiles import canonical_json
 from simcore.providers import PROVIDERS, OperationLatency
 from simcore.simulate import run_seed
-from simcore.workload import FAST_APPEND, MERGE_APPEND, VALIDATED_OVERWRITE, Workload, writer_phases_s
+from simcore.workload import FAST_APPEND, MERGE_APPEND, VALIDATED_OVERWRITE, writer_phases_s
+from timelines import BASE, RUNTIME_MS, commit_latency, run_committed
 
-RUNTIME_MS = 1000.0
-BASE = dict(provider="instant", duration_s=700.0, runtime_median_ms=RUNTIME_MS, runtime_sigma=0.0,
-            runtime_min_ms=0.0)
 # A transaction alone is run beside one submitted this much later (long after it ended): a workload of a
 # single transaction takes a compiled variant of the kernel of its own (its rows transposed are contiguous
 # both ways), a minute or more to compile where Numba's cache does not have it.
@@ -39,21 +37,6 @@ SERIAL = CatalogDatabase("fixed-3ms-serial", 3.0, 1e-9, 3.0, 1, "tests: a 3 ms c
 
 def _service(catalog, **fields):
     return SimConfig(catalog=catalog, catalog_database=fields.pop("catalog_database", FIXED), **{**BASE, **fields})
-
-
-def _run(config, submits, tables, ops=None, runtimes=None):
-    n = len(submits)
-    workload = Workload(submit_ms=np.array(submits, float),
-                        runtime_ms=np.full(n, RUNTIME_MS) if runtimes is None else np.array(runtimes, float),
-                        op=np.full(n, FAST_APPEND, np.int8) if ops is None else np.array(ops, np.int8),
-                        table=np.array(tables, np.int32))
-    outcome = run(config, workload, np.random.default_rng(0))
-    assert np.all(outcome.status == COMMITTED)
-    return outcome
-
-
-def _latency(outcome, k):
-    return outcome.end_ms[k] - outcome.commit_start_ms[k]
 
 
 def _io(outcome, k):
@@ -68,14 +51,14 @@ def test_rest_two_commits_to_different_tables_at_once_both_succeed_where_the_sto
     # A (table 0) reads 0-4 (observes at 2), runs to 1004, reads and writes the table metadata and manifest
     # list (1008), sends its CAS: decided 1010, answered 1012. B (table 1), 0.1 ms behind, is decided at
     # 1010.1: its table's pointer has not moved, so it commits too, at 1010.1, answered 1012.1.
-    rest = _run(_service("rest", num_tables=2), [0.0, 0.1], [0, 1])
+    rest = run_committed(_service("rest", num_tables=2), [0.0, 0.1], [0, 1])
     assert rest.commit_ms.tolist() == pytest.approx([1010.0, 1010.1])
     assert rest.end_ms.tolist() == pytest.approx([1012.0, 1012.1])
     assert rest.retries.tolist() == [0, 0]
-    assert _latency(rest, 0) == pytest.approx(4.0 + 4.0)  # the attempt's four requests and the CAS
+    assert commit_latency(rest, 0) == pytest.approx(4.0 + 4.0)  # the attempt's four requests and the CAS
     # On the storage catalog one object holds every table: B's CAS (1005.6) finds the catalog moved by A's
     # (1005.5), re-reads it (1007.1) and the table metadata (1008.1), and sends the CAS alone (1009.1).
-    storage = _run(SimConfig(num_tables=2, **BASE), [0.0, 0.1], [0, 1])
+    storage = run_committed(SimConfig(num_tables=2, **BASE), [0.0, 0.1], [0, 1])
     assert storage.retries.tolist() == [0, 1] and storage.conflicts_catalog_only[1] == 1
     assert storage.end_ms[1] == pytest.approx(1009.1)
 
@@ -84,11 +67,11 @@ def test_rest_a_same_table_loser_rereads_the_catalog_and_the_table_metadata_then
     # B's CAS, decided at 1010.1, finds table 0's pointer moved by A's at 1010; answered 1012.1. It re-reads
     # the catalog (1016.1, observing at 1014.1 A's version), reads the table metadata (1017.1), redoes the
     # four requests (1021.1) and its CAS: decided 1023.1, answered 1025.1.
-    outcome = _run(_service("rest", num_tables=1), [0.0, 0.1], [0, 0])
+    outcome = run_committed(_service("rest", num_tables=1), [0.0, 0.1], [0, 0])
     assert outcome.retries.tolist() == [0, 1] and outcome.conflicts_same_table[1] == 1
     assert outcome.commit_ms[1] == pytest.approx(1023.1)
     assert outcome.end_ms[1] == pytest.approx(1025.1)
-    assert _latency(outcome, 1) == pytest.approx(8.0 + 4.0 + 1.0 + 4.0 + 4.0)
+    assert commit_latency(outcome, 1) == pytest.approx(8.0 + 4.0 + 1.0 + 4.0 + 4.0)
     assert _io(outcome, 1) == (3, 2, 2, 2, 0, 2)
     assert outcome.cas_throttled.tolist() == [0, 0]
 
@@ -97,14 +80,14 @@ def test_the_database_serves_commits_in_turn_at_most_its_concurrency_at_once():
     # One server: A's CAS arrives at 1008 and is served 1008-1011 (decided 1010, answered 1012). B's arrives
     # at 1008.1 and waits for the server: served 1011-1014, decided 1013, answered 1015. C's, at 1008.2,
     # is served 1014-1017: decided 1016, answered 1018. All three tables differ: all commit, no retry.
-    serial = _run(_service("rest", num_tables=3, catalog_database=SERIAL), [0.0, 0.1, 0.2], [0, 1, 2])
+    serial = run_committed(_service("rest", num_tables=3, catalog_database=SERIAL), [0.0, 0.1, 0.2], [0, 1, 2])
     assert serial.commit_ms.tolist() == pytest.approx([1010.0, 1013.0, 1016.0])
     assert serial.end_ms.tolist() == pytest.approx([1012.0, 1015.0, 1018.0])
     assert serial.retries.tolist() == [0, 0, 0]
     # The catalog reads do not queue: each commit began 1004 ms after it arrived.
     assert serial.commit_start_ms.tolist() == pytest.approx([1004.0, 1004.1, 1004.2])
     # Eight servers: no one waits.
-    parallel = _run(_service("rest", num_tables=3), [0.0, 0.1, 0.2], [0, 1, 2])
+    parallel = run_committed(_service("rest", num_tables=3), [0.0, 0.1, 0.2], [0, 1, 2])
     assert parallel.end_ms.tolist() == pytest.approx([1012.0, 1012.1, 1012.2])
 
 
@@ -112,7 +95,7 @@ def test_a_waiting_commit_is_decided_against_the_pointer_as_it_is_when_its_turn_
     # One server, one table: B's CAS waits behind A's (served 1011-1014, decided 1013), by when A's commit
     # (1010) has moved the pointer: B fails, answered 1015, re-reads (1019), reads the metadata (1020),
     # redoes its attempt (1024) and finds the server free: decided 1026, answered 1028.
-    outcome = _run(_service("rest", num_tables=1, catalog_database=SERIAL), [0.0, 0.1], [0, 0])
+    outcome = run_committed(_service("rest", num_tables=1, catalog_database=SERIAL), [0.0, 0.1], [0, 0])
     assert outcome.retries.tolist() == [0, 1]
     assert outcome.commit_ms[1] == pytest.approx(1026.0)
     assert outcome.end_ms[1] == pytest.approx(1028.0)
@@ -123,18 +106,18 @@ def test_a_waiting_commit_is_decided_against_the_pointer_as_it_is_when_its_turn_
 def test_rest_v4_an_attempt_is_two_requests_a_root_manifest_read_and_write_not_four():
     # A alone: its snapshot (0-4), the runtime, the parent's root manifest read and a new one written
     # (1004-1006), the CAS (decided 1008, answered 1010): 6 ms where v3 takes 8.
-    lone = _run(_service("rest", num_tables=1, metadata_format="v4"), [0.0, LATER_MS], [0, 0])
-    assert _latency(lone, 0) == pytest.approx(2.0 + 4.0)
+    lone = run_committed(_service("rest", num_tables=1, metadata_format="v4"), [0.0, LATER_MS], [0, 0])
+    assert commit_latency(lone, 0) == pytest.approx(2.0 + 4.0)
     assert _io(lone, 0) == (0, 0, 1, 1, 0, 1)
-    v3 = _run(_service("rest", num_tables=1), [0.0, LATER_MS], [0, 0])
-    assert _latency(v3, 0) == pytest.approx(4.0 + 4.0)
+    v3 = run_committed(_service("rest", num_tables=1), [0.0, LATER_MS], [0, 0])
+    assert commit_latency(v3, 0) == pytest.approx(4.0 + 4.0)
 
 
 def test_rest_v4_a_same_table_loser_reads_no_table_metadata_and_rewrites_only_the_root_manifest():
     # B: CAS decided 1008.1 after A's at 1008: lost, answered 1010.1; re-reads the catalog (1014.1, no
     # metadata file to read), writes a new root over the reused leaves (1016.1), CAS decided 1018.1,
     # answered 1020.1.
-    outcome = _run(_service("rest", num_tables=1, metadata_format="v4"), [0.0, 0.1], [0, 0])
+    outcome = run_committed(_service("rest", num_tables=1, metadata_format="v4"), [0.0, 0.1], [0, 0])
     assert outcome.retries.tolist() == [0, 1] and outcome.conflicts_same_table[1] == 1
     assert outcome.commit_ms[1] == pytest.approx(1018.1)
     assert outcome.end_ms[1] == pytest.approx(1020.1)
@@ -144,20 +127,20 @@ def test_rest_v4_a_same_table_loser_reads_no_table_metadata_and_rewrites_only_th
 def test_storage_v4_keeps_the_one_catalog_object_and_drops_the_metadata_files():
     config = SimConfig(num_tables=2, metadata_format="v4", **BASE)
     # A alone: read 0-1, runtime, root manifest 1001-1003, CAS decided 1003.5, answered 1004: 3 ms (v3: 5).
-    lone = _run(config, [0.0, LATER_MS], [0, 0])
-    assert _latency(lone, 0) == pytest.approx(3.0)
+    lone = run_committed(config, [0.0, LATER_MS], [0, 0])
+    assert commit_latency(lone, 0) == pytest.approx(3.0)
     assert _io(lone, 0) == (0, 0, 1, 1, 0, 1)
     # B on A's table: decided 1003.6 after A's 1003.5, lost; answered 1004.1, re-read 1005.1, a new root
     # (1007.1), CAS answered 1008.1: 7 ms (v3: 12, with a metadata read and a four-request attempt).
-    same = _run(config, [0.0, 0.1], [0, 0])
+    same = run_committed(config, [0.0, 0.1], [0, 0])
     assert same.conflicts_same_table[1] == 1
-    assert _latency(same, 1) == pytest.approx(2.0 + 1.0 + 1.0 + 2.0 + 1.0)
+    assert commit_latency(same, 1) == pytest.approx(2.0 + 1.0 + 1.0 + 2.0 + 1.0)
     assert _io(same, 1) == (0, 0, 2, 2, 0, 2)
     # B on the other table still loses (one object for every table), re-reads and sends the CAS alone:
     # answered 1006.1, 5 ms (v3: 8).
-    other = _run(config, [0.0, 0.1], [0, 1])
+    other = run_committed(config, [0.0, 0.1], [0, 1])
     assert other.conflicts_catalog_only[1] == 1
-    assert _latency(other, 1) == pytest.approx(2.0 + 1.0 + 1.0 + 1.0)
+    assert commit_latency(other, 1) == pytest.approx(2.0 + 1.0 + 1.0 + 1.0)
     assert _io(other, 1) == (0, 0, 1, 1, 0, 2)
 
 
@@ -182,21 +165,21 @@ def test_ducklake_two_commits_to_different_tables_at_once_one_retries_after_its_
     # 1007, answered 1009. B (table 1) is decided at 1007.1, after A took the lake's next snapshot id: lost,
     # answered 1009.1. DuckLake waits 100 ms (base 100, jitter off here), re-reads the catalog (1113.1) and,
     # reusing its data file, sends the commit again: decided 1115.1, answered 1117.1.
-    outcome = _run(_ducklake(num_tables=2), [0.0, 0.1], [0, 1])
-    assert outcome.end_ms[0] == pytest.approx(1009.0) and _latency(outcome, 0) == pytest.approx(1.0 + 4.0)
+    outcome = run_committed(_ducklake(num_tables=2), [0.0, 0.1], [0, 1])
+    assert outcome.end_ms[0] == pytest.approx(1009.0) and commit_latency(outcome, 0) == pytest.approx(1.0 + 4.0)
     assert outcome.retries.tolist() == [0, 1] and outcome.conflicts_catalog_only[1] == 1
     assert outcome.commit_ms[1] == pytest.approx(1115.1)
     assert outcome.end_ms[1] == pytest.approx(1117.1)
     # Two catalog reads; no metadata or manifest of the store (its data file is not counted as a commit's).
     assert _io(outcome, 1) == (0, 0, 0, 0, 0, 2)
     # The reference client retries at once: answered 1009.1, re-read 1013.1, decided 1015.1, answered 1017.1.
-    immediate = _run(_service("ducklake", num_tables=2), [0.0, 0.1], [0, 1])
+    immediate = run_committed(_service("ducklake", num_tables=2), [0.0, 0.1], [0, 1])
     assert immediate.end_ms[1] == pytest.approx(1017.1)
 
 
 def test_ducklake_a_same_table_conflict_rewrites_nothing_and_a_validated_overwrite_reads_no_convoy():
     # The same timeline as on two tables: the loser's retry is the commit alone, whatever beat it.
-    outcome = _run(_ducklake(num_tables=1), [0.0, 0.1], [0, 0], ops=[FAST_APPEND, VALIDATED_OVERWRITE])
+    outcome = run_committed(_ducklake(num_tables=1), [0.0, 0.1], [0, 0], ops=[FAST_APPEND, VALIDATED_OVERWRITE])
     assert outcome.conflicts_same_table[1] == 1
     assert outcome.end_ms[1] == pytest.approx(1117.1)
     assert _io(outcome, 1) == (0, 0, 0, 0, 0, 2)
@@ -205,7 +188,7 @@ def test_ducklake_a_same_table_conflict_rewrites_nothing_and_a_validated_overwri
 def test_a_ducklake_merge_append_has_no_manifests_to_merge_again():
     # A merge append that loses to another commit of its table re-merges the manifests it missed on an
     # Iceberg catalog; DuckLake's tables have none: its retry is the commit alone, as a fast append's.
-    outcome = _run(_ducklake(num_tables=1), [0.0, 0.1], [0, 0], ops=[FAST_APPEND, MERGE_APPEND])
+    outcome = run_committed(_ducklake(num_tables=1), [0.0, 0.1], [0, 0], ops=[FAST_APPEND, MERGE_APPEND])
     assert outcome.end_ms[1] == pytest.approx(1117.1)
     assert (outcome.manifest_file_reads[1], outcome.manifest_file_writes[1]) == (0, 0)
 
@@ -219,7 +202,7 @@ def _unity(**fields):
 def test_unity_an_attempt_stages_a_commit_file_and_a_commit_ends_once_published():
     # A: snapshot 0-4, runtime, the staged commit (1004-1005), the CAS (decided 1007, answered 1009), then
     # the backfill: the version copied into the table's log (1010).
-    outcome = _run(_unity(num_tables=2), [0.0, 0.1], [0, 1])
+    outcome = run_committed(_unity(num_tables=2), [0.0, 0.1], [0, 1])
     assert outcome.commit_ms.tolist() == pytest.approx([1007.0, 1007.1])
     assert outcome.end_ms.tolist() == pytest.approx([1010.0, 1010.1])  # B's table is its own: no conflict
     assert outcome.retries.tolist() == [0, 0]
@@ -230,7 +213,7 @@ def test_unity_the_loser_reads_the_winners_commit_file_then_stages_a_new_commit(
     # B: decided 1007.1 after A ratified version 1 at 1007: lost, answered 1009.1. It re-reads the catalog
     # (1013.1, observing version 1 at 1011.1), reads version 1's commit file (1014.1), stages a new commit
     # for version 2 (1015.1), CAS decided 1017.1, answered 1019.1, published 1020.1.
-    outcome = _run(_unity(num_tables=1), [0.0, 0.1], [0, 0])
+    outcome = run_committed(_unity(num_tables=1), [0.0, 0.1], [0, 0])
     assert outcome.retries.tolist() == [0, 1] and outcome.conflicts_same_table[1] == 1
     assert outcome.commit_ms[1] == pytest.approx(1017.1)
     assert outcome.end_ms[1] == pytest.approx(1020.1)
@@ -243,7 +226,7 @@ def test_unity_a_loser_reads_the_commit_file_of_each_version_it_missed():
     # version 2 at 1017. C: staged 2005.1, decided 2007.1: lost; answered 2009.1, re-read 2013.1 (version 2),
     # reads the two commit files it missed (2015.1), stages again (2016.1), decided 2018.1, answered 2020.1,
     # published 2021.1.
-    outcome = _run(_unity(num_tables=1), [0.0, 0.1, 1010.0], [0, 0, 0], runtimes=[RUNTIME_MS, 2000.0, 0.0])
+    outcome = run_committed(_unity(num_tables=1), [0.0, 0.1, 1010.0], [0, 0, 0], runtimes=[RUNTIME_MS, 2000.0, 0.0])
     assert outcome.commit_ms.tolist() == pytest.approx([1007.0, 2018.1, 1017.0])
     assert outcome.commit_seq.tolist() == [1, 3, 2]
     assert outcome.end_ms[1] == pytest.approx(2021.1)

@@ -16,30 +16,12 @@ import pytest
 
 from simcore import SimConfig, simulate
 from simcore.builder import build_config
-from simcore.engine import COMMITTED, run
 from simcore.errors import ConfigError
 from simcore.profiles import canonical_json
 from simcore.providers import CATALOG_OBJECT_BYTES, PROVIDERS, OperationLatency
-from simcore.workload import FAST_APPEND, VALIDATED_OVERWRITE, Workload
+from simcore.workload import FAST_APPEND, VALIDATED_OVERWRITE
+from timelines import BASE, RUNTIME_MS, commit_latency, run_committed
 
-RUNTIME_MS = 1000.0
-BASE = dict(provider="instant", duration_s=700.0, runtime_median_ms=RUNTIME_MS, runtime_sigma=0.0,
-            runtime_min_ms=0.0)
-
-
-def _run(config, submits, tables, ops=None, runtimes=None):
-    n = len(submits)
-    workload = Workload(submit_ms=np.array(submits, float),
-                        runtime_ms=np.full(n, RUNTIME_MS) if runtimes is None else np.array(runtimes, float),
-                        op=np.full(n, FAST_APPEND, np.int8) if ops is None else np.array(ops, np.int8),
-                        table=np.array(tables, np.int32))
-    outcome = run(config, workload, np.random.default_rng(0))
-    assert np.all(outcome.status == COMMITTED)
-    return outcome
-
-
-def _latency(outcome, k):
-    return outcome.end_ms[k] - outcome.commit_start_ms[k]
 
 
 def test_the_default_is_corrected_and_published_is_chosen_explicitly():
@@ -49,32 +31,32 @@ def test_the_default_is_corrected_and_published_is_chosen_explicitly():
 
 
 def test_a_lone_commit_pays_table_metadata_and_manifest_list_io_then_the_cas():
-    outcome = _run(SimConfig(num_tables=1, **BASE), [0.0], [0])
+    outcome = run_committed(SimConfig(num_tables=1, **BASE), [0.0], [0])
     # read 1 ms, runtime, then TM read + ML read + ML write + TM write (4 ms) and the CAS (1 ms).
     assert outcome.commit_start_ms[0] == pytest.approx(1.0 + RUNTIME_MS)
-    assert _latency(outcome, 0) == pytest.approx(5.0)
+    assert commit_latency(outcome, 0) == pytest.approx(5.0)
     assert outcome.commit_ms[0] == pytest.approx(outcome.end_ms[0] - 0.5)  # decided half-way
     assert (outcome.table_metadata_reads[0], outcome.manifest_list_reads[0], outcome.manifest_list_writes[0],
             outcome.table_metadata_writes[0], outcome.manifest_file_writes[0]) == (1, 1, 1, 1, 0)
-    published = _run(SimConfig(num_tables=1, protocol="published", **BASE), [0.0], [0])
-    assert _latency(published, 0) == pytest.approx(4.0)  # ML read + MF write + ML write + CAS
+    published = run_committed(SimConfig(num_tables=1, protocol="published", **BASE), [0.0], [0])
+    assert commit_latency(published, 0) == pytest.approx(4.0)  # ML read + MF write + ML write + CAS
     assert published.manifest_file_writes[0] == 1 and published.table_metadata_reads[0] == 0
 
 
 def test_a_retry_without_overlap_is_the_cas_alone():
     # B loses to A, which wrote another table: B re-reads the catalog (1 ms) and the table metadata (1 ms),
     # finds its table unchanged and sends the CAS again at once.
-    outcome = _run(SimConfig(num_tables=2, **BASE), [0.0, 0.1], [0, 1])
-    assert _latency(outcome, 0) == pytest.approx(5.0)
-    assert _latency(outcome, 1) == pytest.approx(5.0 + 1.0 + 1.0 + 1.0)
+    outcome = run_committed(SimConfig(num_tables=2, **BASE), [0.0, 0.1], [0, 1])
+    assert commit_latency(outcome, 0) == pytest.approx(5.0)
+    assert commit_latency(outcome, 1) == pytest.approx(5.0 + 1.0 + 1.0 + 1.0)
     assert outcome.retries[1] == 1 and outcome.conflicts_catalog_only[1] == 1
     assert outcome.table_metadata_reads[1] == 2 and outcome.table_metadata_writes[1] == 1
     assert outcome.manifest_list_writes[1] == 1
 
 
 def test_a_retry_after_a_same_table_conflict_redoes_the_whole_attempt():
-    outcome = _run(SimConfig(num_tables=1, **BASE), [0.0, 0.1], [0, 0])
-    assert _latency(outcome, 1) == pytest.approx(5.0 + 1.0 + 1.0 + 4.0 + 1.0)
+    outcome = run_committed(SimConfig(num_tables=1, **BASE), [0.0, 0.1], [0, 0])
+    assert commit_latency(outcome, 1) == pytest.approx(5.0 + 1.0 + 1.0 + 4.0 + 1.0)
     assert outcome.conflicts_same_table[1] == 1
     assert (outcome.table_metadata_reads[1], outcome.manifest_list_reads[1], outcome.manifest_list_writes[1],
             outcome.table_metadata_writes[1]) == (3, 2, 2, 2)
@@ -84,7 +66,7 @@ def test_a_retry_after_a_same_table_conflict_redoes_the_whole_attempt():
 def test_a_read_observes_the_catalog_half_way(start_ms, conflicts):
     # A's CAS is decided at 1005.5 ms. B's read sent at 1004.8 observes the catalog at 1005.3, before the
     # commit, although it returns after it; sent at 1005.2 it observes at 1005.7 and sees the commit.
-    outcome = _run(SimConfig(num_tables=1, **BASE), [0.0, start_ms], [0, 0], runtimes=[RUNTIME_MS, 0.0])
+    outcome = run_committed(SimConfig(num_tables=1, **BASE), [0.0, start_ms], [0, 0], runtimes=[RUNTIME_MS, 0.0])
     assert outcome.commit_ms[0] == pytest.approx(1005.5)
     assert outcome.retries[1] == conflicts
 
@@ -96,20 +78,20 @@ def test_the_vo_convoy_counts_the_tables_own_commits_less_the_current_list():
     tables = [0, 0, 0, 1]
     ops = [VALIDATED_OVERWRITE, FAST_APPEND, FAST_APPEND, FAST_APPEND]
     runtimes = [RUNTIME_MS, 100.0, 200.0, 300.0]
-    outcome = _run(SimConfig(num_tables=2, **BASE), submits, tables, ops, runtimes)
+    outcome = run_committed(SimConfig(num_tables=2, **BASE), submits, tables, ops, runtimes)
     assert outcome.manifest_list_reads[0] == 1 + 1 + 1  # first attempt, convoy, second attempt
     # fails at 1005.5, answered 1006; catalog read, TM read, one convoy read, a full attempt, the CAS.
-    assert _latency(outcome, 0) == pytest.approx(5.0 + 1.0 + 1.0 + 1.0 + 4.0 + 1.0)
-    published = _run(SimConfig(num_tables=2, protocol="published", **BASE), submits, tables, ops, runtimes)
+    assert commit_latency(outcome, 0) == pytest.approx(5.0 + 1.0 + 1.0 + 1.0 + 4.0 + 1.0)
+    published = run_committed(SimConfig(num_tables=2, protocol="published", **BASE), submits, tables, ops, runtimes)
     assert published.manifest_list_reads[0] == 1 + 3 + 1  # the published convoy: every catalog commit
 
 
 def test_a_manifest_list_client_rewrites_the_table_metadata_on_every_retry():
     config = build_config(client="iceberg-java", num_tables=2, backoff_jitter=0.0, **BASE)
-    outcome = _run(config, [0.0, 0.1], [0, 1])
+    outcome = run_committed(config, [0.0, 0.1], [0, 1])
     # No overlap, yet the retry writes a new manifest list and table metadata, after the client's 100 ms wait.
     assert outcome.table_metadata_writes[1] == 2 and outcome.manifest_list_writes[1] == 2
-    assert _latency(outcome, 1) == pytest.approx(5.0 + 100.0 + 1.0 + 1.0 + 4.0 + 1.0)
+    assert commit_latency(outcome, 1) == pytest.approx(5.0 + 100.0 + 1.0 + 1.0 + 4.0 + 1.0)
 
 
 def test_the_storage_catalog_cas_is_at_least_a_put_of_the_catalog_object():
@@ -152,14 +134,14 @@ def test_a_delta_rs_call_loads_the_table_and_writes_its_data_before_the_commit()
     # commit starts at 1016. It lists (1017), creates (decided 1017.5, answered 1018), and the post-commit
     # hook updates the snapshot (a listing and two rounds of the new entry: 1021) and lists the log once
     # more (1022).
-    outcome = _run(_delta(), [0.0], [0])
+    outcome = run_committed(_delta(), [0.0], [0])
     assert outcome.commit_start_ms[0] == pytest.approx(1016.0)
     assert outcome.commit_ms[0] == pytest.approx(1017.5)
     assert outcome.end_ms[0] == pytest.approx(1022.0)
     assert outcome.table_metadata_reads[0] == 16  # the load's 14, the hook's 2
     assert outcome.catalog_reads[0] == 4  # the load's listing, the commit's, the hook's two
     # A log-entry commit by another client (no load, no hook): list at 1002, create by 1003.
-    generic = _run(SimConfig(num_tables=1, retry_rewrite="none", retry=15, **BASE), [0.0], [0])
+    generic = run_committed(SimConfig(num_tables=1, retry_rewrite="none", retry=15, **BASE), [0.0], [0])
     assert (generic.commit_start_ms[0], generic.end_ms[0]) == pytest.approx((1001.0, 1003.0))
     assert generic.table_metadata_reads[0] == 0
 
@@ -168,7 +150,7 @@ def test_a_delta_rs_config_without_table_load_reads_keeps_the_call_as_modelled_b
     # One round of reads in the load and in each update, no closing listing: what a stored config made.
     config = _delta(table_load_reads=None)
     assert config.table_load_reads is None and config.config_hash != _delta().config_hash
-    outcome = _run(config, [0.0], [0])
+    outcome = run_committed(config, [0.0], [0])
     assert outcome.commit_start_ms[0] == pytest.approx(1003.0)
     assert outcome.commit_ms[0] == pytest.approx(1004.5)
     assert outcome.end_ms[0] == pytest.approx(1007.0)
@@ -183,7 +165,7 @@ def test_a_delta_rs_commit_reads_what_landed_since_its_load_and_updates_its_snap
     # its data. B's commit (1026) lists version 1 (1027), reads that entry (1028), updates its snapshot (a
     # listing and two rounds of the entry: 1031), creates version 2 (decided 1031.5) and runs the hook
     # (1036): no retry.
-    outcome = _run(_delta(), [0.0, 10.0], [0, 0])
+    outcome = run_committed(_delta(), [0.0, 10.0], [0, 0])
     assert outcome.commit_start_ms[1] == pytest.approx(1026.0)
     assert outcome.commit_ms[1] == pytest.approx(1031.5)
     assert outcome.end_ms[1] == pytest.approx(1036.0)
@@ -194,7 +176,7 @@ def test_a_lost_delta_rs_create_relists_reads_the_winner_updates_and_creates_at_
     # B's listing observes version 0 at 1016.7; A's create is decided at 1017.5, B's at 1017.7: lost,
     # answered at 1018.2. B lists (1019.2), reads A's entry (1020.2), updates its snapshot (1023.2),
     # creates again at once (decided 1023.7) and runs the hook (1028.2).
-    outcome = _run(_delta(), [0.0, 0.2], [0, 0])
+    outcome = run_committed(_delta(), [0.0, 0.2], [0, 0])
     assert outcome.retries.tolist() == [0, 1]
     assert outcome.commit_ms[1] == pytest.approx(1023.7)
     assert outcome.end_ms[1] - outcome.commit_start_ms[1] == pytest.approx(12.0)
@@ -210,18 +192,18 @@ def test_a_delta_rs_round_of_entries_takes_longer_by_the_profiles_cost_per_read(
                       write_base_ms=0.5, write_sigma=0.01, cas=low, append=low, all_fixed=False,
                       read_round_ms_per_read=0.25)
     config = _delta(provider="instant-rounds", provider_profile=canonical_json(instant))
-    plain = _run(_delta(), [0.0, 5000.0, 10000.0, 15000.0], [0] * 4)
-    rounds = _run(config, [0.0, 5000.0, 10000.0, 15000.0], [0] * 4)
+    plain = run_committed(_delta(), [0.0, 5000.0, 10000.0, 15000.0], [0] * 4)
+    rounds = run_committed(config, [0.0, 5000.0, 10000.0, 15000.0], [0] * 4)
     load = np.array(rounds.commit_start_ms) - np.array(plain.commit_start_ms)
     assert load.tolist() == pytest.approx([0.0, 0.0, 0.5, 1.0])
     # A snapshot update reads the entries it missed in two rounds too: B misses A's and C's entries.
-    both = _run(config, [0.0, 0.0, 10.0], [0, 0, 0])
-    few = _run(_delta(), [0.0, 0.0, 10.0], [0, 0, 0])
+    both = run_committed(config, [0.0, 0.0, 10.0], [0, 0, 0])
+    few = run_committed(_delta(), [0.0, 0.0, 10.0], [0, 0, 0])
     assert np.sum(both.end_ms - few.end_ms) > 0.0
     # A config whose call was modelled before the trace keeps one read per round, whatever the profile says.
-    old = _run(_delta(provider="instant-rounds", provider_profile=canonical_json(instant), table_load_reads=None),
+    old = run_committed(_delta(provider="instant-rounds", provider_profile=canonical_json(instant), table_load_reads=None),
                [0.0, 5000.0, 10000.0, 15000.0], [0] * 4)
-    assert old.commit_start_ms.tolist() == _run(_delta(table_load_reads=None), [0.0, 5000.0, 10000.0, 15000.0],
+    assert old.commit_start_ms.tolist() == run_committed(_delta(table_load_reads=None), [0.0, 5000.0, 10000.0, 15000.0],
                                                 [0] * 4).commit_start_ms.tolist()
 
 
@@ -234,28 +216,28 @@ def _pyiceberg(**fields):
 def test_a_pyiceberg_attempt_makes_the_traced_calls_requests_between_its_snapshot_and_its_cas():
     # The snapshot's read (0-1 ms), the runtime, then 9 reads and 12 writes (1001-1022) and the CAS
     # (decided 1022.5, answered 1023), where the corrected attempt has its four requests (1005).
-    outcome = _run(_pyiceberg(), [0.0], [0])
+    outcome = run_committed(_pyiceberg(), [0.0], [0])
     assert outcome.commit_start_ms[0] == pytest.approx(1001.0)
     assert outcome.commit_ms[0] == pytest.approx(1022.5)
     assert outcome.end_ms[0] == pytest.approx(1023.0)
     # The commit's objects are counted as before (the call's other requests are timed, not counted).
     assert (outcome.table_metadata_reads[0], outcome.manifest_list_reads[0], outcome.manifest_list_writes[0],
             outcome.table_metadata_writes[0]) == (1, 1, 1, 1)
-    generic = _run(_pyiceberg(attempt_reads=None, attempt_writes=None), [0.0], [0])
-    assert _latency(generic, 0) == pytest.approx(5.0)
+    generic = run_committed(_pyiceberg(attempt_reads=None, attempt_writes=None), [0.0], [0])
+    assert commit_latency(generic, 0) == pytest.approx(5.0)
 
 
 def test_a_pyiceberg_retry_makes_the_traced_retrys_requests_after_its_wait():
     # A commits at 1022.5. B (snapshot 0.7) is decided at 1022.7, fails, hears so at 1023.2, waits 100 ms,
     # reads the catalog (1124.2) and the table metadata that shows the conflict (1125.2), then makes the
     # retry's other 7 reads and 9 writes (1141.2) and its CAS (decided 1141.7, answered 1142.2).
-    outcome = _run(_pyiceberg(), [0.0, 0.2], [0, 0])
+    outcome = run_committed(_pyiceberg(), [0.0, 0.2], [0, 0])
     assert outcome.commit_ms[0] == pytest.approx(1022.5)
     assert outcome.commit_ms[1] == pytest.approx(1141.7)
     assert outcome.end_ms[1] == pytest.approx(1142.2)
     assert outcome.retries[1] == 1
     # The corrected retry without the trace: the wait, the two reads and the four requests, then the CAS.
-    generic = _run(_pyiceberg(retry_reads=None, retry_writes=None), [0.0, 0.2], [0, 0])
+    generic = run_committed(_pyiceberg(retry_reads=None, retry_writes=None), [0.0, 0.2], [0, 0])
     assert generic.end_ms[1] == pytest.approx(1023.2 + 100.0 + 2.0 + 4.0 + 1.0)
 
 
