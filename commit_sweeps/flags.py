@@ -44,6 +44,7 @@ Pure argparse and that one look at the file system: no Ray, no results store, no
 from __future__ import annotations
 
 import argparse
+import signal
 import os
 import stat
 import sys
@@ -425,3 +426,18 @@ def add_max_memory_flag(parser: argparse.ArgumentParser) -> None:
                         help=f"refuse runs (and a sweep's plan) estimated to need more memory than this, e.g. 8G "
                              f"(default ${bounds.MEMORY_LIMIT_ENV} if set, else half this machine's memory)")
 
+
+
+# -- a long command stopped by a signal (probe, probe-catalog) -----------------------------------------------
+
+# The signals that stop a command that must clean up first: ^C, kill, and a closed terminal.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Interrupted(Exception):
+    """Raised by ``raise_interrupted`` where a stop signal arrives; its text is the signal's name."""
+
+
+def raise_interrupted(signum, frame):
+    """A signal handler: turn a stop signal into ``Interrupted``, so that the command's clean-up runs."""
+    raise Interrupted(signal.Signals(signum).name)

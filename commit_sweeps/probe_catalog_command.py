@@ -33,8 +33,9 @@ import time
 from typing import Callable
 
 from simcore.errors import ConfigError
-from commit_sweeps.flags import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_duration_flag, \
-    bad_input, check_output_path, number, output_path, positive_int
+from commit_sweeps.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, STOP_SIGNALS, Interrupted,
+                                 add_duration_flag, bad_input, check_output_path, number, output_path, positive_int,
+                                 raise_interrupted)
 
 PROBE_CATALOG_HELP = ("measure a catalog's SQL database (postgresql://, sqlite:///): N clients committing Iceberg's "
                       "JDBC or DuckLake's transaction; fits its service time and concurrency")
@@ -43,9 +44,6 @@ MAX_PROCESSES = 256
 WARN_LAG = 0.10  # a ready client waited this share of the median commit for its CPU: the count may be distorted
 WARN_CPU = 0.8  # the clients used this share of the machine's cores
 DEFAULT_CONFLICT_WAIT_MS = 100.0  # ducklake_retry_wait_ms's default, and Iceberg's commit.retry.min-wait-ms
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     from store_probe.catalog_sql import TRANSACTIONS
 
@@ -85,14 +83,6 @@ def default_processes(clients: int) -> int:
     return max(1, min(clients, os.cpu_count() or 1))
 
 
-class _Interrupted(Exception):
-    pass
-
-
-def _on_signal(signum, frame):
-    raise _Interrupted(signal.Signals(signum).name)
-
-
 def run(args: argparse.Namespace) -> int:
     from simcore.bench import parse_clients
     from simcore.catalog_databases import CatalogDatabase
@@ -118,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             check_output_path(args.out)
     except ConfigError as error:
         return bad_input(error)
-    previous = {s: signal.signal(s, _on_signal) for s in STOP_SIGNALS}
+    previous = {s: signal.signal(s, raise_interrupted) for s in STOP_SIGNALS}
     try:
         return _probe(args, dsn, counts, name, progress)
     finally:
@@ -189,7 +179,7 @@ def _probe(args, dsn, counts, name, progress) -> int:
                 return EXIT_FAILED
             progress(f"probe-catalog: wrote {args.out}")
         return EXIT_OK
-    except _Interrupted as signal_name:
+    except Interrupted as signal_name:
         progress(f"probe-catalog: interrupted ({signal_name}); cleaning up")
         return EXIT_INTERRUPTED
     except (CatalogSQLError, ConfigError) as error:

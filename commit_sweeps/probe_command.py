@@ -40,8 +40,8 @@ from urllib.parse import urlsplit
 
 from simcore.errors import ConfigError
 from simcore.redaction import redact
-from commit_sweeps.flags import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, add_duration_flag, bad_input, \
-    check_output_path, number, output_path, positive_int
+from commit_sweeps.flags import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, STOP_SIGNALS, Interrupted, add_duration_flag,
+                                 bad_input, check_output_path, number, output_path, positive_int, raise_interrupted)
 
 PROBE_HELP = ("measure seed 000's conditional-write benchmark on a real store (s3://, az://, gs://): N clients "
               "reading then conditionally writing one object, no retry")
@@ -121,17 +121,6 @@ def parse_endpoint_url(text: Optional[str]) -> Optional[str]:
     return text.rstrip("/")
 
 
-class _Interrupted(Exception):
-    pass
-
-
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-def _on_signal(signum, frame):
-    raise _Interrupted(signal.Signals(signum).name)
-
-
 def run(args: argparse.Namespace) -> int:
     from store_probe.uri import parse_store_uri
     from simcore.bench import parse_clients
@@ -166,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         return bad_input(error)
     # ^C, SIGTERM and SIGHUP (the terminal or the session went away) all unwind through the clean-up below;
     # the client processes leave them to the command, and end themselves when it is gone (store_probe.clients).
-    previous = {s: signal.signal(s, _on_signal) for s in STOP_SIGNALS}
+    previous = {s: signal.signal(s, raise_interrupted) for s in STOP_SIGNALS}
     try:
         return _probe(args, uri, endpoint, counts, progress)
     finally:
@@ -249,7 +238,7 @@ def _probe(args, uri, endpoint, counts, progress) -> int:
             timed = len(writes) + (sum(map(len, rounds.latencies_ms.values())) if rounds else 0)
             progress(f"probe: wrote {sum(len(o) for _, o, _ in measured) + timed} samples to {args.out}")
         return EXIT_OK
-    except _Interrupted as signal_name:
+    except Interrupted as signal_name:
         progress(f"probe: interrupted ({signal_name}); cleaning up")
         return EXIT_INTERRUPTED
     except StoreError as error:
