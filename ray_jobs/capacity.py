@@ -239,14 +239,8 @@ def find_capacities(bases: Mapping[str, SimConfig], interval_s: Optional[float],
     """``find_capacity``'s answer for each of several setups (``capacity --compare``'s designs), searched side by
     side in one executor, each curve's probes filling the slots the others leave; by the keys of ``bases``."""
     started = time.perf_counter()
-    counts = {name: 0 for name in bases}
     searches = {name: Search(base, interval_s) for name, base in bases.items()}
-    with _executor(ray_address, workers, progress, max_memory_bytes) as (submit_one, slots):
-        def submit(config, seed):
-            name = next(n for n, b in bases.items() if _same_setup(b, config))
-            counts[name] += 1
-            return submit_one(config, seed)
-
+    with _executor(ray_address, workers, progress, max_memory_bytes) as (submit, slots):
         events = Events(on_pass=lambda key, line: progress(f"{key}: {line}"),
                         on_probe=lambda key, probe: progress(f"{key}:{searches[key].describe(probe)}"))
         results = search_curves([CurveSpec(name, search.config_at) for name, search in searches.items()], seeds,
@@ -259,7 +253,7 @@ def find_capacities(bases: Mapping[str, SimConfig], interval_s: Optional[float],
             raise SearchFailed(f"{result.key}: {result.error}")
         search = searches[result.key]
         search.probes = result.probes
-        answers[result.key] = answer(search, result.step, counts[result.key], wall_s, search_range)
+        answers[result.key] = answer(search, result.step, result.simulations_run, wall_s, search_range)
     return answers
 
 
@@ -281,12 +275,6 @@ def group_commit_answer(base: SimConfig, interval_s: float, max_writers: int, se
                       note="group commit: the committers' commits do not grow with the writers")
     search = Search(base, interval_s, {probe.scale_ms: probe})
     return answer(search, step, len(seeds), time.perf_counter() - started)
-
-
-def _same_setup(base: SimConfig, config: SimConfig) -> bool:
-    """Whether ``config`` is a load of ``base``'s setup (the fields a capacity search does not move agree)."""
-    return base.replace(inter_arrival_scale_ms=config.inter_arrival_scale_ms, writers=config.writers,
-                        commit_interval_s=config.commit_interval_s) == config
 
 
 def extrapolation(base: SimConfig, result: dict):
