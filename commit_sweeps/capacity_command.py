@@ -439,8 +439,11 @@ def compare_row(name: str, base: SimConfig, usable: Optional[dict], writers: Opt
     if writers is not None:
         row["max_writers"] = writers["max_writers"]
         row["max_writers_lower_bound"] = writers["lower_bound"]
+    service = base.catalog in SERVICE_CATALOGS or base.catalog == "service"  # its read and CAS are calls to it
     row.update({"usable_lower_bound": usable["lower_bound"] if usable else None,
                 "store_requests_per_commit": {"write": store_writes, "read": store_reads},
+                "catalog_calls_per_commit": ((per_commit.get("catalog_read") or 0.0) + (per_commit.get("cas") or 0.0)
+                                             if service else 0.0),
                 "catalog": base.catalog, "metadata": base.metadata_format or "v3", "client": base.client or REFERENCE,
                 "group_commit_s": base.group_commit_s,
                 "config_hash": (at or {}).get("config_hash")})
@@ -464,12 +467,9 @@ def render_compare(args: argparse.Namespace, base: SimConfig, rows: list[dict], 
             cells.append("none" if row["max_writers"] is None
                          else (">= " if row["max_writers_lower_bound"] else "") + f"{row['max_writers']}")
         store = row["store_requests_per_commit"]
-        per_commit = row["requests_per_commit"] or {}
-        catalog_calls = ((per_commit.get("catalog_read") or 0) + (per_commit.get("cas") or 0)
-                         if row["catalog"] in ("rest", "ducklake", "unity", "service") else 0.0)
         cells += [_ms(row["commit_latency_p50_ms"]), _ms(row["commit_latency_p99_ms"]),
                   "not measured" if store["write"] is None else f"{store['write']:.1f}+{store['read']:.1f}",
-                  f"{catalog_calls:.1f}",
+                  f"{row['catalog_calls_per_commit']:.1f}",
                   "no price" if row["cost_per_1000_commits_usd"] is None else f"{row['cost_per_1000_commits_usd']:.4f}"]
         table.append(cells)
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]

@@ -34,7 +34,6 @@ def compare(provider: str, tables: int, fa: float, client: str, seeds: str) -> l
 
 
 def row_of(provider: str, tables: int, fa: float, line: dict, wall_s: float) -> dict:
-    requests = line["requests_per_commit"] or {}
     store = line["store_requests_per_commit"]
     return {"provider": provider, "num_tables": tables, "fast_append_ratio": fa, "design": line["design"],
             "client": line["client"], "usable_throughput_cps": line["usable_throughput_cps"],
@@ -42,8 +41,7 @@ def row_of(provider: str, tables: int, fa: float, line: dict, wall_s: float) -> 
             "commit_latency_p50_ms": line["commit_latency_p50_ms"],
             "commit_latency_p99_ms": line["commit_latency_p99_ms"],
             "store_writes_per_commit": store["write"], "store_reads_per_commit": store["read"],
-            "catalog_calls_per_commit": ((requests.get("catalog_read") or 0) + (requests.get("cas") or 0)
-                                         if line["catalog"] in ("rest", "ducklake", "unity") else 0.0),
+            "catalog_calls_per_commit": line["catalog_calls_per_commit"],
             "cost_per_1000_commits_usd": line["cost_per_1000_commits_usd"], "compare_wall_s": round(wall_s, 1),
             "config_hash": line["config_hash"]}
 
