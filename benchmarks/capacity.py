@@ -2,6 +2,7 @@
 
     python -m benchmarks.capacity [--repeat N] [--save-baseline] [-- extra capacity flags]
     python -m benchmarks.capacity --cold [--save-baseline]   # the README's example, first answer vs rerun
+    python -m benchmarks.capacity --compare [--save-baseline]  # every design side by side vs one design
 
 Runs ``commit-sweeps capacity`` (``commit_sweeps.capacity_command``) in this process for
 its target case, FA-only S3 at 10 tables, 3 seeds, 2% tolerance, in local
@@ -20,6 +21,11 @@ every kernel variant), then the first answer, then two later ones; and, apart,
 the first answer on an empty cache where prepare was skipped (it compiles its
 kernel first). Target: the first answer after the install costs at most 3x a
 later one.
+
+``--compare`` times ``capacity --compare`` on S3, 10 tables, FA 0.9 (every commit design) as a whole process,
+warm, against one design's answer (the same flags without ``--compare``: the storage catalog), and then each
+design's own search alone, one after another on every core, so that the ratio says where the time goes.
+Target: the comparison in at most 10x one design's answer.
 """
 
 from __future__ import annotations
@@ -60,11 +66,13 @@ README_EXAMPLE = ["capacity", "--provider", "s3", "--catalog", "storage", "--num
                   "--fast-append-ratio", "0.9", "--client", "iceberg-java", "--json"]
 
 
-def _timed_process(cache_dir: str, command=README_EXAMPLE) -> float:
-    """Wall seconds of one whole ``commit-sweeps`` process (the README's capacity example by default)."""
+def _timed_process(cache_dir, command=README_EXAMPLE) -> float:
+    """Wall seconds of one whole ``commit-sweeps`` process (the README's capacity example by default), on the
+    kernel cache in ``cache_dir`` (None: the install's own)."""
     started = time.perf_counter()
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir} if cache_dir else None
     subprocess.run([sys.executable, "-m", "commit_sweeps", *command], cwd=ROOT, check=True,
-                   stdout=subprocess.DEVNULL, env={**os.environ, "NUMBA_CACHE_DIR": cache_dir})
+                   stdout=subprocess.DEVNULL, env=env)
     return time.perf_counter() - started
 
 
@@ -89,6 +97,43 @@ def cold_start(args: argparse.Namespace) -> int:
     return 0
 
 
+COMPARE_CASE = ["capacity", "--provider", "s3", "--num-tables", "10", "--fast-append-ratio", "0.9", "--json"]
+
+
+def compare_designs(args: argparse.Namespace) -> int:
+    from commit_sweeps.flags import COMPARE_MIN_SCALE_MS, search_range_of
+    from ray_jobs.capacity import find_capacity
+
+    cache_dir = None
+    load_first = os.getloadavg()[0]
+    _timed_process(cache_dir, COMPARE_CASE[:-1] + ["--catalog", "storage", "--json"])  # warm: kernels loaded once
+    one = statistics.median(_timed_process(cache_dir, COMPARE_CASE[:-1] + ["--catalog", "storage", "--json"])
+                            for _ in range(3))
+    together = _timed_process(cache_dir, COMPARE_CASE + ["--compare"])
+    print(f"capacity --compare (s3, 10 tables, FA 0.9): {together:.1f} s; one design's answer (storage, the same "
+          f"flags): {one:.2f} s (median of 3): ratio {together / one:.0f}x (target <= 10x)")
+    parser = argparse.ArgumentParser()
+    capacity.configure(parser)
+    flags = parser.parse_args(COMPARE_CASE[1:] + ["--compare"])
+    search = search_range_of(flags, min_scale_ms=COMPARE_MIN_SCALE_MS)
+    alone = {}
+    for name, base in capacity.compare_configs(flags, writers_mode=False).items():
+        started = time.perf_counter()
+        answer = find_capacity(base, None, search, flags.seeds)
+        alone[name] = time.perf_counter() - started
+        print(f"  {name}: {alone[name]:.1f} s alone, {answer['simulations']} simulations, usable "
+              f"{answer['usable_throughput_cps']:.2f} c/s at p50 {answer['commit_latency_p50_ms']:.0f} ms")
+    print(f"each design's search alone: {sum(alone.values()):.1f} s in all (load average {load_first:.1f} before, "
+          f"{os.getloadavg()[0]:.1f} after)")
+    compare_and_save(args, ROOT, WHAT, {"mode": "compare"}, "python -m benchmarks.capacity --compare",
+                     f"{load_first:.1f} before, {os.getloadavg()[0]:.1f} after",
+                     {"compare_wall_s": together, "one_design_wall_s": one, "ratio": together / one,
+                      **{f"{name}_alone_s": value for name, value in alone.items()}},
+                     {"compare_wall_s": "s", "one_design_wall_s": "s", "ratio": "x",
+                      **{f"{name}_alone_s": "s" for name in alone}})
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.capacity", description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=1, help="runs to time (default 1)")
@@ -96,9 +141,13 @@ def main(argv=None) -> int:
     parser.add_argument("--cold", action="store_true",
                         help="time the README's example on an empty kernel cache, then on a filled one")
     parser.add_argument("extra", nargs="*", help="more capacity flags, after --")
+    parser.add_argument("--compare", action="store_true",
+                        help="time capacity --compare against one design's answer, and each design alone")
     args = parser.parse_args(argv)
     if args.cold:
         return cold_start(args)
+    if args.compare:
+        return compare_designs(args)
     walls, cpus, simulations = [], [], []
     load_first = os.getloadavg()[0]
     for run in range(1, args.repeat + 1):

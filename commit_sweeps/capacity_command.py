@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from typing import Optional, Sequence
 
 from simcore import ConfigError, SimConfig, bounds
-from simcore.bisection import SearchRange, SearchRangeError
+from simcore.bisection import MIN_SCALE_MS, SearchRange, SearchRangeError
 from simcore.builder import config_from_flags
 from simcore.clients import REFERENCE
 from simcore.config import SERVICE_CATALOGS
@@ -57,8 +58,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--writers-at-interval-s", type=number, default=None,
         help="answer the largest number of writers committing every S seconds instead")
     add_maintenance_flags(parser)
-    add("--max-writers", type=integer, default=DEFAULT_MAX_WRITERS,
-        help=f"search limit (default {DEFAULT_MAX_WRITERS})")
+    add("--max-writers", type=integer, default=None,
+        help=f"search limit (default {DEFAULT_MAX_WRITERS}, or fewer where the writers' mean gap would fall below "
+             f"{MIN_SCALE_MS:g} ms: at most S x 1000 / {MIN_SCALE_MS:g})")
     add_search_range_flags(parser)
     add_duration_flag(parser)
     add_seeds_flag(parser)
@@ -99,10 +101,22 @@ def _base_config(args: argparse.Namespace) -> SimConfig:
 def _search_range(args: argparse.Namespace) -> SearchRange:
     if args.writers_at_interval_s is None:
         return search_range_of(args)
+    interval_ms = args.writers_at_interval_s * 1000.0
+    most = max_writers_at(args.writers_at_interval_s)
+    if args.max_writers is None:
+        args.max_writers = min(DEFAULT_MAX_WRITERS, most)
     if args.max_writers < 2:
         raise ConfigError("max_writers", args.max_writers, "an integer >= 2")
-    interval_ms = args.writers_at_interval_s * 1000.0
+    if args.max_writers > most:
+        raise ConfigError("max_writers", args.max_writers,
+                          f"an integer <= {most} at one commit every {args.writers_at_interval_s:g} s (the writers' "
+                          f"mean gap, S / N, is floored at {MIN_SCALE_MS:g} ms)")
     return SearchRange(interval_ms / args.max_writers, interval_ms, args.tolerance)
+
+
+def max_writers_at(interval_s: float) -> int:
+    """The most writers a search at one commit every ``interval_s`` can try: their mean gap stays >= 1 ms."""
+    return max(2, math.floor(interval_s * 1000.0 / MIN_SCALE_MS))
 
 
 def run(args: argparse.Namespace) -> int:

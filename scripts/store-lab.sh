@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # A store lab on loopback: MinIO (S3), Azurite (Azure Blob) and fake-gcs-server (GCS), each behind a
-# toxiproxy latency proxy, for `commit-sweeps probe` and `python -m studies.real_stores`.
+# toxiproxy latency proxy, for `commit-sweeps probe` and `python -m studies.real_stores`; with --postgres also
+# a PostgreSQL server (Debian's `postgresql` package) behind the same delay, a catalog database for
+# `python -m studies.real_clients` (DuckLake, Iceberg's JdbcCatalog).
 #
-#   scripts/store-lab.sh up [--delay-ms 16] [--jitter-ms 0]   build what is missing, start, create bucket "lab"
+#   scripts/store-lab.sh up [--delay-ms 16] [--jitter-ms 0] [--postgres]
+#                                                             build what is missing, start, create bucket "lab"
 #   eval "$(scripts/store-lab.sh env)"                        export the endpoints and the credentials the SDKs read
 #   commit-sweeps probe --store-uri "$STORE_LAB_S3_URI" --endpoint-url "$STORE_LAB_S3_ENDPOINT" --clients 1-4
 #   scripts/store-lab.sh down                                 stop everything, remove the lab's data
@@ -44,7 +47,7 @@ say() { echo "store-lab: $*" >&2; }
 die() { echo "store-lab: error: $*" >&2; exit 2; }
 
 usage() {
-    echo "usage: scripts/store-lab.sh up [--delay-ms MS (default $DEFAULT_DELAY_MS, each way)] [--jitter-ms MS (default 0)] | down | env" >&2
+    echo "usage: scripts/store-lab.sh up [--delay-ms MS (default $DEFAULT_DELAY_MS, each way)] [--jitter-ms MS (default 0)] [--postgres] | down | env" >&2
     exit 2
 }
 
@@ -96,9 +99,15 @@ toxiproxy_api() {  # toxiproxy_api METHOD PATH [JSON]
         ${3:+-H 'Content-Type: application/json' -d "$3"} >/dev/null
 }
 
+proxied() {  # the lab's proxied servers
+    echo s3 az gs
+    [ -f "$lab_dir/pg.port" ] && echo pg
+    return 0
+}
+
 set_delay() {  # the latency toxic, both directions, on every proxy
     local delay=$1 jitter=$2
-    for name in s3 az gs; do
+    for name in $(proxied); do
         for stream in upstream downstream; do
             toxiproxy_api DELETE "/proxies/$name/toxics/delay_$stream" 2>/dev/null || true
             if [ "$delay" != 0 ] || [ "$jitter" != 0 ]; then
@@ -112,11 +121,12 @@ set_delay() {  # the latency toxic, both directions, on every proxy
 running() { [ -f "$lab_dir/toxiproxy.pid" ] && kill -0 "$(cat "$lab_dir/toxiproxy.pid")" 2>/dev/null; }
 
 up() {
-    local delay=$DEFAULT_DELAY_MS jitter=0
+    local delay=$DEFAULT_DELAY_MS jitter=0 postgres=0
     while [ $# -gt 0 ]; do
         case $1 in
             --delay-ms) delay=${2:-}; shift 2 || usage ;;
             --jitter-ms) jitter=${2:-}; shift 2 || usage ;;
+            --postgres) postgres=1; shift ;;
             *) usage ;;
         esac
     done
@@ -127,6 +137,9 @@ up() {
     "$python" -c 'import boto3, azure.storage.blob' 2>/dev/null \
         || die "python: '$python' cannot import boto3 and azure.storage.blob; expected the package's Python (pip install -e . in $root, or set PYTHON)"
     if running; then
+        if [ "$postgres" = 1 ] && [ ! -f "$lab_dir/pg.port" ]; then
+            die "postgres: the lab is up without PostgreSQL; 'scripts/store-lab.sh down', then up with --postgres"
+        fi
         set_delay "$delay" "$jitter"
         say "already up; delay now ${delay} ms +- ${jitter} ms each way"
         return
@@ -153,7 +166,13 @@ up() {
     wait_port "$(port az)" azurite "$(cat "$lab_dir/azurite.pid")"
     wait_port "$(port gs)" fake-gcs-server "$(cat "$lab_dir/fake-gcs-server.pid")"
     wait_port "$(port toxiproxy)" toxiproxy "$(cat "$lab_dir/toxiproxy.pid")"
-    for name in s3 az gs; do
+    if [ "$postgres" = 1 ]; then
+        free_port >"$lab_dir/pg.port"; free_port >"$lab_dir/pg_proxy.port"
+        # initdb and pg_ctl as studies/real_clients/postgres.py runs them (as the postgres user when root).
+        (cd "$root" && "$python" -m studies.real_clients.postgres start "$lab_dir/pg" "$(port pg)") \
+            || die "postgres: could not start PostgreSQL (apt-get install postgresql; see $lab_dir/pg/log.txt)"
+    fi
+    for name in $(proxied); do
         toxiproxy_api POST /proxies "{\"name\":\"$name\",\"listen\":\"127.0.0.1:$(port ${name}_proxy)\",\"upstream\":\"127.0.0.1:$(port $name)\"}"
     done
     set_delay "$delay" "$jitter"
@@ -180,7 +199,9 @@ for attempt in range(50):  # MinIO answers 503 for a moment after it starts list
 BlobServiceClient.from_connection_string(os.environ["AZURE_STORAGE_CONNECTION_STRING"]).create_container(bucket)
 EOF
     ) || die "could not create the bucket '$BUCKET' (see $lab_dir/*.log)"
-    say "up: MinIO, Azurite and fake-gcs-server on 127.0.0.1 behind toxiproxy, ${delay} ms +- ${jitter} ms each way; eval \"\$(scripts/store-lab.sh env)\""
+    local servers="MinIO, Azurite, fake-gcs-server"
+    if [ "$postgres" = 1 ]; then servers="$servers and PostgreSQL"; else servers="MinIO, Azurite and fake-gcs-server"; fi
+    say "up: $servers on 127.0.0.1 behind toxiproxy, ${delay} ms +- ${jitter} ms each way; eval \"\$(scripts/store-lab.sh env)\""
 }
 
 write_env() {
@@ -195,10 +216,16 @@ export STORAGE_EMULATOR_HOST=$gs
 export STORE_LAB_GS_URI=gs://$BUCKET/probes STORE_LAB_GS_ENDPOINT=$gs STORE_LAB_GS_DIRECT_ENDPOINT=http://127.0.0.1:$(port gs)
 export STORE_LAB_TOXIPROXY=http://127.0.0.1:$(port toxiproxy)
 EOF
+    if [ -f "$lab_dir/pg.port" ]; then
+        echo "export STORE_LAB_PG_PORT=$(port pg_proxy) STORE_LAB_PG_DIRECT_PORT=$(port pg)" >>"$lab_dir/env"
+    fi
 }
 
 down() {
     local pid_file pid
+    if [ -d "$lab_dir/pg/data" ]; then
+        (cd "$root" && "$python" -m studies.real_clients.postgres stop "$lab_dir/pg") || true
+    fi
     for pid_file in "$lab_dir"/*.pid; do
         [ -e "$pid_file" ] || continue
         pid=$(cat "$pid_file")

@@ -1,5 +1,6 @@
 """The capacity command: its search on synthetic curves, its answer's keys, its input errors."""
 
+import argparse
 import json
 from concurrent.futures import Future
 
@@ -350,3 +351,23 @@ def test_a_server_that_does_not_answer_as_ray_is_refused_within_the_timeout(answ
     assert code == 2 and len(err) == 1 and seconds < 5, (err, seconds)
     why = "no answer from" if answer is None else "does not answer as a Ray cluster's GCS"
     assert "expected a Ray cluster that answers there within 1 s (" in err[0] and why in err[0], err
+
+
+REQUIRED = ["--provider", "s3", "--num-tables", "1", "--fast-append-ratio", "1"]
+
+
+def test_writers_search_range_defaults_to_the_most_writers_the_interval_allows():
+    parser = argparse.ArgumentParser()
+    capacity_command.configure(parser)
+    short = parser.parse_args([*REQUIRED, "--writers-at-interval-s", "1"])
+    assert capacity_command._search_range(short).min_scale_ms == pytest.approx(1.0)  # 1,000 writers, 1 ms apart
+    assert short.max_writers == 1000
+    long = parser.parse_args([*REQUIRED, "--writers-at-interval-s", "60"])
+    assert capacity_command._search_range(long).min_scale_ms == pytest.approx(60_000 / capacity_command.DEFAULT_MAX_WRITERS)
+
+
+def test_too_many_writers_for_the_interval_is_one_line_naming_the_flag(capsys):
+    code = capacity_command.main([*REQUIRED, "--writers-at-interval-s", "1", "--max-writers", "5000"])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "max_writers" in err[0] and "5000" in err[0] and "<= 1000" in err[0]

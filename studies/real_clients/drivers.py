@@ -3,7 +3,9 @@ servers set up once a run, new tables for each point, the writers run, and what 
 against the tables.
 
 ``open_driver`` makes the one the run's ``--real-client`` names. Each has ``catalog_latency_ms`` (its database's
-commit timed alone: the model's service latency), ``design`` (the simulator's catalog design for it), ``where``,
+commit timed alone: the model's service latency), ``round_trip_ms`` (what the lab's latency proxy adds to that
+commit when the database is the lab's PostgreSQL, ``scripts/store-lab.sh up --postgres``: the model's round trip
+to the service; 0 for a database on loopback), ``design`` (the simulator's catalog design for it), ``where``,
 and ``target(point, writers)``, ``run(target, writers, interval_s, duration_s, seed)``,
 ``measured(target, attempts, writers, interval_s, duration_s)``, ``close()``.
 """
@@ -17,7 +19,7 @@ from pathlib import Path
 from studies.real_clients.errors import SetupError
 from simcore.workload import writer_phases_s
 from studies.real_clients import ducklake_writers, iceberg_java
-from studies.real_clients.postgres import LoopbackPostgres
+from studies.real_clients.postgres import LoopbackPostgres, lab_postgres
 
 
 def table_names(point: str, tables: int) -> list[str]:
@@ -54,7 +56,11 @@ class DuckLakeDriver:
         self.stack = ExitStack()
         self.tables = args.tables
         ducklake_writers.check_duckdb()
-        if args.ducklake_catalog == "postgresql":
+        lab = lab_postgres() if args.ducklake_catalog == "postgresql" else None
+        direct = None
+        if lab is not None:  # the lab's server, through its proxy; timed around it too
+            metadata, direct = "postgres:" + lab.libpq, "postgres:" + lab.direct_libpq
+        elif args.ducklake_catalog == "postgresql":
             pg = self.stack.enter_context(LoopbackPostgres())
             metadata = "postgres:" + pg.libpq
         else:
@@ -72,9 +78,13 @@ class DuckLakeDriver:
             lake = ducklake_writers.Lake(args.ducklake_catalog, metadata, local)
         self.lake = lake
         self.where = f"DuckLake, catalog {lake.metadata.split(' user=')[0]}, DATA_PATH {lake.data_path}"
-        self.catalog_latency_ms = ducklake_writers.time_catalog_commit(lake)
+        timed = ducklake_writers.time_catalog_commit(lake)
+        self.catalog_latency_ms = (ducklake_writers.time_catalog_commit(dataclasses.replace(lake, metadata=direct))
+                                   if direct else timed)
+        self.round_trip_ms = max(timed - self.catalog_latency_ms, 0.0)
         say(f"DuckLake's catalog commit alone (BEGIN, INSERT of the next id, COMMIT on {args.ducklake_catalog}): "
-            f"median {self.catalog_latency_ms:.2f} ms")
+            f"median {self.catalog_latency_ms:.2f} ms"
+            + (f"; through the lab's proxy {timed:.2f} ms (a round trip of {self.round_trip_ms:.2f} ms)" if direct else ""))
         self.design = args.model_design or "ducklake"
         self.database = args.ducklake_catalog
 
@@ -104,7 +114,11 @@ class IcebergJavaDriver:
         self.stack = ExitStack()
         self.tables, self.mode = args.tables, args.java_writers
         self.classpath = iceberg_java.harness_classpath()
-        if args.iceberg_database == "postgresql":
+        lab = lab_postgres() if args.iceberg_database == "postgresql" else None
+        direct_uri = None
+        if lab is not None:  # the lab's server, through its proxy; timed around it too
+            jdbc_uri, direct_uri = lab.jdbc_url, lab.direct_jdbc_url
+        elif args.iceberg_database == "postgresql":
             jdbc_uri = self.stack.enter_context(LoopbackPostgres()).jdbc_url
         else:
             jdbc_uri = f"jdbc:sqlite:{(work / f'iceberg-{run_id}.db').resolve()}"
@@ -112,9 +126,13 @@ class IcebergJavaDriver:
             warehouse, endpoint = f"{bucket_uri}/real-clients-{run_id}/iceberg-java", options["AWS_ENDPOINT_URL"]
         else:
             warehouse, endpoint = str((work / f"iceberg-{run_id}-warehouse").resolve()), ""
-        self.catalog_latency_ms = iceberg_java.time_jdbc_cas(self.classpath, jdbc_uri)
+        timed = iceberg_java.time_jdbc_cas(self.classpath, jdbc_uri)
+        self.catalog_latency_ms = iceberg_java.time_jdbc_cas(self.classpath, direct_uri) if direct_uri else timed
+        self.round_trip_ms = max(timed - self.catalog_latency_ms, 0.0)
         say(f"the JdbcCatalog's conditional UPDATE alone ({args.iceberg_database}): "
-            f"median {self.catalog_latency_ms:.2f} ms")
+            f"median {self.catalog_latency_ms:.2f} ms"
+            + (f"; through the lab's proxy {timed:.2f} ms (a round trip of {self.round_trip_ms:.2f} ms)"
+               if direct_uri else ""))
         jdbc = iceberg_java.Catalog("jdbc", jdbc_uri, warehouse, endpoint)
         if args.iceberg_catalog == "rest":
             server_log = (work / f"rest-server-{run_id}.log").resolve()

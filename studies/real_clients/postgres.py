@@ -2,7 +2,9 @@
 
 The catalogs' other database: DuckLake's metadata (``--ducklake-catalog postgresql``) and Iceberg's JdbcCatalog
 (``--iceberg-database postgresql``). A fresh cluster in a scratch directory, trust authentication on loopback only,
-stopped and removed on exit. initdb refuses to run as root: as root it runs as the ``postgres`` user.
+stopped and removed on exit; or the store lab's server (``scripts/store-lab.sh up --postgres``, which starts it with
+this module's ``start``), reached through the lab's latency proxy. initdb refuses to run as root: as root it runs as
+the ``postgres`` user.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from studies.real_clients.errors import SetupError
@@ -42,12 +46,26 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-class LoopbackPostgres:
-    """``with LoopbackPostgres() as pg:`` a server on ``127.0.0.1:pg.port``, database ``postgres``, user ``postgres``."""
+def libpq(port: int) -> str:
+    """The connection string DuckDB's postgres extension takes, for the server at 127.0.0.1:``port``."""
+    return f"host=127.0.0.1 port={port} user=postgres dbname=postgres"
 
-    def __init__(self):
-        self.port = _free_port()
-        self.dir = Path(tempfile.mkdtemp(prefix="commit-sweeps-pg-"))
+
+def jdbc_url(port: int) -> str:
+    return f"jdbc:postgresql://127.0.0.1:{port}/postgres?user=postgres"
+
+
+class LoopbackPostgres:
+    """``with LoopbackPostgres() as pg:`` a server on ``127.0.0.1:pg.port``, database ``postgres``, user ``postgres``.
+
+    ``directory`` and ``port`` given (the store lab's server, ``scripts/store-lab.sh up --postgres``): the cluster
+    lives there and stays when stopped, for the lab to remove; by default a scratch directory removed on exit.
+    """
+
+    def __init__(self, directory: str | None = None, port: int | None = None):
+        self.port = port or _free_port()
+        self._scratch = directory is None
+        self.dir = Path(tempfile.mkdtemp(prefix="commit-sweeps-pg-")) if directory is None else Path(directory)
         self._as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
 
     def _run(self, *command: str) -> None:
@@ -56,27 +74,88 @@ class LoopbackPostgres:
             tail = (answer.stderr or answer.stdout).strip().splitlines()[-1:] or [""]
             raise SetupError(f"postgresql: {Path(command[0]).name} exited {answer.returncode}: {tail[0]}")
 
-    def __enter__(self) -> "LoopbackPostgres":
+    def start(self) -> "LoopbackPostgres":
+        self.dir.mkdir(parents=True, exist_ok=True)
         if self._as_postgres:
             shutil.chown(self.dir, "postgres")
         data = str(self.dir / "data")
         self._run(_binary("initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8")
-        # Loopback only; its socket in the scratch directory, not in /var/run/postgresql.
+        # Loopback only; its socket in the cluster's directory, not in /var/run/postgresql.
         self._run(_binary("pg_ctl"), "-D", data, "-w", "-l", str(self.dir / "log.txt"), "-o",
                   f"-c listen_addresses=127.0.0.1 -p {self.port} -c unix_socket_directories={self.dir}", "start")
         return self
 
-    def __exit__(self, *exc) -> None:
+    def stop(self) -> None:
         try:
             self._run(_binary("pg_ctl"), "-D", str(self.dir / "data"), "-m", "fast", "-w", "stop")
         finally:
-            shutil.rmtree(self.dir, ignore_errors=True)
+            if self._scratch:
+                shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> "LoopbackPostgres":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
 
     @property
     def libpq(self) -> str:
-        """The connection string DuckDB's postgres extension takes."""
-        return f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres"
+        return libpq(self.port)
 
     @property
     def jdbc_url(self) -> str:
-        return f"jdbc:postgresql://127.0.0.1:{self.port}/postgres?user=postgres"
+        return jdbc_url(self.port)
+
+
+@dataclass(frozen=True)
+class LabPostgres:
+    """The store lab's server (``scripts/store-lab.sh up --postgres``): ``port`` through its latency proxy, as the
+    writers reach it, and ``direct_port`` around it, where a commit timed alone is the database's own work."""
+
+    port: int
+    direct_port: int
+
+    @property
+    def libpq(self) -> str:
+        return libpq(self.port)
+
+    @property
+    def jdbc_url(self) -> str:
+        return jdbc_url(self.port)
+
+    @property
+    def direct_libpq(self) -> str:
+        return libpq(self.direct_port)
+
+    @property
+    def direct_jdbc_url(self) -> str:
+        return jdbc_url(self.direct_port)
+
+
+def lab_postgres(environ=os.environ) -> LabPostgres | None:
+    """The lab's server from ``eval "$(scripts/store-lab.sh env)"`` (STORE_LAB_PG_PORT, STORE_LAB_PG_DIRECT_PORT);
+    None when the lab runs none."""
+    port, direct = environ.get("STORE_LAB_PG_PORT"), environ.get("STORE_LAB_PG_DIRECT_PORT")
+    return LabPostgres(int(port), int(direct)) if port and direct else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m studies.real_clients.postgres start|stop DIR [PORT]``: the store lab's server, kept in DIR."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m studies.real_clients.postgres")
+    parser.add_argument("action", choices=("start", "stop"))
+    parser.add_argument("directory")
+    parser.add_argument("port", type=int, nargs="?", default=None)
+    args = parser.parse_args(argv)
+    server = LoopbackPostgres(args.directory, args.port)
+    try:
+        server.start() if args.action == "start" else server.stop()
+    except SetupError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -574,7 +574,7 @@ CATALOG_DESIGNS = {"ducklake": "ducklake", "iceberg-java/rest": "rest"}
 
 
 def model_flags(provider_file: str, name: str, client: str, catalog_latency_ms: float | None, design: str = "",
-                num_tables: int = 1, database: str = "sqlite") -> tuple[list[str], str]:
+                num_tables: int = 1, database: str = "sqlite", round_trip_ms: float = 0.0) -> tuple[list[str], str]:
     """(the model's flags for the client's writers, a note when an approximation stands in for the design: "" if
     none does).
 
@@ -584,9 +584,10 @@ def model_flags(provider_file: str, name: str, client: str, catalog_latency_ms: 
     ``catalog_latency_ms`` (pyiceberg's SQL catalog); ``jdbc``, Iceberg Java's JdbcCatalog (the client writes the
     metadata file and updates the table's row conditionally: ``--catalog rest --rest-metadata-writer client``);
     or a catalog service design of the simulator (``rest``, ``ducklake``). A catalog service's database is the
-    lab's own, on loopback: the built-in of its kind (``database``: sqlite or postgresql) with its commit's median
-    replaced by the one this run timed, and no round trip. A design the simulator refuses falls back to the
-    service approximation, and the note says so.
+    lab's own: the built-in of its kind (``database``: sqlite or postgresql) with its commit's median replaced by
+    the one this run timed, and ``round_trip_ms`` (what the lab's proxy adds to that commit; 0 on loopback) as the
+    round trip to the service. A design the simulator refuses falls back to the service approximation, and the
+    note says so.
 
     >>> model_flags("lab.toml", "lab-s3", "ducklake", 0.8, design="no-such-design")[1]
     '--catalog no-such-design is not in this simulator: the service approximation (--catalog service --catalog-latency-ms 0.800)'
@@ -604,7 +605,7 @@ def model_flags(provider_file: str, name: str, client: str, catalog_latency_ms: 
     if design == "jdbc":
         design, extra = "rest", ["--rest-metadata-writer", "client"]
     if design in SERVICE_CATALOGS:
-        return [*flags, "--catalog", design, *extra, "--catalog-latency-ms", "0",
+        return [*flags, "--catalog", design, *extra, "--catalog-latency-ms", f"{round_trip_ms:.3f}",
                 "--catalog-database", lab_database(design, database, catalog_latency_ms)], ""
     if design in CATALOG_BACKENDS:
         return [*flags, "--catalog", design, *latency], ""
@@ -762,7 +763,7 @@ def main(argv=None) -> int:
                 catalog_latency_ms = driver.catalog_latency_ms
                 flags, model_note = model_flags(args.lab_profile, name, args.real_client, catalog_latency_ms,
                                                 design=driver.design, num_tables=args.tables,
-                                                database=driver.database)
+                                                database=driver.database, round_trip_ms=driver.round_trip_ms)
                 if model_note:
                     say(f"the model: {model_note}")
             else:
@@ -826,7 +827,8 @@ def main(argv=None) -> int:
                              "steady": steady, "where": where,
                              "store_read_p50_ms": float(np.median(reads)) if reads else None,
                              "store_read_alone_p50_ms": alone_p50,
-                             "catalog_latency_ms": catalog_latency_ms, "model_flags": flags,
+                             "catalog_latency_ms": catalog_latency_ms,
+                             "catalog_round_trip_ms": driver.round_trip_ms if driver else 0.0, "model_flags": flags,
                              "model_note": model_note,
                              "model_call_fixed_ms": model_fixed_ms, "model_call_ms_per_retry": model_per_retry_ms}
                     points.write(json.dumps(point) + "\n")
