@@ -4,6 +4,10 @@ where Debian's server is installed), a couple of writer processes for a few seco
 Needs DuckDB 1.4.4 with the duckdb-ext-ducklake and duckdb-ext-sqlite wheels of the same release (the
 ``realclients`` extra); skipped without them."""
 
+import shutil
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from studies.real_clients.errors import SetupError
@@ -92,3 +96,30 @@ def test_a_writer_whose_commits_raise_records_each_as_failed_and_goes_on(tmp_pat
     _, attempts, _ = out.get(timeout=5)
     assert len(attempts) == 3
     assert all(a.raised.endswith("(other)") for a in attempts)
+
+
+def test_the_store_labs_postgresql_keeps_its_cluster_and_gives_each_run_a_database_of_its_own(tmp_path):
+    if not postgres.available():
+        pytest.skip("Debian's postgresql (initdb, pg_ctl) is not installed")
+    try:
+        dw.extension_path("postgres_scanner")
+    except SetupError as missing:
+        pytest.skip(f"{missing}")
+    assert postgres.lab_postgres({}) is None  # no lab server named: each run starts its own
+    cluster = Path(tempfile.mkdtemp(prefix="lab-pg-"))  # not under tmp_path: the postgres user must reach it
+    port = postgres._free_port()
+    assert postgres.main(["start", str(cluster), str(port)]) == 0  # as scripts/store-lab.sh up --postgres does
+    try:
+        lab = postgres.lab_postgres({"STORE_LAB_PG_PORT": str(port), "STORE_LAB_PG_DIRECT_PORT": str(port)})
+        first, second = lab.new_database("run_a"), lab.new_database("run_b")
+        assert "dbname=run_a" in first.libpq and first.jdbc_url.endswith("/run_a?user=postgres")
+        # Two runs' lakes, each with its own DATA_PATH, on one server: each catalog starts empty.
+        for run in (first, second):
+            lake = dw.Lake("postgresql", "postgres:" + run.libpq, f"{tmp_path / run.dbname}/")
+            dw.create_tables(lake, ["t0"])
+            assert dw.Writer(lake).append("t0", 0, 0) == 0
+            assert dw.committed_keys(lake, ["t0"]) == {(0, 0)}
+    finally:
+        assert postgres.main(["stop", str(cluster)]) == 0
+    assert (cluster / "data").is_dir()  # the lab's to remove, with the rest of its state
+    shutil.rmtree(cluster)

@@ -59,6 +59,7 @@ class DuckLakeDriver:
         lab = lab_postgres() if args.ducklake_catalog == "postgresql" else None
         direct = None
         if lab is not None:  # the lab's server, through its proxy; timed around it too
+            lab = lab.new_database(f"ducklake_{run_id}")
             metadata, direct = "postgres:" + lab.libpq, "postgres:" + lab.direct_libpq
         elif args.ducklake_catalog == "postgresql":
             pg = self.stack.enter_context(LoopbackPostgres())
@@ -117,6 +118,7 @@ class IcebergJavaDriver:
         lab = lab_postgres() if args.iceberg_database == "postgresql" else None
         direct_uri = None
         if lab is not None:  # the lab's server, through its proxy; timed around it too
+            lab = lab.new_database(f"iceberg_{run_id}")
             jdbc_uri, direct_uri = lab.jdbc_url, lab.direct_jdbc_url
         elif args.iceberg_database == "postgresql":
             jdbc_uri = self.stack.enter_context(LoopbackPostgres()).jdbc_url

@@ -41,6 +41,9 @@ def harness_classpath() -> str:
     return f"{built / 'iceberg-writers.jar'}{os.pathsep}{built / 'lib' / '*'}"
 
 
+SERVER_THREADS = 16  # the REST server's request threads, as a servlet container's pool
+
+
 def java_command(classpath: str, *args: str) -> list[str]:
     return ["java", *JVM_FLAGS, "-cp", classpath, "commitsweeps.Main", *args]
 
@@ -114,7 +117,10 @@ def run_writers(classpath: str, catalog: Catalog, tables: list[str], phases_s: l
     groups = [writers] if mode == "threads" else [[w] for w in writers]
     procs = []
     for group in groups:
-        args = ["write", *catalog.flags(), "--namespace", NAMESPACE, "--writers", ",".join(map(str, group)),
+        # A JdbcCatalog's connection pool holds 2 connections by default (CatalogProperties.CLIENT_POOL_SIZE):
+        # threads sharing one would queue for them, where writer processes each hold their own.
+        pool = ["--prop.clients", str(len(group))] if catalog.kind == "jdbc" else []
+        args = ["write", *catalog.flags(), *pool, "--namespace", NAMESPACE, "--writers", ",".join(map(str, group)),
                 "--writer-tables", ",".join(tables[w % len(tables)] for w in group),
                 "--phases-s", ",".join(f"{phases_s[w]:.6f}" for w in group),
                 "--interval-s", f"{interval_s:g}", "--duration-s", f"{duration_s:g}"]
@@ -199,7 +205,9 @@ class RestServer:
         self.proc: subprocess.Popen | None = None
 
     def __enter__(self) -> str:
-        args = ["serve", "--uri", self.backing.uri, "--warehouse", self.backing.warehouse, "--port", "0"]
+        # One database connection for each of the server's request threads (16), not the pool's default 2.
+        args = ["serve", "--uri", self.backing.uri, "--warehouse", self.backing.warehouse, "--port", "0",
+                "--threads", str(SERVER_THREADS), "--prop.clients", str(SERVER_THREADS)]
         if self.backing.s3_endpoint:
             args += ["--s3-endpoint", self.backing.s3_endpoint]
         log = open(self.log_path, "a") if self.log_path else subprocess.DEVNULL

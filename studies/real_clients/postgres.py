@@ -46,13 +46,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def libpq(port: int) -> str:
+def libpq(port: int, dbname: str = "postgres") -> str:
     """The connection string DuckDB's postgres extension takes, for the server at 127.0.0.1:``port``."""
-    return f"host=127.0.0.1 port={port} user=postgres dbname=postgres"
+    return f"host=127.0.0.1 port={port} user=postgres dbname={dbname}"
 
 
-def jdbc_url(port: int) -> str:
-    return f"jdbc:postgresql://127.0.0.1:{port}/postgres?user=postgres"
+def jdbc_url(port: int, dbname: str = "postgres") -> str:
+    return f"jdbc:postgresql://127.0.0.1:{port}/{dbname}?user=postgres"
 
 
 class LoopbackPostgres:
@@ -114,22 +114,34 @@ class LabPostgres:
 
     port: int
     direct_port: int
+    dbname: str = "postgres"
 
     @property
     def libpq(self) -> str:
-        return libpq(self.port)
+        return libpq(self.port, self.dbname)
 
     @property
     def jdbc_url(self) -> str:
-        return jdbc_url(self.port)
+        return jdbc_url(self.port, self.dbname)
 
     @property
     def direct_libpq(self) -> str:
-        return libpq(self.direct_port)
+        return libpq(self.direct_port, self.dbname)
 
     @property
     def direct_jdbc_url(self) -> str:
-        return jdbc_url(self.direct_port)
+        return jdbc_url(self.direct_port, self.dbname)
+
+    def new_database(self, name: str) -> "LabPostgres":
+        """A database of the run's own on the lab's server, which outlives runs: a run's catalog starts empty."""
+        try:
+            import psycopg
+        except ImportError:
+            raise SetupError("postgresql: psycopg is not installed; expected pip install 'commit-sweeps[realclients]'") \
+                from None
+        with psycopg.connect(libpq(self.direct_port), autocommit=True) as con:
+            con.execute(f'CREATE DATABASE "{name}"')
+        return LabPostgres(self.port, self.direct_port, name)
 
 
 def lab_postgres(environ=os.environ) -> LabPostgres | None:
