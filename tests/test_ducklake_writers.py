@@ -22,6 +22,15 @@ except SetupError as missing:
     pytest.skip(f"{missing}", allow_module_level=True)
 
 
+def _needs_postgresql():
+    if not postgres.available():
+        pytest.skip("Debian's postgresql (initdb, pg_ctl) is not installed")
+    try:
+        dw.extension_path("postgres_scanner")
+    except SetupError as missing:
+        pytest.skip(f"{missing}")
+
+
 def _lake(tmp_path, metadata=None):
     return dw.Lake("sqlite" if metadata is None else "postgresql",
                    metadata or f"sqlite:{tmp_path / 'catalog.sqlite'}", f"{tmp_path / 'data'}/")
@@ -43,12 +52,7 @@ def test_two_writers_on_a_sqlite_catalog_land_their_commits_and_read_their_retri
 
 
 def test_a_commit_that_lost_the_race_on_postgresql_reports_its_retry(tmp_path):
-    if not postgres.available():
-        pytest.skip("Debian's postgresql (initdb, pg_ctl) is not installed")
-    try:
-        dw.extension_path("postgres_scanner")
-    except SetupError as missing:
-        pytest.skip(f"{missing}")
+    _needs_postgresql()
     with postgres.LoopbackPostgres() as pg:
         lake = _lake(tmp_path, "postgres:" + pg.libpq)
         dw.create_tables(lake, ["t0"])
@@ -99,12 +103,7 @@ def test_a_writer_whose_commits_raise_records_each_as_failed_and_goes_on(tmp_pat
 
 
 def test_the_store_labs_postgresql_keeps_its_cluster_and_gives_each_run_a_database_of_its_own(tmp_path):
-    if not postgres.available():
-        pytest.skip("Debian's postgresql (initdb, pg_ctl) is not installed")
-    try:
-        dw.extension_path("postgres_scanner")
-    except SetupError as missing:
-        pytest.skip(f"{missing}")
+    _needs_postgresql()
     assert postgres.lab_postgres({}) is None  # no lab server named: each run starts its own
     cluster = Path(tempfile.mkdtemp(prefix="lab-pg-"))  # not under tmp_path: the postgres user must reach it
     port = postgres._free_port()
