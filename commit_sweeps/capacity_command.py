@@ -24,7 +24,7 @@ import sys
 from typing import Optional, Sequence
 
 from simcore import ConfigError, SimConfig, bounds
-from simcore.bisection import MIN_SCALE_MS, SearchRange, SearchRangeError
+from simcore.bisection import MAX_SCALE_MS, MIN_SCALE_MS, SearchRange, SearchRangeError
 from simcore.builder import config_from_flags
 from simcore.clients import REFERENCE
 from simcore.config import SERVICE_CATALOGS
@@ -102,6 +102,9 @@ def _search_range(args: argparse.Namespace) -> SearchRange:
     if args.writers_at_interval_s is None:
         return search_range_of(args)
     interval_ms = args.writers_at_interval_s * 1000.0
+    if not 2 * MIN_SCALE_MS <= interval_ms <= MAX_SCALE_MS:  # two writers 1 ms apart, up to the search's limit
+        raise ConfigError("writers_at_interval_s", args.writers_at_interval_s,
+                          f"a number of seconds in [{2 * MIN_SCALE_MS / 1000.0:g}, {MAX_SCALE_MS / 1000.0:g}]")
     most = max_writers_at(args.writers_at_interval_s)
     if args.max_writers is None:
         args.max_writers = min(DEFAULT_MAX_WRITERS, most)
