@@ -114,7 +114,7 @@ CONFIGS.update({
         client="iceberg-java", provider="s3", num_tables=2, fast_append_ratio=0.6, real_conflict_probability=0.5,
         inter_arrival_scale_ms=150, **CORRECTED),
     "corrected: delta-rs, s3x, 3 tables": build_config(client="delta-rs", provider="s3x", num_tables=3,
-                                                       fast_append_ratio=0.8, inter_arrival_scale_ms=40, **CORRECTED),
+                                                       fast_append_ratio=0.8, inter_arrival_scale_ms=50, **CORRECTED),
     # Rounds of entries at 2 ms a read past the first: a load 100 versions past a checkpoint costs ~0.4 s more.
     "corrected: delta-rs writers, s3, rounds of entries cost per read": build_config(
         client="delta-rs", provider="s3-rounds", num_tables=1, fast_append_ratio=1.0, writers=8,
