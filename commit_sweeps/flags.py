@@ -44,8 +44,9 @@ Pure argparse and that one look at the file system: no Ray, no results store, no
 from __future__ import annotations
 
 import argparse
-import signal
+import contextlib
 import os
+import signal
 import stat
 import sys
 import tempfile
@@ -427,7 +428,6 @@ def add_max_memory_flag(parser: argparse.ArgumentParser) -> None:
                              f"(default ${bounds.MEMORY_LIMIT_ENV} if set, else half this machine's memory)")
 
 
-
 # -- a long command stopped by a signal (probe, probe-catalog) -----------------------------------------------
 
 # The signals that stop a command that must clean up first: ^C, kill, and a closed terminal.
@@ -441,3 +441,20 @@ class Interrupted(Exception):
 def raise_interrupted(signum, frame):
     """A signal handler: turn a stop signal into ``Interrupted``, so that the command's clean-up runs."""
     raise Interrupted(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def stop_signals_interrupt():
+    """Within: every stop signal raises ``Interrupted`` (``raise_interrupted``); on the way out, the handlers before."""
+    previous = {s: signal.signal(s, raise_interrupted) for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for stop_signal, handler in previous.items():
+            signal.signal(stop_signal, handler)
+
+
+def ignore_stop_signals() -> None:
+    """From now on no stop signal can end a clean-up half-way: each is ignored."""
+    for stop_signal in STOP_SIGNALS:
+        signal.signal(stop_signal, signal.SIG_IGN)

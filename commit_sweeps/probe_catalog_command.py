@@ -27,15 +27,14 @@ import datetime
 import json
 import math
 import os
-import signal
 import sys
 import time
 from typing import Callable
 
 from simcore.errors import ConfigError
-from commit_sweeps.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, STOP_SIGNALS, Interrupted,
-                                 add_duration_flag, bad_input, check_output_path, number, output_path, positive_int,
-                                 raise_interrupted)
+from commit_sweeps.flags import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Interrupted,
+                                 add_duration_flag, bad_input, check_output_path, ignore_stop_signals, number,
+                                 output_path, positive_int, stop_signals_interrupt)
 
 PROBE_CATALOG_HELP = ("measure a catalog's SQL database (postgresql://, sqlite:///): N clients committing Iceberg's "
                       "JDBC or DuckLake's transaction; fits its service time and concurrency")
@@ -44,6 +43,8 @@ MAX_PROCESSES = 256
 WARN_LAG = 0.10  # a ready client waited this share of the median commit for its CPU: the count may be distorted
 WARN_CPU = 0.8  # the clients used this share of the machine's cores
 DEFAULT_CONFLICT_WAIT_MS = 100.0  # ducklake_retry_wait_ms's default, and Iceberg's commit.retry.min-wait-ms
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     from store_probe.catalog_sql import TRANSACTIONS
 
@@ -108,12 +109,8 @@ def run(args: argparse.Namespace) -> int:
             check_output_path(args.out)
     except ConfigError as error:
         return bad_input(error)
-    previous = {s: signal.signal(s, raise_interrupted) for s in STOP_SIGNALS}
-    try:
+    with stop_signals_interrupt():
         return _probe(args, dsn, counts, name, progress)
-    finally:
-        for stop_signal, handler in previous.items():
-            signal.signal(stop_signal, handler)
 
 
 def _probe(args, dsn, counts, name, progress) -> int:
@@ -186,9 +183,7 @@ def _probe(args, dsn, counts, name, progress) -> int:
         print(dsn.redact(f"error: {dsn.describe()}: {error}"), file=sys.stderr)
         return EXIT_FAILED
     finally:
-        # No stop signal may end the clean-up half-way: each is ignored until the tables are gone.
-        for stop_signal in STOP_SIGNALS:
-            signal.signal(stop_signal, signal.SIG_IGN)
+        ignore_stop_signals()  # until the tables are gone
         if pool is not None:
             pool.close()  # first: a client mid-transaction would hold the locks DROP TABLE waits for
         if created:

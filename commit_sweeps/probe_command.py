@@ -32,7 +32,6 @@ import contextlib
 import json
 import math
 import os
-import signal
 import sys
 import time
 from typing import Callable, Optional
@@ -40,8 +39,9 @@ from urllib.parse import urlsplit
 
 from simcore.errors import ConfigError
 from simcore.redaction import redact
-from commit_sweeps.flags import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, STOP_SIGNALS, Interrupted, add_duration_flag,
-                                 bad_input, check_output_path, number, output_path, positive_int, raise_interrupted)
+from commit_sweeps.flags import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Interrupted, add_duration_flag, bad_input,
+                                 check_output_path, ignore_stop_signals, number, output_path, positive_int,
+                                 stop_signals_interrupt)
 
 PROBE_HELP = ("measure seed 000's conditional-write benchmark on a real store (s3://, az://, gs://): N clients "
               "reading then conditionally writing one object, no retry")
@@ -155,12 +155,8 @@ def run(args: argparse.Namespace) -> int:
         return bad_input(error)
     # ^C, SIGTERM and SIGHUP (the terminal or the session went away) all unwind through the clean-up below;
     # the client processes leave them to the command, and end themselves when it is gone (store_probe.clients).
-    previous = {s: signal.signal(s, raise_interrupted) for s in STOP_SIGNALS}
-    try:
+    with stop_signals_interrupt():
         return _probe(args, uri, endpoint, counts, progress)
-    finally:
-        for number_, handler in previous.items():
-            signal.signal(number_, handler)
 
 
 def _probe(args, uri, endpoint, counts, progress) -> int:
@@ -246,9 +242,7 @@ def _probe(args, uri, endpoint, counts, progress) -> int:
                      args.endpoint_url or ""), file=sys.stderr)
         return EXIT_FAILED
     finally:
-        # No stop signal may end the clean-up half-way: each is ignored until the objects are gone.
-        for number_ in STOP_SIGNALS:
-            signal.signal(number_, signal.SIG_IGN)
+        ignore_stop_signals()  # until the objects are gone
         if pool is not None:
             pool.close()
         if created and store is not None:
