@@ -27,7 +27,7 @@ from simcore import ConfigError, SimConfig, bounds
 from simcore.bisection import MAX_SCALE_MS, MIN_SCALE_MS, SearchRange, SearchRangeError
 from simcore.builder import config_from_flags
 from simcore.clients import REFERENCE
-from simcore.config import SERVICE_CATALOGS
+from simcore.config import SERVICE_CALL_CATALOGS, SERVICE_CATALOGS
 from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, USABLE_SUCCESS_THRESHOLD
 from simcore.designs import DESIGNS, design_fields
 from simcore.request_prices import cost_per_1000_commits, list_prices, parse_prices, store_requests
@@ -456,11 +456,10 @@ def compare_row(name: str, base: SimConfig, usable: Optional[dict], writers: Opt
     if writers is not None:
         row["max_writers"] = writers["max_writers"]
         row["max_writers_lower_bound"] = writers["lower_bound"]
-    service = base.catalog in SERVICE_CATALOGS or base.catalog == "service"  # its read and CAS are calls to it
     row.update({"usable_lower_bound": usable["lower_bound"] if usable else None,
                 "store_requests_per_commit": {"write": store_writes, "read": store_reads},
                 "catalog_calls_per_commit": ((per_commit.get("catalog_read") or 0.0) + (per_commit.get("cas") or 0.0)
-                                             if service else 0.0),
+                                             if base.catalog in SERVICE_CALL_CATALOGS else 0.0),
                 "catalog": base.catalog, "metadata": base.metadata_format or "v3", "client": base.client or REFERENCE,
                 "group_commit_s": base.group_commit_s,
                 "config_hash": (at or {}).get("config_hash")})

@@ -38,7 +38,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 from simcore import SimConfig
 from simcore.bisection import SearchRange, SearchStep
-from simcore.config import SERVICE_CATALOGS
+from simcore.config import SERVICE_CALL_CATALOGS
 from simcore.bounds import mean_gap_ms
 from simcore.metrics import REQUEST_KINDS
 from simcore.usable import ABOVE_SEARCH_RANGE, BELOW_SEARCH_RANGE, ERROR, success_metric
@@ -285,7 +285,7 @@ def extrapolation(base: SimConfig, result: dict):
     latency) stand for the benchmark's clients, each always reading or writing the catalog object. Fewer
     than one at once is the one-client case, which a fit from one client covers.
     """
-    if base.catalog == "service" or base.catalog in SERVICE_CATALOGS:  # no store object is raced
+    if base.catalog in SERVICE_CALL_CATALOGS:  # no store object is raced
         return False
     operation = "append" if base.catalog == "append" else "cas"
     fitted = base.latency_profile.conditional(operation).fitted_clients

@@ -25,6 +25,9 @@ CATALOG_BACKENDS = ("storage", "service", "append", "rest", "ducklake", "unity")
 # The catalogs whose commits go through a catalog service backed by a database (docs/architectures.md): a
 # REST catalog's per-table pointer, DuckLake's global snapshot id, Unity Catalog's ratified Delta versions.
 SERVICE_CATALOGS = ("rest", "ducklake", "unity")
+# Every catalog whose reads and commits are calls to a service, so that no object of the store is raced: seed
+# 001's service of fixed latency and the catalog services over a database.
+SERVICE_CALL_CATALOGS = ("service", *SERVICE_CATALOGS)
 # The catalogs whose pointer is per table, so only commits to the same table conflict.
 TABLE_POINTER_CATALOGS = ("rest", "unity")
 # The database behind each catalog service by default: PostgreSQL, measured with the catalog's own commit

@@ -26,7 +26,8 @@ from numba.np.random.generator_core import next_double
 
 from simcore.catalog_databases import catalog_database
 from simcore.catalog_latency import catalog_latencies
-from simcore.config import SERVICE_CATALOGS, TABLE_POINTER_CATALOGS, SimConfig, delta_rs_call, log_entry_commits
+from simcore.config import (SERVICE_CALL_CATALOGS, SERVICE_CATALOGS, TABLE_POINTER_CATALOGS, SimConfig, delta_rs_call,
+                            log_entry_commits)
 from simcore.providers import (CATALOG_OBJECT_BYTES, MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, TABLE_METADATA_BYTES,
                                Throttle)
 from simcore.workload import MERGE_APPEND, VALIDATED_OVERWRITE, Workload
@@ -161,7 +162,7 @@ def attempt_kind(config: SimConfig) -> int:
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
     params = np.zeros(P_LOG_ENTRIES + 1)
-    service = config.catalog == "service" or config.catalog in SERVICE_CATALOGS  # no storage object is raced
+    service = config.catalog in SERVICE_CALL_CATALOGS  # no storage object is raced
     profile = config.latency_profile  # read once: a profile file's content is parsed on each access
     params[P_MAX_RETRIES] = config.retry
     params[P_REAL_CONFLICT] = config.real_conflict_probability

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
-from simcore.config import SERVICE_CATALOGS, SimConfig, log_entry_commits
+from simcore.config import SERVICE_CALL_CATALOGS, SimConfig, log_entry_commits
 from simcore.errors import ConfigError
 
 PRICES_PATH = Path(__file__).with_name("request_prices.toml")
@@ -63,7 +63,7 @@ def store_requests(config: SimConfig, per_commit: Mapping[str, Optional[float]])
         return sum(per_commit.get(kind) or 0.0 for kind in kinds)
 
     writes, reads = total(STORE_WRITES), total(STORE_READS)
-    if config.catalog not in SERVICE_CATALOGS and config.catalog != "service":
+    if config.catalog not in SERVICE_CALL_CATALOGS:
         writes += per_commit.get("cas") or 0.0  # a conditional write (or append) of the catalog object
         catalog_reads = per_commit.get("catalog_read") or 0.0
         if log_entry_commits(config):
