@@ -104,12 +104,11 @@ def compare_designs(args: argparse.Namespace) -> int:
     from commit_sweeps.flags import COMPARE_MIN_SCALE_MS, search_range_of
     from ray_jobs.capacity import find_capacity
 
-    cache_dir = None
     load_first = os.getloadavg()[0]
-    _timed_process(cache_dir, COMPARE_CASE[:-1] + ["--catalog", "storage", "--json"])  # warm: kernels loaded once
-    one = statistics.median(_timed_process(cache_dir, COMPARE_CASE[:-1] + ["--catalog", "storage", "--json"])
-                            for _ in range(3))
-    together = _timed_process(cache_dir, COMPARE_CASE + ["--compare"])
+    one_design = COMPARE_CASE + ["--catalog", "storage"]
+    _timed_process(None, one_design)  # warm: the kernels loaded once
+    one = statistics.median(_timed_process(None, one_design) for _ in range(3))
+    together = _timed_process(None, COMPARE_CASE + ["--compare"])
     print(f"capacity --compare (s3, 10 tables, FA 0.9): {together:.1f} s; one design's answer (storage, the same "
           f"flags): {one:.2f} s (median of 3): ratio {together / one:.0f}x (target <= 10x)")
     parser = argparse.ArgumentParser()

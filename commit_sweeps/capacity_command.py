@@ -119,7 +119,7 @@ def _search_range(args: argparse.Namespace) -> SearchRange:
 
 def max_writers_at(interval_s: float) -> int:
     """The most writers a search at one commit every ``interval_s`` can try: their mean gap stays >= 1 ms."""
-    return max(2, math.floor(interval_s * 1000.0 / MIN_SCALE_MS))
+    return math.floor(interval_s * 1000.0 / MIN_SCALE_MS)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -32,6 +32,28 @@ def table_names(point: str, tables: int) -> list[str]:
     return [f"{stem}_t{i}" for i in range(tables)]
 
 
+def _postgresql(stack: ExitStack, name: str):
+    """(the run's PostgreSQL, the lab's server or None): a database of the run's own, ``name``, on the store lab's
+    server when the lab runs one (``scripts/store-lab.sh up --postgres``, reached through its proxy), else a server
+    on loopback for the run."""
+    lab = lab_postgres()
+    if lab is not None:
+        lab = lab.new_database(name)
+        return lab, lab
+    return stack.enter_context(LoopbackPostgres()), None
+
+
+def _timed_commit(time_commit, address: str, direct, what: str, say) -> tuple[float, float]:
+    """(the database's commit timed alone, the round trip the lab's proxy adds to it): ``time_commit(address)``,
+    and where the database is the lab's, timed again around the proxy at ``direct``; the first is then that one."""
+    timed = time_commit(address)
+    alone = time_commit(direct) if direct else timed
+    round_trip = max(timed - alone, 0.0)
+    say(f"{what}: median {alone:.2f} ms"
+        + (f"; through the lab's proxy {timed:.2f} ms (a round trip of {round_trip:.2f} ms)" if direct else ""))
+    return alone, round_trip
+
+
 def _checked(attempts, committed: int, writers: int, interval_s: float, duration_s: float, landed_keys=None):
     """``measure`` on the calls' own retry counts, checked against what the tables hold: a returned call whose
     commit is missing is an error; raised calls whose commit landed are counted apart."""
@@ -56,14 +78,11 @@ class DuckLakeDriver:
         self.stack = ExitStack()
         self.tables = args.tables
         ducklake_writers.check_duckdb()
-        lab = lab_postgres() if args.ducklake_catalog == "postgresql" else None
         direct = None
-        if lab is not None:  # the lab's server, through its proxy; timed around it too
-            lab = lab.new_database(f"ducklake_{run_id}")
-            metadata, direct = "postgres:" + lab.libpq, "postgres:" + lab.direct_libpq
-        elif args.ducklake_catalog == "postgresql":
-            pg = self.stack.enter_context(LoopbackPostgres())
+        if args.ducklake_catalog == "postgresql":
+            pg, lab = _postgresql(self.stack, f"ducklake_{run_id}")
             metadata = "postgres:" + pg.libpq
+            direct = "postgres:" + lab.direct_libpq if lab else None
         else:
             metadata = f"sqlite:{(work / f'ducklake-{run_id}.sqlite').resolve()}"
         local = str((work / f"ducklake-{run_id}-data").resolve()) + "/"
@@ -79,13 +98,10 @@ class DuckLakeDriver:
             lake = ducklake_writers.Lake(args.ducklake_catalog, metadata, local)
         self.lake = lake
         self.where = f"DuckLake, catalog {lake.metadata.split(' user=')[0]}, DATA_PATH {lake.data_path}"
-        timed = ducklake_writers.time_catalog_commit(lake)
-        self.catalog_latency_ms = (ducklake_writers.time_catalog_commit(dataclasses.replace(lake, metadata=direct))
-                                   if direct else timed)
-        self.round_trip_ms = max(timed - self.catalog_latency_ms, 0.0)
-        say(f"DuckLake's catalog commit alone (BEGIN, INSERT of the next id, COMMIT on {args.ducklake_catalog}): "
-            f"median {self.catalog_latency_ms:.2f} ms"
-            + (f"; through the lab's proxy {timed:.2f} ms (a round trip of {self.round_trip_ms:.2f} ms)" if direct else ""))
+        self.catalog_latency_ms, self.round_trip_ms = _timed_commit(
+            lambda at: ducklake_writers.time_catalog_commit(dataclasses.replace(lake, metadata=at)), lake.metadata,
+            direct, f"DuckLake's catalog commit alone (BEGIN, INSERT of the next id, COMMIT on {args.ducklake_catalog})",
+            say)
         self.design = args.model_design or "ducklake"
         self.database = args.ducklake_catalog
 
@@ -115,26 +131,20 @@ class IcebergJavaDriver:
         self.stack = ExitStack()
         self.tables, self.mode = args.tables, args.java_writers
         self.classpath = iceberg_java.harness_classpath()
-        lab = lab_postgres() if args.iceberg_database == "postgresql" else None
         direct_uri = None
-        if lab is not None:  # the lab's server, through its proxy; timed around it too
-            lab = lab.new_database(f"iceberg_{run_id}")
-            jdbc_uri, direct_uri = lab.jdbc_url, lab.direct_jdbc_url
-        elif args.iceberg_database == "postgresql":
-            jdbc_uri = self.stack.enter_context(LoopbackPostgres()).jdbc_url
+        if args.iceberg_database == "postgresql":
+            pg, lab = _postgresql(self.stack, f"iceberg_{run_id}")
+            jdbc_uri = pg.jdbc_url
+            direct_uri = lab.direct_jdbc_url if lab else None
         else:
             jdbc_uri = f"jdbc:sqlite:{(work / f'iceberg-{run_id}.db').resolve()}"
         if args.iceberg_warehouse == "s3":
             warehouse, endpoint = f"{bucket_uri}/real-clients-{run_id}/iceberg-java", options["AWS_ENDPOINT_URL"]
         else:
             warehouse, endpoint = str((work / f"iceberg-{run_id}-warehouse").resolve()), ""
-        timed = iceberg_java.time_jdbc_cas(self.classpath, jdbc_uri)
-        self.catalog_latency_ms = iceberg_java.time_jdbc_cas(self.classpath, direct_uri) if direct_uri else timed
-        self.round_trip_ms = max(timed - self.catalog_latency_ms, 0.0)
-        say(f"the JdbcCatalog's conditional UPDATE alone ({args.iceberg_database}): "
-            f"median {self.catalog_latency_ms:.2f} ms"
-            + (f"; through the lab's proxy {timed:.2f} ms (a round trip of {self.round_trip_ms:.2f} ms)"
-               if direct_uri else ""))
+        self.catalog_latency_ms, self.round_trip_ms = _timed_commit(
+            lambda at: iceberg_java.time_jdbc_cas(self.classpath, at), jdbc_uri, direct_uri,
+            f"the JdbcCatalog's conditional UPDATE alone ({args.iceberg_database})", say)
         jdbc = iceberg_java.Catalog("jdbc", jdbc_uri, warehouse, endpoint)
         if args.iceberg_catalog == "rest":
             server_log = (work / f"rest-server-{run_id}.log").resolve()
