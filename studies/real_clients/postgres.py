@@ -162,7 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     server = LoopbackPostgres(args.directory, args.port)
     try:
-        server.start() if args.action == "start" else server.stop()
+        if args.action == "start":
+            server.start()
+        else:
+            server.stop()
     except SetupError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
