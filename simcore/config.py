@@ -240,6 +240,17 @@ class SimConfig:
             committer per table, which commits them every this many seconds
             (0: as soon as its previous commit lands); the catalog sees the
             committers' commits only (docs/architectures.md, "Group commit").
+        traced_commit: a REST catalog's commit as a real client makes it,
+            request by request, as traced on the lab (``iceberg-java``: Iceberg
+            Java 1.12's FastAppend through the reference REST server or, with
+            ``rest_metadata_writer`` ``client``, a JdbcCatalog; docs/architectures.md,
+            "Iceberg Java's commit, as traced"): the manifest written inside
+            the first attempt, the manifest list's HEAD before its GET, the
+            check of the table's pointer before the conditional update (a
+            409 there, before the CAS), the server's own retry of a lost
+            update, the refresh after a commit. None: the corrected attempt's
+            four requests. Only with catalog ``rest``, v3, under the corrected
+            protocol; elsewhere it is dropped.
 
     Fields that are None do not enter ``config_hash``, so adding an optional
     behaviour later leaves the hash of every existing config unchanged; a
@@ -293,6 +304,7 @@ class SimConfig:
     metadata_format: Optional[str] = None
     rest_metadata_writer: Optional[str] = None
     group_commit_s: Optional[float] = None
+    traced_commit: Optional[str] = None
 
     def __post_init__(self) -> None:
         # Normalise the fields that only apply to one mode, so that two configs
@@ -336,6 +348,8 @@ class SimConfig:
         if not (self.protocol == "corrected" and not log_entry_commits(self)) or self.catalog in SERVICE_CATALOGS:
             for name in TRACED_ATTEMPT_FIELDS:  # a traced call's attempts: a corrected catalog swap's only
                 object.__setattr__(self, name, None)
+        if not (self.catalog == "rest" and self.protocol == "corrected" and self.metadata_format is None):
+            object.__setattr__(self, "traced_commit", None)  # traced through a REST or JDBC catalog, v3 only
         if self.protocol == "corrected" and self.vo_convoy in VO_CONVOYS:  # it always counts the table's own
             object.__setattr__(self, "vo_convoy", None)
         if self.latency_model == "measured" and self.provider_profile is None and isinstance(self.provider, str):
@@ -517,6 +531,8 @@ def _validate_design(c: SimConfig) -> None:
         _require_choice(c, "rest_metadata_writer", METADATA_WRITERS)
         if c.catalog != "rest":
             raise ConfigError("rest_metadata_writer", c.rest_metadata_writer, "no value unless catalog is rest")
+    if c.traced_commit is not None:
+        _require_choice(c, "traced_commit", TRACED_COMMITS)
     if c.group_commit_s is not None:
         _require_real(c, "group_commit_s", "a number of seconds >= 0", lambda v: v >= 0)
         if c.writers is None:
@@ -538,6 +554,9 @@ def delta_rs_call(config: SimConfig) -> bool:
     delta-rs's log-entry commits (docs/reference/clients.md, "delta-rs on the model")."""
     return config.client == "delta-rs" and log_entry_commits(config)
 
+
+# Clients whose commit through a REST catalog (or its JDBC sibling) was traced request by request on the lab.
+TRACED_COMMITS = ("iceberg-java",)
 
 # A traced call's attempts (PyIceberg's): the requests of a first attempt and of each retry, reads and writes.
 TRACED_ATTEMPT_FIELDS = ("attempt_reads", "attempt_writes", "retry_reads", "retry_writes")

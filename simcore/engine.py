@@ -59,7 +59,8 @@ _POLICY_CODES = {None: IMMEDIATE, "backoff": BACKOFF, "split": SPLIT}
  P_REFUSED_CAP_MS, P_REFUSED_JITTER, P_CORRECTED, P_CAS_AT_LEAST_PUT, P_DELTA_CALL, P_HOLD_MS, P_LOAD_READS,
  P_UPDATE_READS, P_CLOSING_LISTING, P_THROTTLE_COMMITS, P_ATTEMPT_READS, P_ATTEMPT_WRITES, P_RETRY_READS,
  P_RETRY_WRITES, P_FAILED_UNCONTENDED, P_ROUND_MS_PER_READ, P_TABLE_POINTER, P_QUEUE_SERVERS, P_SERVICE_RTT_MS,
- P_ATTEMPT_KIND, P_UNPUBLISHED_CAP, P_LOG_ENTRIES) = range(48)
+ P_ATTEMPT_KIND, P_UNPUBLISHED_CAP, P_LOG_ENTRIES, P_TRACED_CHECK, P_SERVER_DB_MS, P_SERVER_RETRY_MS,
+ P_SERVER_RETRY_JITTER_MS) = range(52)
 
 # What an attempt of the corrected protocol writes before its CAS (the commit design, docs/architectures.md):
 # table metadata around a manifest list (Iceberg v3), a root manifest (v4, the catalog holding the table's
@@ -161,7 +162,7 @@ def attempt_kind(config: SimConfig) -> int:
 
 
 def protocol_parameters(config: SimConfig) -> np.ndarray:
-    params = np.zeros(P_LOG_ENTRIES + 1)
+    params = np.zeros(P_SERVER_RETRY_JITTER_MS + 1)
     service = config.catalog in SERVICE_CALL_CATALOGS  # no storage object is raced
     profile = config.latency_profile  # read once: a profile file's content is parsed on each access
     params[P_MAX_RETRIES] = config.retry
@@ -258,7 +259,41 @@ def protocol_parameters(config: SimConfig) -> np.ndarray:
     params[P_ATTEMPT_KIND] = attempt_kind(config)
     params[P_UNPUBLISHED_CAP] = UNITY_UNPUBLISHED_CAP if config.catalog == "unity" else 0.0
     params[P_LOG_ENTRIES] = 1.0 if log_entry_commits(config) else 0.0
+    if config.traced_commit is not None:
+        _traced_commit(params, config)
     return params
+
+
+# Where a traced REST commit checks the table's pointer before its conditional update (TRACED_CHECK_*): the
+# client's read of the row (a JdbcCatalog), or the server's load of the table (the reference REST server).
+TRACED_CHECK_NONE, TRACED_CHECK_CLIENT, TRACED_CHECK_SERVER = range(3)
+# The reference server's own retry of a lost update: a wait of 100 ms + U[0, 10%) before it reloads the table
+# (CatalogHandlers.commit's Tasks...exponentialBackoff(100, ...), its first retry; docs/architectures.md).
+SERVER_RETRY_MS, SERVER_RETRY_JITTER_MS = 100.0, 10.0
+
+
+def _traced_commit(params: np.ndarray, config: SimConfig) -> None:
+    """Iceberg Java 1.12's FastAppend through a REST catalog, as traced on the lab (docs/architectures.md,
+    "Iceberg Java's commit, as traced"): the store requests from the snapshot to the pointer's check, for the
+    first attempt (which writes the manifest) and for a retry (whose catalog read found the conflict and whose
+    refresh read the new metadata file: that read among the retry's), and where the pointer is checked.
+
+    Through the reference server the client's load answers with the metadata file the server read (a read in
+    the window); the client reads the parent's manifest list (a HEAD and a GET) and writes its manifest list;
+    the server then loads the table, checks it, and writes the metadata file. Through a JdbcCatalog the client
+    does all of it: no metadata read after an unchanged refresh, the metadata file written before the check."""
+    server = config.rest_metadata_writer is None
+    params[P_TRACED_CHECK] = TRACED_CHECK_SERVER if server else TRACED_CHECK_CLIENT
+    if server:  # first: metadata (the load's), manifest-list HEAD + GET; manifest, manifest list
+        params[P_ATTEMPT_READS], params[P_ATTEMPT_WRITES] = 3, 2
+        params[P_RETRY_READS], params[P_RETRY_WRITES] = 3, 1
+    else:  # first: manifest-list HEAD + GET; manifest, manifest list, metadata
+        params[P_ATTEMPT_READS], params[P_ATTEMPT_WRITES] = 2, 3
+        params[P_RETRY_READS], params[P_RETRY_WRITES] = 3, 2
+    # The server's own calls to its database (its load, its check before the update) take the database's
+    # service time, with no round trip: the server sits beside its database.
+    params[P_SERVER_DB_MS] = catalog_database(config.catalog_database).commit_median_ms
+    params[P_SERVER_RETRY_MS], params[P_SERVER_RETRY_JITTER_MS] = SERVER_RETRY_MS, SERVER_RETRY_JITTER_MS
 
 
 # delta-rs's snapshot update reads the new log entries twice, each round all at once, and its table load
@@ -506,8 +541,14 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     status = out_i32[11]
     started = out_i32[12]  # its initial catalog read has completed
     refreshing = out_i32[13]  # its pending read follows a split-policy backoff
-    listing = out_i32[14]  # its pending read is the log's listing as its commit begins (log_entries below)
+    # Its pending read is the log's listing as its commit begins (log_entries below), or a traced commit's
+    # check of its table's pointer (traced_check below): one column, as no config has both.
+    listing = out_i32[14]
+    checking = listing
     refusals = out_i32[15]  # resends of the CAS now pending
+    # What of the check's call remains after it observed the pointer (the call's latency so far, as read_ms
+    # holds a read's; the next read draws its own).
+    check_rest_ms = read_ms
     snapshot_seq = out_i64[0]
     commit_seq = out_i64[1]
     snapshot_version = out_i64[2]
@@ -560,6 +601,11 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     table_pointer = params[P_TABLE_POINTER] > 0.0
     kind_of_attempt = int(params[P_ATTEMPT_KIND])
     staged = kind_of_attempt == ATTEMPT_STAGED
+    # A traced REST commit (Iceberg Java's) checks the table's pointer before its conditional update: the client
+    # reads the row (a JdbcCatalog) or the server loads the table (the reference server), and a pointer that
+    # moved since the snapshot fails the attempt there; the reference server retries an update it lost itself.
+    traced_check = int(params[P_TRACED_CHECK])
+    server_db_ms = params[P_SERVER_DB_MS]
     # A catalog service's database serves its commits in turn, at most ``servers`` at once: each server's next
     # free instant (the round trip to the service is not its work).
     servers = int(params[P_QUEUE_SERVERS])
@@ -688,6 +734,16 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 commit_ms[k] = t
                 if success_tail > 0.0:
                     t_learned += success_tail * cas_ms[k]
+                if (use_corrected is not None and use_corrected) and traced_check != TRACED_CHECK_NONE:
+                    # The server reads back what it wrote to answer (the reference server); the client then
+                    # refreshes the table, to find its snapshot (a catalog read and the new metadata file).
+                    if traced_check == TRACED_CHECK_SERVER:
+                        t_learned += server_db_ms + _draw(bits, TM_READ, mu, sigma, floor)
+                        tm_reads[k] += 1
+                    t_learned += (_draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
+                                  + _draw(bits, TM_READ, mu, sigma, floor))
+                    catalog_reads[k] += 1
+                    tm_reads[k] += 1
                 if staged:  # the backfill: the client publishes the ratified version to the log, in order
                     t_learned += _draw(bits, TM_WRITE, mu, sigma, floor)
                     tm_writes[k] += 1
@@ -711,14 +767,19 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                                                catalog_reads, read_ms, bits, mu, sigma, floor, contention, inflight,
                                                use_contention)
             else:
-                # Failed: re-read the catalog to learn what changed. A backoff
-                # policy waits first, so that the read (and the retry built on
-                # it) sees the commits made meanwhile.
+                # Failed: re-read the catalog to learn what changed. These are _after_failure's steps, written out:
+                # called here, the helper cost the general kernel a tenth of its time (benchmarks/speed.py).
                 t_read = t_learned
                 if failed_uncontended:
                     t_read += success_tail * cas_ms[k] + failed_extra * _draw(bits, CATALOG_CAS, mu, sigma, floor)
                 elif failure_tail > 0.0:  # the answer arrives after the decision
                     t_read += failure_tail * cas_ms[k]
+                if (use_corrected is not None and use_corrected) and traced_check == TRACED_CHECK_SERVER:
+                    # The reference server lost the update it sent: it waits, reloads the table (its database,
+                    # the metadata file), finds its requirement failed and answers 409 only then.
+                    t_read += (params[P_SERVER_RETRY_MS] + params[P_SERVER_RETRY_JITTER_MS] * next_double(bits)
+                               + server_db_ms + _draw(bits, TM_READ, mu, sigma, floor))
+                    tm_reads[k] += 1
                 if (use_budget is not None and use_budget) and retries[k] >= 1 and t_read - commit_start[k] > retry_budget_ms:
                     # Out of retry budget (checked from the second failed attempt on): give up at once.
                     if t_read < duration_ms:
@@ -735,6 +796,37 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 t_read += read_ms[k]
                 catalog_reads[k] += 1
                 size = _heap_push(heap, size, t_read, 4 * k + _READ_DONE)
+            continue
+
+        if (use_corrected is not None and use_corrected) and traced_check != TRACED_CHECK_NONE and checking[k]:
+            # A traced commit's check of the table's pointer, observed now (the catalog's database: no lag).
+            checking[k] = False
+            t_answer = t + check_rest_ms[k]
+            if table_version[tbl] != snapshot_version[k]:
+                # Moved since the snapshot: the attempt fails here, before its CAS (the server's 409 after its
+                # load, which read the metadata file too; the JdbcCatalog's CommitFailedException).
+                if traced_check == TRACED_CHECK_SERVER:
+                    t_answer += _draw(bits, TM_READ, mu, sigma, floor) + 0.5 * service_rtt
+                    tm_reads[k] += 1
+                size, far_size = _after_failure(k, t_answer, heap, size, far, far_size, status, end_ms, retries,
+                                                commit_start, catalog_reads, read_ms, start_ms, chain_next, submit,
+                                                policy, max_retries, backoff, retry_budget_ms, duration_ms, bits, mu,
+                                                sigma, floor, contention, inflight, use_contention, use_budget,
+                                                use_chains)
+                continue
+            t_send = t_answer
+            if traced_check == TRACED_CHECK_SERVER:
+                # The server read the metadata file with its load, writes the next one and reads the row again
+                # before its update; the update's own call (the CAS below) counts the way back to the client and
+                # half of the way there, which the check's instant already did.
+                t_send += (_draw(bits, TM_READ, mu, sigma, floor) + _draw(bits, TM_WRITE, mu, sigma, floor)
+                           + server_db_ms - 0.5 * service_rtt)
+                t_send = max(t_send, t)
+                tm_reads[k] += 1  # (the attempt's I/O counted the metadata write)
+            t_cas, code, cas_ms[k], inflight = _send_cas(k, t_send, bits, mu, sigma, floor, contention, decided_at,
+                                                         inflight, use_throttle, use_contention, use_cas_put,
+                                                         use_queue)
+            size = _heap_push(heap, size, t_cas, code)
             continue
 
         # A catalog read completed at t: it observed the state now, or (the
@@ -796,6 +888,12 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 mf_writes[k] += 1
                 ml_reads[k] += 1
                 ml_writes[k] += 1
+            if traced_check != TRACED_CHECK_NONE:
+                far_size = _heap_push(far, far_size, _check_at(k, t_ready, traced_check, checking, check_rest_ms,
+                                                               catalog_reads, bits, mu, sigma, floor, contention,
+                                                               inflight, use_contention, server_db_ms, service_rtt),
+                                      4 * k + _READ_DONE)
+                continue
             t_cas, code, cas_ms[k], inflight = _send_cas(k, t_ready, bits, mu, sigma, floor, contention, decided_at,
                                                          inflight, use_throttle, use_contention, use_cas_put,
                                                          use_queue)
@@ -922,10 +1020,55 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
             t_next += _draw(bits, ML_READ, mu, sigma, floor) + _draw(bits, ML_WRITE, mu, sigma, floor)
             ml_reads[k] += 1
             ml_writes[k] += 1
+        if (use_corrected is not None and use_corrected) and traced_check != TRACED_CHECK_NONE:
+            size = _heap_push(heap, size, _check_at(k, t_next, traced_check, checking, check_rest_ms, catalog_reads,
+                                                    bits, mu, sigma, floor, contention, inflight, use_contention,
+                                                    server_db_ms, service_rtt), 4 * k + _READ_DONE)
+            continue
         t_cas, code, cas_ms[k], inflight = _send_cas(k, t_next, bits, mu, sigma, floor, contention, decided_at,
                                                      inflight, use_throttle, use_contention, use_cas_put, use_queue)
         size = _heap_push(heap, size, t_cas, code)
     return seq
+
+
+@numba.njit(cache=True, inline="always")
+def _check_at(k, t_ready, traced_check, checking, check_rest_ms, catalog_reads, bits, mu, sigma, floor, contention,
+              inflight, use_contention, server_db_ms, service_rtt):
+    """Transaction k's traced commit is ready for its pointer's check at t_ready: the instant the check observes
+    the table (half-way through the client's read of the row; the server's load, half a round trip and half a
+    database call after the client sent its commit), what of that call remains kept for after it."""
+    checking[k] = True
+    catalog_reads[k] += 1
+    if traced_check == TRACED_CHECK_CLIENT:
+        call = _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
+        check_rest_ms[k] = 0.5 * call
+        return t_ready + 0.5 * call
+    check_rest_ms[k] = 0.5 * server_db_ms
+    return t_ready + 0.5 * (service_rtt + server_db_ms)
+
+
+@numba.njit(cache=True, inline="always")
+def _after_failure(k, t_read, heap, size, far, far_size, status, end_ms, retries, commit_start, catalog_reads,
+                   read_ms, start_ms, chain_next, submit, policy, max_retries, backoff, retry_budget_ms, duration_ms,
+                   bits, mu, sigma, floor, contention, inflight, use_contention, use_budget, use_chains):
+    """Transaction k's attempt failed, its answer arriving at t_read: it re-reads the catalog to learn what
+    changed (a backoff policy waits first, so that the read, and the retry built on it, sees the commits made
+    meanwhile), or gives up at once when out of its retry budget. The two heaps' new sizes."""
+    if (use_budget is not None and use_budget) and retries[k] >= 1 and t_read - commit_start[k] > retry_budget_ms:
+        # Out of retry budget (checked from the second failed attempt on): give up at once.
+        if t_read < duration_ms:
+            status[k] = ABORTED_BUDGET
+            end_ms[k] = t_read
+            if (use_chains is not None and use_chains):  # a writer's next commit starts when this one ends
+                far_size = _start_next(far, far_size, k, t_read, chain_next, submit, start_ms, catalog_reads,
+                                       read_ms, bits, mu, sigma, floor, contention, inflight, use_contention)
+        return size, far_size
+    if policy == BACKOFF and retries[k] < max_retries:
+        t_read += _backoff_ms(backoff, bits, retries[k] + 1)
+    read_ms[k] = _draw_read(bits, mu, sigma, floor, contention, inflight, use_contention)
+    t_read += read_ms[k]
+    catalog_reads[k] += 1
+    return _heap_push(heap, size, t_read, 4 * k + _READ_DONE), far_size
 
 
 @numba.njit(cache=True, inline="always")

@@ -86,6 +86,11 @@ class Oracle:
         # The database's servers: when each is next free, as a heap (its commits are served in their order of
         # arrival, at most ``concurrency`` at once).
         self.servers = [0.0] * self.database.concurrency if self.database is not None else None
+        # Iceberg Java's commit through a REST catalog, as traced (docs/architectures.md): the reference server
+        # checks the table at its load and retries a lost update itself; a JdbcCatalog's client reads the row
+        # before its update.
+        self.traced = config.traced_commit is not None
+        self.server_checks = self.traced and config.rest_metadata_writer is None
         # Unity Catalog: when each ratified version of each table is (to be) published to the table's log.
         self.unity_cap = unity_cap
         self.published_at = [[] for _ in range(config.num_tables)]
@@ -215,6 +220,16 @@ class Oracle:
 
     def attempt_io(self, first: bool = True):
         c = self.config
+        if self.traced:   # the store requests from the snapshot to the check, as traced: reads, then writes
+            if self.server_checks:   # the load's metadata, the manifest list (HEAD, GET); manifest (first), list
+                reads, writes = (3, 2) if first else (2, 1)
+            else:                    # the manifest list (HEAD, GET); manifest (first), list, metadata
+                reads, writes = (2, 3) if first else (2, 2)   # (a retry's metadata read found its conflict)
+            for _ in range(reads):
+                yield self.latency(self.storage_read)
+            for _ in range(writes):
+                yield self.latency(self.ml_write)
+            return
         reads, writes = (c.attempt_reads, c.attempt_writes) if first else (c.retry_reads, c.retry_writes)
         if self.corrected and reads is not None:   # a traced call's requests (PyIceberg's), reads then writes
             for _ in range(reads if first else reads - 1):   # a retry's first read found its conflict
@@ -282,57 +297,15 @@ class Oracle:
             elif attempt > 0 and c.retry_rewrite == "manifest_list":
                 yield self.latency(self.storage_read)   # read the parent's manifest list
                 yield self.latency(self.ml_write)       # write a new one over the reused manifests
-            refused = c.cas_throttle_per_s is not None and not self.take_token(self.now)
-            if refused:
-                record["throttled"] += 1
-            cas = self.latency(self.catalog_cas)
-            if self.corrected and c.catalog == "storage":   # at least a PUT of the catalog object
-                cas = max(cas, self.latency(self.catalog_put))
-            decided_at = 0.5 if self.corrected else 1.0
-            if self.servers is not None:
-                # The call reaches the service after half its round trip and waits for a free server of the
-                # database, which works on it for the call's latency less the round trip, deciding half-way.
-                rtt = c.catalog_latency_ms
-                work = cas - rtt
-                arrives = self.now + rtt / 2
-                starts = max(arrives, heapq.heappop(self.servers))
-                heapq.heappush(self.servers, starts + work)
-                yield starts - self.now + work / 2
-            else:
-                yield cas * decided_at
-            while not refused and self.seq == snapshot[0] and self.now < self.free_at:
-                yield self.free_at - self.now   # it would succeed: it waits for the object's hold to end
-            # The CAS is decided now: against the table's pointer, or the whole catalog's.
-            current = self.table_version[table] == snapshot[1] if self.table_pointer else self.seq == snapshot[0]
-            if not refused and current and self.unity and self.unpublished(table) >= self.unity_cap:
-                refused = True   # the table holds as many unpublished versions as Unity Catalog allows
-                record["throttled"] += 1
-            committed = not refused and current
-            published = None   # Unity Catalog: when the version it ratified is published
-            if committed:
-                self.free_at = self.now + self.hold_ms
-                self.seq += 1
-                self.table_version[table] += 1
-                if self.unity:
-                    # The committer publishes the ratified version to the table's log once it hears of it
-                    # (the answer's way back, then a write), and versions are published in order.
-                    written = self.now + cas * (1.0 - decided_at) + self.latency(self.tm_write)
-                    earlier = self.published_at[table]
-                    published = max(written, earlier[-1]) if earlier else written
-                    earlier.append(published)
-            if decided_at < 1.0:
-                yield cas * (1.0 - decided_at)   # the answer's way back
-            if c.catalog == "append":
-                yield self.latency(self.catalog_read)   # read the log back to learn the outcome
-            if published is not None:
-                yield published - self.now   # the backfill: the commit ends once its version is published
-            if committed:
-                if delta_call:
-                    yield from self.snapshot_update(table, 1)   # the post-commit hook
-                    if c.table_load_reads is not None:
-                        yield from self.read_catalog(table)   # ... and its closing listing
-                record["status"] = COMMITTED
-                return
+            # A traced commit checks its table's pointer first: one that moved fails the attempt before its CAS.
+            moved = (yield from self.check_pointer(table, snapshot)) if self.traced else False
+            if not moved:
+                yield from self.cas(record, table, snapshot, delta_call)
+                if record["status"] == COMMITTED:
+                    return
+                if self.server_checks:   # the server lost its update: it waits, reloads, and only then answers 409
+                    yield 100.0 + 10.0 * self.random.random() + self.database.commit_median_ms + \
+                        self.latency(self.storage_read)
             if c.retry_budget_ms is not None and attempt >= 1 and self.now - record["commit_start"] > c.retry_budget_ms:
                 record["status"] = ABORTED_BUDGET      # out of budget: give up without looking again
                 return
@@ -391,6 +364,90 @@ class Oracle:
             snapshot = new_snapshot
             rewrite_manifests = same_table and c.retry_rewrite is None
         record["status"] = ABORTED_MAX_RETRIES
+
+    def cas(self, record: dict, table: int, snapshot, delta_call: bool):
+        """An attempt's CAS, decided against the table's pointer or the whole catalog's; a commit that lands
+        ends the transaction (its status COMMITTED)."""
+        c = self.config
+        refused = c.cas_throttle_per_s is not None and not self.take_token(self.now)
+        if refused:
+            record["throttled"] += 1
+        cas = self.latency(self.catalog_cas)
+        if self.corrected and c.catalog == "storage":   # at least a PUT of the catalog object
+            cas = max(cas, self.latency(self.catalog_put))
+        decided_at = 0.5 if self.corrected else 1.0
+        if self.servers is not None:
+            # The call reaches the service after half its round trip and waits for a free server of the
+            # database, which works on it for the call's latency less the round trip, deciding half-way.
+            rtt = c.catalog_latency_ms
+            work = cas - rtt
+            arrives = self.now + rtt / 2
+            starts = max(arrives, heapq.heappop(self.servers))
+            heapq.heappush(self.servers, starts + work)
+            yield starts - self.now + work / 2
+        else:
+            yield cas * decided_at
+        while not refused and self.seq == snapshot[0] and self.now < self.free_at:
+            yield self.free_at - self.now   # it would succeed: it waits for the object's hold to end
+        # The CAS is decided now: against the table's pointer, or the whole catalog's.
+        current = self.table_version[table] == snapshot[1] if self.table_pointer else self.seq == snapshot[0]
+        if not refused and current and self.unity and self.unpublished(table) >= self.unity_cap:
+            refused = True   # the table holds as many unpublished versions as Unity Catalog allows
+            record["throttled"] += 1
+        committed = not refused and current
+        published = None   # Unity Catalog: when the version it ratified is published
+        if committed:
+            self.free_at = self.now + self.hold_ms
+            self.seq += 1
+            self.table_version[table] += 1
+            if self.unity:
+                # The committer publishes the ratified version to the table's log once it hears of it
+                # (the answer's way back, then a write), and versions are published in order.
+                written = self.now + cas * (1.0 - decided_at) + self.latency(self.tm_write)
+                earlier = self.published_at[table]
+                published = max(written, earlier[-1]) if earlier else written
+                earlier.append(published)
+        if decided_at < 1.0:
+            yield cas * (1.0 - decided_at)   # the answer's way back
+        if c.catalog == "append":
+            yield self.latency(self.catalog_read)   # read the log back to learn the outcome
+        if published is not None:
+            yield published - self.now   # the backfill: the commit ends once its version is published
+        if committed:
+            if self.traced:
+                if self.server_checks:   # the server reads back what it wrote, to answer
+                    yield self.database.commit_median_ms + self.latency(self.storage_read)
+                yield from self.read_catalog(table)        # the client's refresh after its commit ...
+                yield self.latency(self.storage_read)      # ... and the new metadata file
+            if delta_call:
+                yield from self.snapshot_update(table, 1)   # the post-commit hook
+                if c.table_load_reads is not None:
+                    yield from self.read_catalog(table)   # ... and its closing listing
+            record["status"] = COMMITTED
+            return
+
+    def check_pointer(self, table: int, snapshot):
+        """A traced commit's check of its table's pointer before the update: whether it moved since the
+        snapshot (then the attempt has failed, its answer arrived). A JdbcCatalog's client reads the row (a
+        catalog call, observing half-way); the reference server loads the table as the commit arrives (half a
+        round trip, then a database call, then the metadata file) and, when unchanged, writes the next metadata
+        file and reads the row again before the update, whose call the CAS draws."""
+        if not self.server_checks:
+            call = self.latency(self.catalog_read)
+            yield call / 2
+            moved = self.table_version[table] != snapshot[1]
+            yield call / 2
+            return moved
+        db, rtt = self.database.commit_median_ms, self.config.catalog_latency_ms
+        yield (rtt + db) / 2
+        moved = self.table_version[table] != snapshot[1]
+        yield db / 2
+        if moved:
+            yield self.latency(self.storage_read) + rtt / 2   # the metadata file read with the load; the 409 back
+            return True
+        # ... the load's metadata read, the new metadata written, the row read; the CAS's call goes there and back
+        yield max(self.latency(self.storage_read) + self.latency(self.tm_write) + db - rtt / 2, 0.0)
+        return False
 
     def unpublished(self, table: int) -> int:
         """How many of ``table``'s ratified versions are not yet published to its log now."""

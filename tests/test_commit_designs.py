@@ -101,6 +101,76 @@ def test_a_waiting_commit_is_decided_against_the_pointer_as_it_is_when_its_turn_
     assert outcome.end_ms[1] == pytest.approx(1028.0)
 
 
+# -- Iceberg Java's commit through a REST catalog, as traced -------------------------------------------------
+
+def _traced(**fields):
+    return _service("rest", traced_commit="iceberg-java", **fields)
+
+
+def test_traced_commit_through_the_reference_server_checks_at_its_load_and_reads_back_what_it_wrote():
+    # A reads 0-4, runs to 1004, and makes the first attempt's five requests (the load's metadata, the manifest
+    # list's HEAD and GET, its manifest and manifest list): 1009. The server loads the table as the commit
+    # arrives: half the round trip and half a database call, 1011, where the pointer is checked. Unchanged, it
+    # finishes the load (1.5 ms), reads the metadata, writes the next (1014.5), reads the row again (1017.5);
+    # the update's call, sent at 1017 less the half round trip the check counted, is decided at 1019 and
+    # answered at 1021; the server reads back what it wrote (1025); the client refreshes: 4 + 1, 1030.
+    outcome = run_committed(_traced(num_tables=1), [0.0, LATER_MS], [0, 0])
+    assert outcome.commit_ms[0] == pytest.approx(1019.0)
+    assert outcome.end_ms[0] == pytest.approx(1030.0)
+    assert commit_latency(outcome, 0) == pytest.approx(26.0)
+    # The check and the refresh are catalog reads beside the first; the metadata is read four times: with the
+    # client's load, the server's, the server's read-back and the client's refresh.
+    assert outcome.catalog_reads[0] == 3 and outcome.table_metadata_reads[0] == 4
+
+
+def test_traced_commit_a_pointer_moved_before_the_servers_load_fails_there_without_a_cas():
+    # B (submitted at 10) reads 10-14 (observing at 12), is ready at 1019 and checked at 1021, after A's commit
+    # at 1019: the server's 409 comes after its load and metadata read (1021 + 1.5 + 1 + 0.5 = 1024). B re-reads
+    # the catalog (1028), the metadata (1029), makes a retry's three requests (1032), is checked at 1034, and
+    # its update is decided at 1040 + 2 = 1042; answered, read back and refreshed at 1053.
+    outcome = run_committed(_traced(num_tables=1), [0.0, 10.0], [0, 0])
+    assert outcome.retries.tolist() == [0, 1] and outcome.conflicts_same_table[1] == 1
+    assert outcome.commit_ms[1] == pytest.approx(1042.0)
+    assert outcome.end_ms[1] == pytest.approx(1053.0)
+
+
+def test_traced_commit_an_update_lost_after_the_servers_check_waits_the_servers_retry_before_its_409():
+    # B, 0.1 ms behind A, passes its check at 1011.1 (A commits at 1019) and loses its update at 1019.1: the
+    # answer would come at 1021.1, but the server waits 100 ms + U[0, 10), reloads (3 + 1) and only then
+    # answers 409: 1125.1 + U[0, 10). B re-reads the catalog (+4) and the metadata (+1), makes the retry's
+    # three requests (+3), is checked 2 later, decided 8 after that (1.5 + 1 + 1 + 3 - 0.5 + 2): 1143.1 + U.
+    outcome = run_committed(_traced(num_tables=1), [0.0, 0.1], [0, 0])
+    assert outcome.retries.tolist() == [0, 1]
+    assert 1143.1 <= outcome.commit_ms[1] < 1153.1
+    # Without the trace the loser hears at 1012.1 (its CAS decided at 1010.1 after A's at 1010).
+    plain = run_committed(_service("rest", num_tables=1), [0.0, 0.1], [0, 0])
+    assert plain.commit_ms[1] == pytest.approx(1023.1)
+
+
+def test_traced_commit_through_a_jdbc_catalog_the_client_reads_the_row_before_its_update():
+    # A: ready at 1009 (the manifest list's HEAD and GET; manifest, manifest list, metadata), its SELECT of the
+    # row observes at 1011 and answers at 1013, the update is decided at 1015 and answered at 1017; the refresh
+    # (4 + 1) ends the call at 1022. B (at 10) is checked at 1021, after A's commit: CommitFailedException at
+    # 1023; it re-reads (1027) the catalog and the metadata (1028), makes the retry's four requests (1032), is
+    # checked at 1034 and decided at 1038; answered and refreshed at 1045.
+    outcome = run_committed(_traced(num_tables=1, rest_metadata_writer="client"), [0.0, 10.0], [0, 0])
+    assert outcome.commit_ms.tolist() == pytest.approx([1015.0, 1038.0])
+    assert outcome.end_ms.tolist() == pytest.approx([1022.0, 1045.0])
+    assert outcome.retries.tolist() == [0, 1]
+
+
+def test_traced_commit_applies_to_a_v3_rest_catalog_only_and_the_preset_carries_it():
+    assert build_config(client="iceberg-java", catalog="rest").traced_commit == "iceberg-java"
+    assert build_config(client="iceberg-java", catalog="storage").traced_commit is None
+    assert build_config(client="iceberg-java", catalog="rest", metadata_format="v4").traced_commit is None
+    assert build_config(client="pyiceberg", catalog="rest").traced_commit is None
+    # Dropped where it does not apply, so a storage catalog's configs hash as before.
+    assert build_config(client="iceberg-java").config_hash == \
+        build_config(client="iceberg-java", traced_commit=None).config_hash
+    with pytest.raises(ConfigError, match="traced_commit"):
+        SimConfig(catalog="rest", traced_commit="pyiceberg")
+
+
 # -- Iceberg v4: a root manifest, no table-metadata file ----------------------------------------------------
 
 def test_rest_v4_an_attempt_is_two_requests_a_root_manifest_read_and_write_not_four():

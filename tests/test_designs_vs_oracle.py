@@ -57,6 +57,15 @@ def _configs():
         "rest: iceberg-java, s3, 2 tables, real conflicts, tight budget": build_config(
             client="iceberg-java", provider="s3", num_tables=2, fast_append_ratio=0.7, real_conflict_probability=0.3,
             retry_budget_ms=1500.0, inter_arrival_scale_ms=300, **rest),
+        "rest: iceberg-java's traced commit through a JdbcCatalog, s3, 1 table, 20 ms away": build_config(
+            client="iceberg-java", provider="s3", num_tables=1, rest_metadata_writer="client",
+            catalog_latency_ms=20.0, inter_arrival_scale_ms=500, **rest),
+        "rest: iceberg-java's traced commit, 12 writers every 2 s on 1 table, 20 ms away, s3": build_config(
+            client="iceberg-java", provider="s3", num_tables=1, writers=12, commit_interval_s=2.0,
+            catalog_latency_ms=20.0, **rest),
+        "rest: iceberg-java's retries, the corrected attempt's four requests, s3": build_config(
+            client="iceberg-java", provider="s3", num_tables=1, traced_commit=None, inter_arrival_scale_ms=400,
+            **rest),
         "rest: 10 writers every 3 s on 2 tables, azure": SimConfig(
             provider="azure", num_tables=2, writers=10, commit_interval_s=3.0, **rest),
         "rest: r2, 2 tables, FA/MA": SimConfig(provider="r2", num_tables=2, fast_append_ratio=0.6,
