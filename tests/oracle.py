@@ -546,7 +546,6 @@ class Oracle:
         def column(name, dtype):
             return np.array([r[name] for r in records], dtype=dtype)
 
-        n = len(records)
         workload = Workload(submit_ms=column("submit", float), runtime_ms=column("runtime", float),
                             op=column("op", np.int8), table=column("table", np.int32),
                             job_class=column("job_class", np.int8) if self.config.writers is not None else None)

@@ -19,6 +19,7 @@ from pathlib import Path
 from studies.real_clients.errors import SetupError
 from simcore.workload import writer_phases_s
 from studies.real_clients import ducklake_writers, iceberg_java
+from studies.real_clients.lab_route import LabRoute, lab_proxy_api
 from studies.real_clients.postgres import LoopbackPostgres, lab_postgres
 
 
@@ -147,9 +148,20 @@ class IcebergJavaDriver:
             f"the JdbcCatalog's conditional UPDATE alone ({args.iceberg_database})", say)
         jdbc = iceberg_java.Catalog("jdbc", jdbc_uri, warehouse, endpoint)
         if args.iceberg_catalog == "rest":
+            # As deployed: the writers reach the server across the lab's proxy, the server its database around it.
+            backing = dataclasses.replace(jdbc, uri=direct_uri) if direct_uri else jdbc
             server_log = (work / f"rest-server-{run_id}.log").resolve()
-            uri = self.stack.enter_context(iceberg_java.RestServer(self.classpath, jdbc, server_log))
-            say(f"the harness's REST catalog (CatalogHandlers over that JdbcCatalog) at {uri}, its log {server_log}")
+            uri = self.stack.enter_context(iceberg_java.RestServer(self.classpath, backing, server_log))
+            if lab_proxy_api() is not None:
+                route = LabRoute(int(uri.rsplit(":", 1)[1]))
+                port = self.stack.enter_context(route)
+                if not direct_uri:  # a database on loopback: the route's own delay is the round trip
+                    self.round_trip_ms = 2.0 * route.delay_ms
+                say(f"the harness's REST catalog (CatalogHandlers over that JdbcCatalog{' around the proxy' if direct_uri else ''})"
+                    f" at {uri}, reached through the lab's proxy at 127.0.0.1:{port}; its log {server_log}")
+                uri = f"http://127.0.0.1:{port}"
+            else:
+                say(f"the harness's REST catalog (CatalogHandlers over that JdbcCatalog) at {uri}, its log {server_log}")
             self.catalog = iceberg_java.Catalog("rest", uri, "", endpoint)
         else:
             self.catalog = jdbc
