@@ -13,7 +13,8 @@ import pytest
 from studies.real_clients.errors import SetupError
 from studies.real_clients import ducklake_writers as dw
 from studies.real_clients import postgres
-from studies.real_clients.real_clients import logged_retries, measure, run_writers
+from studies.real_clients.measure import logged_retries, measure
+from studies.real_clients.real_clients import run_writers
 
 try:
     dw.check_duckdb()

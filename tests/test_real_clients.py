@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from studies.real_clients.real_clients import (Attempt, _model_flags, is_retry_warning, largest_passing,
-                                               logged_retries, measure, point_note, tagged_retries, time_sql_cas)
+from studies.real_clients.measure import (Attempt, is_retry_warning, largest_passing, logged_retries, measure,
+                                         tagged_retries)
+from studies.real_clients.real_clients import _model_flags, point_note, time_sql_cas
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,7 +101,8 @@ def test_the_model_of_each_client():
 def test_store_read_timer_times_reads_while_work_runs_and_deletes_its_object(monkeypatch):
     from probe_servers import KEYS, MotoServer, Proxy
 
-    from studies.real_clients.real_clients import StoreReadTimer, read_slowdown
+    from studies.real_clients.measure import read_slowdown
+    from studies.real_clients.real_clients import StoreReadTimer
 
     server = MotoServer()
     proxy = Proxy(server.endpoint, delay_ms=5.0)  # each read at least two 5 ms hops
@@ -191,7 +193,7 @@ def test_model_call_parts_line_up_the_models_committed_calls_as_the_run_times_it
     import numpy as np
     import pyarrow.parquet as pq
 
-    from studies.real_clients.real_clients import call_parts, model_call_parts
+    from studies.real_clients.measure import call_parts, model_call_parts
 
     out = tmp_path / "calls"
     subprocess.run([sys.executable, "-m", "commit_sweeps", "simulate", "--provider", "s3", "--num-tables", "1",

@@ -58,7 +58,7 @@ def _timed_commit(time_commit, address: str, direct, what: str, say) -> tuple[fl
 def _checked(attempts, committed: int, writers: int, interval_s: float, duration_s: float, landed_keys=None):
     """``measure`` on the calls' own retry counts, checked against what the tables hold: a returned call whose
     commit is missing is an error; raised calls whose commit landed are counted apart."""
-    from studies.real_clients.real_clients import logged_retries, measure
+    from studies.real_clients.measure import logged_retries, measure
 
     m = measure(attempts, logged_retries(attempts), writers, interval_s, duration_s)
     if landed_keys is not None:

@@ -96,7 +96,7 @@ def attempt_of(line: dict):
     ...             "attempts": 3, "error": ""})
     Attempt(writer=1, seq=3, due_s=6.2, start_s=6.2, end_s=6.5, raised='', retries=2)
     """
-    from studies.real_clients.real_clients import Attempt
+    from studies.real_clients.measure import Attempt
 
     ok = bool(line["ok"])
     if ok and int(line["attempts"]) < 1:
