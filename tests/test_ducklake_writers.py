@@ -14,7 +14,7 @@ from studies.real_clients.errors import SetupError
 from studies.real_clients import ducklake_writers as dw
 from studies.real_clients import postgres
 from studies.real_clients.measure import logged_retries, measure
-from studies.real_clients.real_clients import run_writers
+from studies.real_clients.writer_processes import run_writers
 
 try:
     dw.check_duckdb()
@@ -89,7 +89,7 @@ def test_a_writer_whose_commits_raise_records_each_as_failed_and_goes_on(tmp_pat
     import time
     from types import SimpleNamespace
 
-    from studies.real_clients.real_clients import _writer
+    from studies.real_clients.writer_processes import _writer
 
     lake = _lake(tmp_path)
     dw.create_tables(lake, ["t0"])

@@ -53,7 +53,8 @@ def measure(calls: int, block: int, progress=print) -> list[Block]:
     """Make the table, then ``calls`` calls in blocks of ``block``; each block as it ends goes to ``progress``."""
     from deltalake import write_deltalake
 
-    from studies.real_clients.real_clients import _delta_table, lab_s3_uri, one_row_batch, storage_options
+    from studies.real_clients.real_clients import _delta_table, lab_s3_uri, storage_options
+    from studies.real_clients.writer_processes import one_row_batch
 
     options = storage_options()
     uri = f"{lab_s3_uri()}/delta-call-cpu-{uuid.uuid4().hex[:8]}"

@@ -21,6 +21,7 @@ from simcore.workload import writer_phases_s
 from studies.real_clients import ducklake_writers, iceberg_java
 from studies.real_clients.lab_route import LabRoute, lab_proxy_api
 from studies.real_clients.postgres import LoopbackPostgres, lab_postgres
+from studies.real_clients.writer_processes import run_writers
 
 
 def table_names(point: str, tables: int) -> list[str]:
@@ -112,8 +113,6 @@ class DuckLakeDriver:
         return f"lake.{{{','.join(tables)}}} ({self.where})", {"tables": tables}
 
     def run(self, target: dict, writers: int, interval_s: float, duration_s: float, seed: int):
-        from studies.real_clients.real_clients import run_writers
-
         per_writer = [{"lake": self.lake, "table": target["tables"][w % len(target["tables"])]} for w in range(writers)]
         return run_writers("ducklake", per_writer, writers, interval_s, duration_s, seed)
 

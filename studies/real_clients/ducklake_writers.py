@@ -38,7 +38,7 @@ EXTENSIONS_RELEASE = "1.4.4.20260205"  # the duckdb-ext-* wheels built for DUCKD
 RETRY_QUERY_MARK = "STRING_AGG(changes_made"  # the conflict check only a retry runs (see above)
 EXHAUSTED = "Exceeded the maximum retry count"
 LOCKED = "database is locked"
-COLUMNS = "writer BIGINT, seq BIGINT"  # as the other clients' one-row batches (real_clients.SCHEMA_FIELDS)
+COLUMNS = "writer BIGINT, seq BIGINT"  # as the other clients' one-row batches (writer_processes.SCHEMA_FIELDS)
 
 
 def extension_path(name: str) -> Path:

@@ -29,7 +29,8 @@ from urllib.parse import urlparse
 
 from simcore.errors import ConfigError
 from studies.real_clients.measure import tagged_retries
-from studies.real_clients.real_clients import _delta_table, lab_bucket_uri, open_lab_store, run_writers, storage_options
+from studies.real_clients.real_clients import _delta_table, lab_bucket_uri, open_lab_store, storage_options
+from studies.real_clients.writer_processes import run_writers
 from studies.results import add_out_flags, command_line, out_path, write_json
 
 REQUEST_LINE = re.compile(rb"(GET|PUT|HEAD|POST|DELETE) (\S+) HTTP/1\.1\r\n")
