@@ -606,6 +606,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
     # moved since the snapshot fails the attempt there; the reference server retries an update it lost itself.
     traced_check = int(params[P_TRACED_CHECK])
     server_db_ms = params[P_SERVER_DB_MS]
+    server_retry_ms, server_retry_jitter_ms = params[P_SERVER_RETRY_MS], params[P_SERVER_RETRY_JITTER_MS]
     # A catalog service's database serves its commits in turn, at most ``servers`` at once: each server's next
     # free instant (the round trip to the service is not its work).
     servers = int(params[P_QUEUE_SERVERS])
@@ -777,8 +778,8 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 if (use_corrected is not None and use_corrected) and traced_check == TRACED_CHECK_SERVER:
                     # The reference server lost the update it sent: it waits, reloads the table (its database,
                     # the metadata file), finds its requirement failed and answers 409 only then.
-                    t_read += (params[P_SERVER_RETRY_MS] + params[P_SERVER_RETRY_JITTER_MS] * next_double(bits)
-                               + server_db_ms + _draw(bits, TM_READ, mu, sigma, floor))
+                    t_read += (server_retry_ms + server_retry_jitter_ms * next_double(bits) + server_db_ms
+                               + _draw(bits, TM_READ, mu, sigma, floor))
                     tm_reads[k] += 1
                 if (use_budget is not None and use_budget) and retries[k] >= 1 and t_read - commit_start[k] > retry_budget_ms:
                     # Out of retry budget (checked from the second failed attempt on): give up at once.
@@ -888,7 +889,7 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                 mf_writes[k] += 1
                 ml_reads[k] += 1
                 ml_writes[k] += 1
-            if traced_check != TRACED_CHECK_NONE:
+            if (use_corrected is not None and use_corrected) and traced_check != TRACED_CHECK_NONE:
                 far_size = _heap_push(far, far_size, _check_at(k, t_ready, traced_check, checking, check_rest_ms,
                                                                catalog_reads, bits, mu, sigma, floor, contention,
                                                                inflight, use_contention, server_db_ms, service_rtt),

@@ -220,17 +220,12 @@ class Oracle:
 
     def attempt_io(self, first: bool = True):
         c = self.config
-        if self.traced:   # the store requests from the snapshot to the check, as traced: reads, then writes
-            if self.server_checks:   # the load's metadata, the manifest list (HEAD, GET); manifest (first), list
-                reads, writes = (3, 2) if first else (2, 1)
-            else:                    # the manifest list (HEAD, GET); manifest (first), list, metadata
-                reads, writes = (2, 3) if first else (2, 2)   # (a retry's metadata read found its conflict)
-            for _ in range(reads):
-                yield self.latency(self.storage_read)
-            for _ in range(writes):
-                yield self.latency(self.ml_write)
-            return
         reads, writes = (c.attempt_reads, c.attempt_writes) if first else (c.retry_reads, c.retry_writes)
+        if self.traced:   # Iceberg Java's requests from the snapshot to the check, as traced
+            if self.server_checks:   # the load's metadata, the manifest list (HEAD, GET); manifest (first), list
+                reads, writes = (3, 2) if first else (3, 1)
+            else:                    # the manifest list (HEAD, GET); manifest (first), list, metadata
+                reads, writes = (2, 3) if first else (3, 2)
         if self.corrected and reads is not None:   # a traced call's requests (PyIceberg's), reads then writes
             for _ in range(reads if first else reads - 1):   # a retry's first read found its conflict
                 yield self.latency(self.storage_read)

@@ -150,17 +150,16 @@ class IcebergJavaDriver:
             # As deployed: the writers reach the server across the lab's proxy, the server its database around it.
             backing = dataclasses.replace(jdbc, uri=direct_uri) if direct_uri else jdbc
             server_log = (work / f"rest-server-{run_id}.log").resolve()
-            uri = self.stack.enter_context(iceberg_java.RestServer(self.classpath, backing, server_log))
+            uri = served = self.stack.enter_context(iceberg_java.RestServer(self.classpath, backing, server_log))
+            reached = ""
             if lab_proxy_api() is not None:
-                route = LabRoute(int(uri.rsplit(":", 1)[1]))
-                port = self.stack.enter_context(route)
+                route = LabRoute(int(served.rsplit(":", 1)[1]))
+                uri = f"http://127.0.0.1:{self.stack.enter_context(route)}"
                 if not direct_uri:  # a database on loopback: the route's own delay is the round trip
                     self.round_trip_ms = 2.0 * route.delay_ms
-                say(f"the harness's REST catalog (CatalogHandlers over that JdbcCatalog{' around the proxy' if direct_uri else ''})"
-                    f" at {uri}, reached through the lab's proxy at 127.0.0.1:{port}; its log {server_log}")
-                uri = f"http://127.0.0.1:{port}"
-            else:
-                say(f"the harness's REST catalog (CatalogHandlers over that JdbcCatalog) at {uri}, its log {server_log}")
+                reached = f", reached through the lab's proxy at {uri}"
+            say(f"the harness's REST catalog (CatalogHandlers over that JdbcCatalog{' around the proxy' if direct_uri else ''})"
+                f" at {served}{reached}; its log {server_log}")
             self.catalog = iceberg_java.Catalog("rest", uri, "", endpoint)
         else:
             self.catalog = jdbc
