@@ -35,11 +35,13 @@ from typing import Callable, Iterable, Optional, Sequence
 import numba
 import numpy as np
 
-from simcore import bounds
+from simcore import bounds, kernel_cache
 from simcore.errors import ConfigError
 from simcore.engine import (JITTER_DOWN, _heap_pop as _pop, _heap_push as _push,  # the engine's event heap
                             backoff_wait_ms, draw_contended, take_token, throttle_terms)
 from simcore.providers import Provider
+
+kernel_cache.install()  # this file's kernels too: cached by content (the engine's import has done it already)
 
 OPERATIONS = ("cas", "append")
 MAX_CLIENTS = 1024

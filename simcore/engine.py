@@ -24,6 +24,7 @@ import numpy as np
 from numba.np.random.distributions import random_standard_normal
 from numba.np.random.generator_core import next_double
 
+from simcore import kernel_cache
 from simcore.catalog_databases import catalog_database
 from simcore.catalog_latency import catalog_latencies
 from simcore.config import (SERVICE_CALL_CATALOGS, SERVICE_CATALOGS, TABLE_POINTER_CATALOGS, SimConfig, delta_rs_call,
@@ -31,6 +32,9 @@ from simcore.config import (SERVICE_CALL_CATALOGS, SERVICE_CATALOGS, TABLE_POINT
 from simcore.providers import (CATALOG_OBJECT_BYTES, MANIFEST_FILE_BYTES, MANIFEST_LIST_BYTES, TABLE_METADATA_BYTES,
                                Throttle)
 from simcore.workload import MERGE_APPEND, VALIDATED_OVERWRITE, Workload
+
+# The compiled kernels' cache is named by this file's content, so a copy of the tree loads them (kernel_cache).
+kernel_cache.install()
 
 # Latency slots, in the order of the arrays handed to the kernel.
 CATALOG_READ, CATALOG_CAS, ML_READ, MF_WRITE, ML_WRITE, MF_READ, TM_READ, TM_WRITE, CATALOG_PUT = range(9)
