@@ -40,10 +40,16 @@ from simcore.providers import (CATALOG_OBJECT_BYTES, MANIFEST_FILE_BYTES, MANIFE
 from simcore.workload import FAST_APPEND, MAINTENANCE, MERGE_APPEND, OPEN_LOOP, VALIDATED_OVERWRITE, WRITER, Workload
 
 
+# From this many reads in turn, one NumPy draw of them all costs less than the loop (a call costs a few reads).
+BULK_READS = 24
+
+
 class Oracle:
     def __init__(self, config: SimConfig, seed: int, unity_cap: int = UNITY_UNPUBLISHED_CAP):
         self.config = config
         self.random = random.Random(seed * 7919 + 17)
+        # Long runs of reads (reads_in_turn) are drawn in one array from a stream of their own, seeded from it.
+        self.bulk_random = np.random.default_rng(self.random.getrandbits(64))
         provider = config.latency_profile  # a built-in provider, or a profile file's (its commit hold)
         # A catalog service over a database (a REST catalog, DuckLake, Unity Catalog): every call is the round
         # trip to the service plus one draw of the database's commit service time.
@@ -186,11 +192,14 @@ class Oracle:
 
         Each read is ``latency``'s lognormal, its normal drawn the way ``random.gauss`` draws one (Box-Muller:
         two normals from each pair of uniforms), in one loop: the log entries a delta-rs commit reads under
-        load are most of the oracle's draws, and a call of ``gauss`` per read was most of its time."""
+        load are most of the oracle's draws, and a call of ``gauss`` per read was most of its time. From
+        ``BULK_READS`` reads on, one NumPy array of them (the same lognormal, from the oracle's second stream)."""
         dist = self.storage_read
         if dist.sigma == 0:
             return count * dist.median_ms
         mu, sigma, floor = math.log(dist.median_ms), dist.sigma, dist.floor_ms
+        if count >= BULK_READS:
+            return float(np.maximum(self.bulk_random.lognormal(mu, sigma, count), floor).sum())
         uniform, exp, log, sqrt, cos, sin = self.random.random, math.exp, math.log, math.sqrt, math.cos, math.sin
         total = 0.0
         pairs, odd = divmod(count, 2)
