@@ -18,11 +18,14 @@ for tool in helm helm-docs; do
 done
 
 PYTHON=${PYTHON:-python3}
+UV_VERSION=0.13.8
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[test]'
+# uv (from PyPI) installs the suite's dependencies, Ray, PyArrow and SciPy among them, downloading and unpacking
+# them side by side: on a fresh machine most of the set-up time pip took.
+.venv/bin/python -m pip install --quiet "uv==$UV_VERSION"
+.venv/bin/python -m uv pip install --quiet --python .venv/bin/python -e '.[test]'
 
 # The simulator's kernel variants, compiled (or loaded from Numba's cache) side by side by the install's own
 # step, while the Go builds may still run: otherwise every pytest worker would compile the variant it meets first.
