@@ -876,6 +876,14 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                     tm_writes[k] += 1
                     ml_reads[k] += 1
                     ml_writes[k] += 1
+                    if (use_corrected is not None and use_corrected) and traced_check != TRACED_CHECK_NONE:
+                        # Iceberg Java's first attempt, counted as traced: the manifest list read as a HEAD and
+                        # a GET, the manifest written here (not during the runtime), and through a JdbcCatalog
+                        # no metadata file read (its refresh found the table unchanged).
+                        ml_reads[k] += 1
+                        mf_writes[k] += 1
+                        if traced_check == TRACED_CHECK_CLIENT:
+                            tm_reads[k] -= 1
                 elif kind_of_attempt == ATTEMPT_ROOT_MANIFEST:  # read the parent's root manifest, write a new one
                     t_ready += _draw(bits, ML_READ, mu, sigma, floor) + _draw(bits, ML_WRITE, mu, sigma, floor)
                     ml_reads[k] += 1
@@ -1011,6 +1019,11 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                     ml_reads[k] += 1
                     ml_writes[k] += 1
                     tm_writes[k] += 1
+                    if (use_corrected is not None and use_corrected) and traced_check != TRACED_CHECK_NONE:
+                        # Iceberg Java's retry, counted as traced: the conflict's metadata read above is its only
+                        # one, and the manifest list is read as a HEAD and a GET.
+                        tm_reads[k] -= 1
+                        ml_reads[k] += 1
                 elif kind_of_attempt == ATTEMPT_ROOT_MANIFEST:  # a new root over the reused leaf manifests
                     t_next += _draw(bits, ML_READ, mu, sigma, floor) + _draw(bits, ML_WRITE, mu, sigma, floor)
                     ml_reads[k] += 1

@@ -162,7 +162,8 @@ def summarize(config: SimConfig, workload: Workload, outcome: Outcome,
         "n_stuck": int(np.count_nonzero(arrived & (outcome.status == UNFINISHED) & (outcome.commit_start_ms > 0.0)
                                         & (outcome.commit_start_ms < config.duration_ms - STUCK_AFTER_S * 1000.0))),
     }
-    row.update(_requests_per_commit(outcome, rows, committed, n_committed, retries, config.protocol))
+    row.update(_requests_per_commit(outcome, rows, committed, n_committed, retries, config.protocol,
+                                    config.traced_commit is not None))
     row.update(_job_classes(workload, outcome, rows, committed, latency))
     for prefix, code in OP_PREFIXES:
         of_type = op == code
@@ -192,12 +193,13 @@ def summarize(config: SimConfig, workload: Workload, outcome: Outcome,
 
 
 def _requests_per_commit(outcome: Outcome, rows: np.ndarray, committed: np.ndarray, n_committed: int,
-                         retries: np.ndarray, protocol: str) -> dict:
+                         retries: np.ndarray, protocol: str, traced_commit: bool) -> dict:
     """Requests of every recorded window transaction (committed or not) per commit, by kind, and the
     bytes written by attempts that lost: everything an aborted transaction's attempts wrote, and what a
     committed one wrote beyond its final attempt's (a manifest file and list, published; a manifest list
-    and table metadata, corrected, whose manifest file is written during the runtime). ``rows``: the
-    window's transactions; ``retries``: theirs."""
+    and table metadata, corrected, whose manifest file is written during the runtime, or, for a traced
+    commit, in its first attempt and kept by every retry). ``rows``: the window's transactions;
+    ``retries``: theirs."""
     list_writes = outcome.manifest_list_writes.take(rows)
     file_writes = outcome.manifest_file_writes.take(rows)
     metadata_writes = _or_zeros(outcome.table_metadata_writes, len(outcome.status)).take(rows)
@@ -217,6 +219,8 @@ def _requests_per_commit(outcome: Outcome, rows: np.ndarray, committed: np.ndarr
                + metadata_writes * TABLE_METADATA_BYTES)
     final_attempt = (MANIFEST_LIST_BYTES + TABLE_METADATA_BYTES if protocol == "corrected"
                      else MANIFEST_FILE_BYTES + MANIFEST_LIST_BYTES)
+    if traced_commit:
+        final_attempt += MANIFEST_FILE_BYTES
     kept = committed * float(final_attempt)
     row["wasted_write_bytes_per_commit"] = (float(np.maximum(written - kept, 0.0).sum()) / n_committed
                                             if n_committed else NAN)

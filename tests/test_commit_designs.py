@@ -119,8 +119,9 @@ def test_traced_commit_through_the_reference_server_checks_at_its_load_and_reads
     assert outcome.end_ms[0] == pytest.approx(1030.0)
     assert commit_latency(outcome, 0) == pytest.approx(26.0)
     # The check and the refresh are catalog reads beside the first; the metadata is read four times: with the
-    # client's load, the server's, the server's read-back and the client's refresh.
-    assert outcome.catalog_reads[0] == 3 and outcome.table_metadata_reads[0] == 4
+    # client's load, the server's, the server's read-back and the client's refresh. The manifest list is read
+    # twice (a HEAD and a GET) and written once, the manifest written once, the metadata written by the server.
+    assert _io(outcome, 0) == (4, 1, 2, 1, 1, 3)
 
 
 def test_traced_commit_a_pointer_moved_before_the_servers_load_fails_there_without_a_cas():
@@ -132,6 +133,10 @@ def test_traced_commit_a_pointer_moved_before_the_servers_load_fails_there_witho
     assert outcome.retries.tolist() == [0, 1] and outcome.conflicts_same_table[1] == 1
     assert outcome.commit_ms[1] == pytest.approx(1042.0)
     assert outcome.end_ms[1] == pytest.approx(1053.0)
+    # B's metadata reads: its load's, the server's before the 409, its re-read after it, the server's at the
+    # second load, the read-back and the refresh. Its retry reads the manifest list twice more and writes one
+    # manifest list and (the server) one metadata file; its manifest is the first attempt's.
+    assert _io(outcome, 1) == (6, 2, 4, 2, 1, 5)
 
 
 def test_traced_commit_an_update_lost_after_the_servers_check_waits_the_servers_retry_before_its_409():
@@ -157,6 +162,12 @@ def test_traced_commit_through_a_jdbc_catalog_the_client_reads_the_row_before_it
     assert outcome.commit_ms.tolist() == pytest.approx([1015.0, 1038.0])
     assert outcome.end_ms.tolist() == pytest.approx([1022.0, 1045.0])
     assert outcome.retries.tolist() == [0, 1]
+    # A reads no metadata file before its update (its refresh after: one); B reads one after its conflict and
+    # one with its refresh. Each attempt reads the manifest list twice (a HEAD and a GET) and writes it and a
+    # metadata file; the manifest is written once, in the first attempt, and kept. Catalog reads: A's snapshot,
+    # check and refresh; B's, and its re-read and second check.
+    assert _io(outcome, 0) == (1, 1, 2, 1, 1, 3)
+    assert _io(outcome, 1) == (2, 2, 4, 2, 1, 5)
 
 
 def test_traced_commit_applies_to_a_v3_rest_catalog_only_and_the_preset_carries_it():
