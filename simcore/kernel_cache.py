@@ -3,7 +3,7 @@
 Numba's own choice is the module's ``__pycache__`` folder, or a user-wide folder named after the module's
 directory. A copy of the tree finds neither: ``ray job submit --working-dir .`` uploads the checkout without
 ``__pycache__`` and unpacks it under a new name, so every worker process of every job that runs the uploaded
-copy compiled its kernels again (about a minute on 2 cores, each worker at once). Named by content, every
+copy would compile its kernels again (about a minute on 2 cores, each worker at once). Named by content, every
 copy of the same source on a machine (the checkout, an upload, a second clone) shares one cache: what
 ``commit-sweeps prepare`` compiled once is loaded by all of them, and a different source gets a folder of
 its own, so two trees never evict each other's kernels.
