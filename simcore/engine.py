@@ -872,18 +872,19 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                         t_ready += _call_io(bits, attempt_reads, attempt_writes, mu, sigma, floor, moments)
                     else:
                         t_ready += _corrected_attempt_io(bits, mu, sigma, floor)
-                    tm_reads[k] += 1
                     tm_writes[k] += 1
-                    ml_reads[k] += 1
                     ml_writes[k] += 1
                     if (use_corrected is not None and use_corrected) and traced_check != TRACED_CHECK_NONE:
                         # Iceberg Java's first attempt, counted as traced: the manifest list read as a HEAD and
-                        # a GET, the manifest written here (not during the runtime), and through a JdbcCatalog
-                        # no metadata file read (its refresh found the table unchanged).
-                        ml_reads[k] += 1
+                        # a GET, the manifest written here (not during the runtime), and the metadata file read
+                        # only by the server's load (a JdbcCatalog's refresh found the table unchanged).
+                        ml_reads[k] += 2
                         mf_writes[k] += 1
-                        if traced_check == TRACED_CHECK_CLIENT:
-                            tm_reads[k] -= 1
+                        if traced_check == TRACED_CHECK_SERVER:
+                            tm_reads[k] += 1
+                    else:
+                        tm_reads[k] += 1
+                        ml_reads[k] += 1
                 elif kind_of_attempt == ATTEMPT_ROOT_MANIFEST:  # read the parent's root manifest, write a new one
                     t_ready += _draw(bits, ML_READ, mu, sigma, floor) + _draw(bits, ML_WRITE, mu, sigma, floor)
                     ml_reads[k] += 1
@@ -1015,14 +1016,14 @@ def _event_loop(submit, runtime, num_tables, mu_array, sigma_array, floor_array,
                         t_next += _call_io(bits, retry_reads - 1, retry_writes, mu, sigma, floor, moments)
                     else:
                         t_next += _corrected_attempt_io(bits, mu, sigma, floor)
-                    tm_reads[k] += 1
-                    ml_reads[k] += 1
                     ml_writes[k] += 1
                     tm_writes[k] += 1
                     if (use_corrected is not None and use_corrected) and traced_check != TRACED_CHECK_NONE:
                         # Iceberg Java's retry, counted as traced: the conflict's metadata read above is its only
                         # one, and the manifest list is read as a HEAD and a GET.
-                        tm_reads[k] -= 1
+                        ml_reads[k] += 2
+                    else:
+                        tm_reads[k] += 1
                         ml_reads[k] += 1
                 elif kind_of_attempt == ATTEMPT_ROOT_MANIFEST:  # a new root over the reused leaf manifests
                     t_next += _draw(bits, ML_READ, mu, sigma, floor) + _draw(bits, ML_WRITE, mu, sigma, floor)
