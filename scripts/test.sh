@@ -28,9 +28,9 @@ fi
 # subprocesses would compile NumPy, Numba and PyArrow from source again (2.7 s to import simcore, against 0.8 s).
 .venv/bin/python -m pip install --quiet "uv==$UV_VERSION"
 .venv/bin/python -m uv pip install --quiet --compile-bytecode --python .venv/bin/python -e '.[test]'
-# The checkout's own modules likewise (an editable install leaves them where they are): 0.2 s off each command.
-.venv/bin/python -m compileall -q -j 0 simcore commit_sweeps ray_jobs dashboards store_probe sweeps studies \
-    benchmarks >/dev/null
+# The checkout's own modules likewise (an editable install leaves them where they are; outside a git checkout,
+# none): 0.2 s off each command.
+{ git ls-files -z -- '*.py' 2>/dev/null || true; } | xargs -0 -r .venv/bin/python -m compileall -q -j 0 >/dev/null
 
 # The simulator's kernel variants, compiled (or loaded from Numba's cache) side by side by the install's own
 # step, while the Go builds may still run: otherwise every pytest worker would compile the variant it meets first.

@@ -160,7 +160,8 @@ def value_flags(command: str, parser: argparse.ArgumentParser) -> list[Flag]:
     return flags
 
 
-COMMANDS = dict(leaf_parsers(build_parser()))
+PARSER = build_parser()
+COMMANDS = dict(leaf_parsers(PARSER))
 FLAGS = [flag for command, parser in COMMANDS.items() for flag in value_flags(command, parser)]
 
 
@@ -357,6 +358,11 @@ def _virtual_bytes() -> int:
         return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def case_environment(env: Mapping[str, str]) -> dict:
+    """A case's environment: this process's, without CASE_ENV_REMOVED, with ``env`` over it."""
+    return {**{name: value for name, value in os.environ.items() if name not in CASE_ENV_REMOVED}, **env}
+
+
 def _child(argv: Sequence[str], cwd: Path, env: Mapping[str, str], result: Path) -> None:
     """In the forked child: isolate, run, record; never returns to pytest."""
     status = 1
@@ -365,9 +371,9 @@ def _child(argv: Sequence[str], cwd: Path, env: Mapping[str, str], result: Path)
         (cwd / ".start_kb").write_text(str(_resident_kb()))
         os.setpgid(0, 0)  # its own group, so a deadline stops any worker processes it started too
         os.chdir(cwd)
-        for name in CASE_ENV_REMOVED:
-            os.environ.pop(name, None)
-        os.environ.update(env)
+        environment = case_environment(env)
+        os.environ.clear()
+        os.environ.update(environment)
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         limit = _virtual_bytes() + ADDRESS_SPACE_HEADROOM_BYTES
         resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
@@ -438,9 +444,6 @@ def run_isolated(argv: Sequence[str], cwd: Path, env: Optional[Mapping[str, str]
                    would_start, seconds)
 
 
-PARSER = build_parser()
-
-
 def refused_by_parser(argv: Sequence[str], cwd: Path) -> Optional[Outcome]:
     """The outcome of a case that ``commit-sweeps``' parser refuses, found in this process; None where the
     parser accepts it (``run_isolated`` runs it then). Before a command's own code runs, a refusal starts
@@ -451,10 +454,8 @@ def refused_by_parser(argv: Sequence[str], cwd: Path) -> Optional[Outcome]:
     out, err = io.BytesIO(), io.BytesIO()
     stdout = io.TextIOWrapper(out, encoding="utf-8", errors="strict", line_buffering=True)
     stderr = io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", line_buffering=True)
-    with mock.patch.dict(os.environ, CASE_ENV), _working_directory(cwd), contextlib.redirect_stdout(stdout), \
-            contextlib.redirect_stderr(stderr):
-        for name in CASE_ENV_REMOVED:
-            os.environ.pop(name, None)
+    with mock.patch.dict(os.environ, case_environment(CASE_ENV), clear=True), _working_directory(cwd), \
+            contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         try:
             PARSER.parse_args(list(argv))
             return None
